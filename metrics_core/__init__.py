@@ -1,0 +1,69 @@
+"""ABCDE statistics: exact impact metrics, weighted pair sampling, estimates with intervals.
+
+The mathematics is in ``abcde-spec.md`` (van Staden, "Decomposing the Jaccard
+Distance and the Jaccard Index in ABCDE", 2024, and "More Clustering Quality
+Metrics for ABCDE", 2024). This package is pure numpy/pandas/pyarrow and never
+imports Django; the web app calls it and never re-derives a formula.
+
+Direction of the metrics: distances and rates are shares of weight in [0, 1];
+``Good*`` metrics and ``AffectedGoodIndex`` are higher-is-better, ``Bad*`` and
+``AffectedBadIndex`` lower-is-better; ``DeltaPrecision`` > 0 means Exp is more
+precise than Base.
+"""
+
+from .estimation import ESTIMATED_METRICS, estimate_quality, metrics_for_scheme
+from .gold import quality_from_gold
+from .impact import (
+    POINTWISE_METRICS,
+    impact_by_group,
+    impact_metrics,
+    impact_per_base_cluster,
+    impact_per_exp_cluster,
+    impact_per_item,
+)
+from .judgements import VERDICTS, PairVerdicts, verdicts_from_judgements
+from .population import Population, population_from_labels
+from .results import IMPACT_METRICS, Estimate, ImpactMetrics, ImpactTable, QualityEstimates
+from .sampling import (
+    PAIR_CLASSES,
+    SCHEMES,
+    STRATA,
+    PairSample,
+    SampleError,
+    jaccard_contributions,
+    pair_classes_of,
+    pairs_for_judgement,
+    sample_pairs,
+)
+
+__all__ = [
+    "ESTIMATED_METRICS",
+    "IMPACT_METRICS",
+    "PAIR_CLASSES",
+    "POINTWISE_METRICS",
+    "SCHEMES",
+    "STRATA",
+    "VERDICTS",
+    "Estimate",
+    "ImpactMetrics",
+    "ImpactTable",
+    "PairSample",
+    "PairVerdicts",
+    "Population",
+    "QualityEstimates",
+    "SampleError",
+    "estimate_quality",
+    "impact_by_group",
+    "impact_metrics",
+    "impact_per_base_cluster",
+    "impact_per_exp_cluster",
+    "impact_per_item",
+    "jaccard_contributions",
+    "metrics_for_scheme",
+    "pair_classes_of",
+    "pairs_for_judgement",
+    "population_from_labels",
+    "quality_from_gold",
+    "sample_pairs",
+    "verdicts_from_judgements",
+]

@@ -1,0 +1,97 @@
+"""Human verdicts on item pairs, merged per unordered pair (abcde-spec §5).
+
+Equivalence is symmetric, so a verdict on ``(i, j)`` also holds for ``(j, i)``. With
+several raters on one pair (ours) the pair's value is the share of its non-unsure
+verdicts that say *equivalent*; a pair with only *unsure* verdicts is unjudged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_1d, same_length
+
+VERDICTS: tuple[str, ...] = ("equivalent", "not_equivalent", "unsure")
+EQUIVALENT, NOT_EQUIVALENT, UNSURE = range(3)
+
+
+@dataclass(frozen=True, eq=False)
+class PairVerdicts:
+    """Verdict counts per distinct unordered pair ``a < b`` (item positions), sorted."""
+
+    a: np.ndarray
+    b: np.ndarray
+    equivalent: np.ndarray
+    not_equivalent: np.ndarray
+    unsure: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def equivalent_share(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Share of equivalent verdicts of each pair ``{i, j}``; NaN where unjudged.
+
+        Self pairs are always equivalent (1.0) and need no verdict.
+        """
+        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+        share = np.full(len(i), np.nan)
+        share[i == j] = 1.0
+        if len(self.a) == 0:
+            return share
+        n = int(max(self.b.max(), i.max(initial=0), j.max(initial=0))) + 1
+        known = self.a * n + self.b
+        wanted = np.minimum(i, j) * n + np.maximum(i, j)
+        index = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
+        found = (known[index] == wanted) & (i != j)
+        decided = self.equivalent[index] + self.not_equivalent[index]
+        usable = found & (decided > 0)
+        share[usable] = self.equivalent[index[usable]] / decided[usable]
+        return share
+
+
+def verdicts_from_judgements(i: Any, j: Any, verdict: Any) -> PairVerdicts:
+    """Count each pair's verdicts, whichever order its items were shown in.
+
+    Parameters
+    ----------
+    i, j : array-like of int
+        Item positions of each judgement.
+    verdict : array-like
+        Names from :data:`VERDICTS`, or their codes 0, 1, 2.
+
+    Examples
+    --------
+    >>> v = verdicts_from_judgements([3, 1, 1], [1, 3, 2], ["equivalent", "unsure", "not_equivalent"])
+    >>> v.a.tolist(), v.b.tolist(), v.equivalent.tolist(), v.unsure.tolist()
+    ([1, 1], [2, 3], [0, 1], [0, 1])
+    >>> v.equivalent_share([1, 3, 5], [3, 1, 5]).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    i, j = as_1d("i", i).astype(np.int64), as_1d("j", j).astype(np.int64)
+    codes = _verdict_codes(as_1d("verdict", verdict))
+    same_length(i=i, j=j, verdict=codes)
+    keep = i != j
+    low, high, codes = np.minimum(i, j)[keep], np.maximum(i, j)[keep], codes[keep]
+    if len(low) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return PairVerdicts(empty, empty, empty, empty, empty)
+    n = int(high.max()) + 1
+    pairs, pair_of_row = np.unique(low * n + high, return_inverse=True)
+    counts = [np.bincount(pair_of_row[codes == c], minlength=len(pairs)) for c in range(3)]
+    return PairVerdicts(pairs // n, pairs % n, *counts)
+
+
+def _verdict_codes(verdict: np.ndarray) -> np.ndarray:
+    if verdict.dtype.kind in "iu":
+        codes = verdict.astype(np.int8)
+    else:
+        lookup = {name: code for code, name in enumerate(VERDICTS)}
+        codes = np.array([lookup.get(v, -1) for v in verdict.tolist()], dtype=np.int8)
+    bad = (codes < 0) | (codes > 2)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"verdict[{k}] = {verdict[k]!r}: must be one of {', '.join(VERDICTS)}")
+    return codes

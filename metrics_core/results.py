@@ -1,0 +1,118 @@
+"""Frozen result types returned by metrics_core; JSON-ready through ``as_dict``.
+
+Undefined numbers (for example a rate of an empty class) are ``nan`` here and
+``None`` in ``as_dict`` output, so that JSON never carries NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+IMPACT_METRICS: tuple[str, ...] = (
+    "JaccardDistance",
+    "SplitDistance",
+    "MergeDistance",
+    "JaccardIndex",
+    "AffectedJaccardIndex",
+    "UnaffectedJaccardIndex",
+    "AffectedWeightFraction",
+    "SplitRate",
+    "MergeRate",
+    "WeightFractionOfBaseCluster",
+)
+
+
+def json_number(value: float) -> float | None:
+    """``value`` as a JSON-safe float: ``None`` when it is NaN or infinite."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class ImpactMetrics:
+    """Exact impact metrics of a whole population (abcde-spec §2).
+
+    ``metrics`` maps each name of :data:`IMPACT_METRICS` to its value;
+    ``WeightFractionOfBaseCluster`` is over the affected items only (MQM eq 49).
+    """
+
+    items: int
+    affected_items: int
+    total_weight: float
+    affected_weight: float
+    metrics: Mapping[str, float]
+
+    def as_dict(self) -> dict:
+        return {
+            "items": self.items,
+            "affected_items": self.affected_items,
+            "total_weight": self.total_weight,
+            "metrics": {name: json_number(v) for name, v in self.metrics.items()},
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class ImpactTable:
+    """Impact metrics of each group of items (a cluster, a slice value).
+
+    Row ``k`` describes the items labelled ``labels[k]``; each metric array is the
+    metric of that set of items (pointwise metrics lifted as weighted means).
+    """
+
+    labels: np.ndarray
+    items: np.ndarray
+    affected_items: np.ndarray
+    weight: np.ndarray
+    metrics: Mapping[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimated metric with its standard error and confidence interval.
+
+    ``judged_draws`` of the ``drawn_draws`` sampled draws it rests on had a verdict
+    (self pairs count as judged).
+    """
+
+    value: float
+    stderr: float
+    ci_low: float
+    ci_high: float
+    judged_draws: int
+    drawn_draws: int
+
+    def as_dict(self) -> dict:
+        return {
+            "value": json_number(self.value),
+            "stderr": json_number(self.stderr),
+            "ci_low": json_number(self.ci_low),
+            "ci_high": json_number(self.ci_high),
+            "judged_draws": int(self.judged_draws),
+            "drawn_draws": int(self.drawn_draws),
+        }
+
+
+@dataclass(frozen=True)
+class QualityEstimates:
+    """Every quality metric a sampling scheme supports, estimated from verdicts."""
+
+    scheme: str
+    confidence: float
+    estimates: Mapping[str, Estimate] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Estimate:
+        return self.estimates[name]
+
+    def as_dict(self) -> dict:
+        return {
+            "scheme": self.scheme,
+            "confidence": self.confidence,
+            "estimates": {name: e.as_dict() for name, e in self.estimates.items()},
+        }
