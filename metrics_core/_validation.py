@@ -44,7 +44,7 @@ def positive_weights(name: str, weights: Any, n: int) -> np.ndarray:
     bad = ~(np.isfinite(array) & (array > 0))
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}[{k}] = {array[k]!r}: weights must be positive finite numbers")
+        raise ValueError(f"{name}[{k}] = {float(array[k])!r}: weights must be positive finite numbers")
     return array
 
 

@@ -11,6 +11,7 @@ pointwise metrics, so lifting to any grouping is a weighted ``bincount`` over un
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,26 +31,21 @@ POINTWISE_METRICS: tuple[str, ...] = (
 
 
 def cell_set_weights(population: Population) -> dict[str, np.ndarray]:
-    """Weights of the sets seen from the items of each cell.
-
-    ``base`` = weight(Base(i)), ``exp`` = weight(Exp(i)), ``both`` = weight of the
-    cell (Base(i) ∩ Exp(i)), ``split`` = weight(Base(i) \\ Exp(i)), ``merge`` =
-    weight(Exp(i) \\ Base(i)), ``union`` = weight(Base(i) ∪ Exp(i)). Split and merge
-    weights are exactly zero where the item counts say the set is empty, so that
-    unchanged items never carry rounding noise.
-    """
-    pop = population
-    w_base = pop.base_weight[pop.cell_base]
-    w_exp = pop.exp_weight[pop.cell_exp]
-    w_both = pop.cell_weight
-    split = np.where(pop.base_size[pop.cell_base] == pop.cell_size, 0.0, np.maximum(w_base - w_both, 0.0))
-    merge = np.where(pop.exp_size[pop.cell_exp] == pop.cell_size, 0.0, np.maximum(w_exp - w_both, 0.0))
-    return {"base": w_base, "exp": w_exp, "both": w_both, "split": split, "merge": merge, "union": w_both + split + merge}
+    """Weights of the sets seen from each cell (see :attr:`Population.cell_sets`)."""
+    return population.cell_sets
 
 
 def cell_pointwise_metrics(population: Population) -> dict[str, np.ndarray]:
     """Pointwise metrics of the items of each cell (JDD eqs 1-3, 37; MQM eqs 11-12)."""
-    w = cell_set_weights(population)
+    if population not in _POINTWISE_CACHE:
+        _POINTWISE_CACHE[population] = _cell_pointwise(cell_set_weights(population))
+    return _POINTWISE_CACHE[population]
+
+
+_POINTWISE_CACHE: "weakref.WeakKeyDictionary[Population, dict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
+
+
+def _cell_pointwise(w: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     split_distance = w["split"] / w["union"]
     merge_distance = w["merge"] / w["union"]
     return {
@@ -103,7 +99,7 @@ def impact_metrics(population: Population) -> ImpactMetrics:
     >>> m.affected_items
     4
     """
-    units = _cell_units(population, np.zeros(len(population.cell_weight), dtype=np.int64))
+    units = _cell_units(population, None)
     table = _lift(population, units, n_groups=1, labels=np.array(["all"], dtype=object))
     return ImpactMetrics(
         items=int(table.items[0]),
@@ -163,53 +159,53 @@ def impact_by_group(population: Population, groups: Any) -> ImpactTable:
 class _Units:
     """Sets of items sharing a group and a cell, with their weight sums."""
 
-    group: np.ndarray
-    cell: np.ndarray
+    group: np.ndarray | None  # None: all units in one group
+    cell: np.ndarray | None  # None: unit k is cell k
     weight: np.ndarray
     weight_sq: np.ndarray
     items: np.ndarray
 
 
-def _cell_units(population: Population, group_of_cell: np.ndarray) -> _Units:
+def _cell_units(population: Population, group_of_cell: np.ndarray | None) -> _Units:
     """Units for groupings that cells nest in (clusters, the whole population)."""
     pop = population
     return _Units(
         group=group_of_cell,
-        cell=np.arange(len(pop.cell_weight)),
+        cell=None,
         weight=pop.cell_weight,
-        weight_sq=np.bincount(pop.cell, weights=pop.weight**2, minlength=len(pop.cell_weight)),
+        weight_sq=pop.cell_weight_sq,
         items=pop.cell_size,
     )
 
 
 def _lift(population: Population, units: _Units, *, n_groups: int, labels: np.ndarray) -> ImpactTable:
     pop = population
-    per_cell = cell_pointwise_metrics(pop)
-    affected = pop.cell_affected()[units.cell]
+
+    def of_unit(per_cell: np.ndarray) -> np.ndarray:
+        return per_cell if units.cell is None else per_cell[units.cell]
 
     def group_sum(values: np.ndarray) -> np.ndarray:
+        if units.group is None:
+            return np.array([values.sum()])
         return np.bincount(units.group, weights=values, minlength=n_groups)
 
+    per_cell = cell_pointwise_metrics(pop)
+    affected = of_unit(pop.cell_affected())
+    affected_weight_of_unit = np.where(affected, units.weight, 0.0)
     weight = group_sum(units.weight)
-    affected_weight = group_sum(np.where(affected, units.weight, 0.0))
-    metrics = {name: group_sum(units.weight * per_cell[name][units.cell]) / weight for name in POINTWISE_METRICS}
-    metrics["AffectedJaccardIndex"] = group_sum(
-        np.where(affected, units.weight * per_cell["JaccardIndex"][units.cell], 0.0)
-    ) / weight
-    metrics["UnaffectedJaccardIndex"] = group_sum(np.where(affected, 0.0, units.weight)) / weight
+    affected_weight = group_sum(affected_weight_of_unit)
+    metrics = {name: group_sum(units.weight * of_unit(per_cell[name])) / weight for name in POINTWISE_METRICS}
+    metrics["AffectedJaccardIndex"] = group_sum(affected_weight_of_unit * of_unit(per_cell["JaccardIndex"])) / weight
+    metrics["UnaffectedJaccardIndex"] = (weight - affected_weight) / weight
     metrics["AffectedWeightFraction"] = affected_weight / weight
-    base_weight_of_unit = pop.base_weight[pop.cell_base[units.cell]]
+    base_weight_of_unit = of_unit(pop.cell_sets["base"])
     with np.errstate(invalid="ignore", divide="ignore"):
-        metrics["WeightFractionOfBaseCluster"] = (
-            group_sum(np.where(affected, units.weight_sq / base_weight_of_unit, 0.0)) / affected_weight
-        )
-    metrics["WeightFractionOfBaseCluster"][affected_weight == 0] = np.nan
+        fraction = group_sum(np.where(affected, units.weight_sq / base_weight_of_unit, 0.0)) / affected_weight
+    metrics["WeightFractionOfBaseCluster"] = np.where(affected_weight > 0, fraction, np.nan)
     return ImpactTable(
         labels=labels,
-        items=np.bincount(units.group, weights=units.items, minlength=n_groups).astype(np.int64),
-        affected_items=np.bincount(units.group, weights=np.where(affected, units.items, 0), minlength=n_groups).astype(
-            np.int64
-        ),
+        items=group_sum(units.items.astype(np.float64)).astype(np.int64),
+        affected_items=group_sum(np.where(affected, units.items, 0).astype(np.float64)).astype(np.int64),
         weight=weight,
         metrics={name: metrics[name] for name in IMPACT_METRICS},
     )

@@ -93,5 +93,5 @@ def _verdict_codes(verdict: np.ndarray) -> np.ndarray:
     bad = (codes < 0) | (codes > 2)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"verdict[{k}] = {verdict[k]!r}: must be one of {', '.join(VERDICTS)}")
+        raise ValueError(f"verdict[{k}] = {verdict.tolist()[k]!r}: must be one of {', '.join(VERDICTS)}")
     return codes

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -66,19 +67,46 @@ class Population:
     def total_weight(self) -> float:
         return float(self.base_weight.sum())
 
+    @cached_property
+    def unit_weights(self) -> bool:
+        """Whether every item weighs 1.0 (then weight sums are item counts)."""
+        return self.weight.strides == (0,) and float(self.weight[0]) == 1.0 if len(self.weight) else True
+
     def cell_affected(self) -> np.ndarray:
         """Whether the items of each cell are affected (Base(i) != Exp(i)).
 
         Decided with counts, not float weights: the item's Base and Exp clusters are
         equal exactly when both have as many items as their intersection.
         """
-        return (self.base_size[self.cell_base] != self.cell_size) | (
-            self.exp_size[self.cell_exp] != self.cell_size
-        )
+        return self._cell_affected
 
-    def cell_union_weight(self) -> np.ndarray:
-        """weight(Base(i) ∪ Exp(i)) for the items of each cell."""
-        return self.base_weight[self.cell_base] + self.exp_weight[self.cell_exp] - self.cell_weight
+    @cached_property
+    def _cell_affected(self) -> np.ndarray:
+        return (self.base_size[self.cell_base] != self.cell_size) | (self.exp_size[self.cell_exp] != self.cell_size)
+
+    @cached_property
+    def cell_sets(self) -> dict[str, np.ndarray]:
+        """Weights of the sets seen from the items of each cell.
+
+        ``base`` = weight(Base(i)), ``exp`` = weight(Exp(i)), ``both`` = weight of the
+        cell (Base(i) ∩ Exp(i)), ``split`` = weight(Base(i) \\ Exp(i)), ``merge`` =
+        weight(Exp(i) \\ Base(i)), ``union`` = weight(Base(i) ∪ Exp(i)). Split and
+        merge weights are exactly zero where the item counts say the set is empty,
+        so that unchanged items never carry rounding noise.
+        """
+        w_base = self.base_weight[self.cell_base]
+        w_exp = self.exp_weight[self.cell_exp]
+        w_both = self.cell_weight
+        split = np.where(self.base_size[self.cell_base] == self.cell_size, 0.0, np.maximum(w_base - w_both, 0.0))
+        merge = np.where(self.exp_size[self.cell_exp] == self.cell_size, 0.0, np.maximum(w_exp - w_both, 0.0))
+        return {"base": w_base, "exp": w_exp, "both": w_both, "split": split, "merge": merge, "union": w_both + split + merge}
+
+    @cached_property
+    def cell_weight_sq(self) -> np.ndarray:
+        """Sum of squared item weights per cell."""
+        if self.unit_weights:
+            return self.cell_size.astype(np.float64)
+        return np.bincount(self.cell, weights=self.weight**2, minlength=len(self.cell_weight))
 
 
 def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Population:
@@ -107,13 +135,18 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
     n = same_length(base=_length(base), exp=_length(exp))
     if n == 0:
         raise ValueError("base and exp are empty: a population needs at least one item")
-    weight = positive_weights("weights", weights, n)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        (base_codes, base_labels), (exp_codes, exp_labels) = pool.map(
-            _factorize, ("base", "exp"), (base, exp)
-        )
-    n_exp = len(exp_labels)
-    cell_codes, cell_keys = factorize_keys(base_codes * n_exp + exp_codes, len(base_labels) * n_exp)
+        (base_codes, base_labels), (exp_codes, exp_labels) = pool.map(_factorize, ("base", "exp"), (base, exp))
+    cell_codes, cell_base, cell_exp = _cells(base_codes, exp_codes, len(base_labels), len(exp_labels))
+    groups = ((base_codes, len(base_labels)), (exp_codes, len(exp_labels)), (cell_codes, len(cell_base)))
+    sizes = [np.bincount(codes, minlength=k) for codes, k in groups]
+    if weights is None:
+        # A zero-stride view: no N-sized buffer, and weight sums are the counts.
+        weight = np.broadcast_to(np.float64(1.0), (n,))
+        sums = [size.astype(np.float64) for size in sizes]
+    else:
+        weight = positive_weights("weights", weights, n)
+        sums = [np.bincount(codes, weights=weight, minlength=k) for codes, k in groups]
     return Population(
         base=base_codes,
         exp=exp_codes,
@@ -121,15 +154,35 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
         weight=weight,
         base_labels=base_labels,
         exp_labels=exp_labels,
-        cell_base=cell_keys // n_exp,
-        cell_exp=cell_keys % n_exp,
-        base_weight=np.bincount(base_codes, weights=weight, minlength=len(base_labels)),
-        exp_weight=np.bincount(exp_codes, weights=weight, minlength=n_exp),
-        cell_weight=np.bincount(cell_codes, weights=weight, minlength=len(cell_keys)),
-        base_size=np.bincount(base_codes, minlength=len(base_labels)),
-        exp_size=np.bincount(exp_codes, minlength=n_exp),
-        cell_size=np.bincount(cell_codes, minlength=len(cell_keys)),
+        cell_base=cell_base,
+        cell_exp=cell_exp,
+        base_weight=sums[0],
+        exp_weight=sums[1],
+        cell_weight=sums[2],
+        base_size=sizes[0],
+        exp_size=sizes[1],
+        cell_size=sizes[2],
     )
+
+
+def _cells(base: np.ndarray, exp: np.ndarray, n_base: int, n_exp: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Codes of the (Base, Exp) cells, and the Base and Exp code of each cell.
+
+    Each Base cluster gets a representative Exp cluster (that of its last item);
+    the cell they form gets the Base cluster's code, with no hashing. Only items
+    elsewhere, typically the few the diff touched, are hashed.
+    """
+    representative = np.empty(n_base, dtype=np.int64)
+    representative[base] = exp
+    elsewhere = np.flatnonzero(exp != representative[base])
+    cell = base.copy()
+    cell_base, cell_exp = np.arange(n_base, dtype=np.int64), representative
+    if len(elsewhere):
+        codes, keys = factorize_keys(base[elsewhere] * n_exp + exp[elsewhere], n_base * n_exp)
+        cell[elsewhere] = codes + n_base
+        cell_base = np.concatenate((cell_base, keys // n_exp))
+        cell_exp = np.concatenate((cell_exp, keys % n_exp))
+    return cell, cell_base, cell_exp
 
 
 def factorize_labels(name: str, labels: Any) -> tuple[np.ndarray, np.ndarray]:
