@@ -139,7 +139,9 @@ def sample_pairs(
         (abcde-spec §4c).
     rng : numpy.random.Generator
     diff_share : float
-        Share of the draws for the diff stratum (``stratified`` only).
+        Share of the draws for the diff stratum (``stratified`` only):
+        ``round(diff_share · n_draws)``, kept within [1, n_draws − 1] so that each
+        stratum gets at least one draw when ``n_draws`` ≥ 2.
 
     Returns
     -------
