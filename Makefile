@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test install bench clean
+.PHONY: test lint install bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 test: $(STAMP)
+	$(BIN)/ruff check metrics_core tests bench
+	$(BIN)/ruff format --check metrics_core bench
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -65,7 +65,12 @@ def timed(function, *args, **kwargs):
 
 def impact_all(base, exp):
     population = population_from_labels(base, exp)
-    return population, impact_metrics(population), impact_per_base_cluster(population), impact_per_exp_cluster(population)
+    return (
+        population,
+        impact_metrics(population),
+        impact_per_base_cluster(population),
+        impact_per_exp_cluster(population),
+    )
 
 
 def main() -> None:

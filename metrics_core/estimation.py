@@ -35,20 +35,10 @@ import numpy as np
 from ._validation import as_1d
 from .impact import cell_set_weights
 from .judgements import PairVerdicts
+from .masses import INTERSECTION, MERGE, SELF, SPLIT, class_totals
 from .population import Population
 from .results import Estimate, QualityEstimates
-from .sampling import (
-    ALL,
-    DIFF,
-    INTERSECTION,
-    MERGE,
-    SCHEME_STRATA,
-    SELF,
-    SPLIT,
-    STABLE,
-    PairSample,
-    class_masses,
-)
+from .sampling import ALL, DIFF, SCHEME_STRATA, STABLE, PairSample
 
 ESTIMATED_METRICS: tuple[str, ...] = (
     "GoodSplitDistance",
@@ -120,9 +110,14 @@ def estimate_quality(
     if sample.scheme == "precision":
         estimates = _precision_scheme(estimator)
     else:
-        stratum_of = {"jaccard": {c: ALL for c in range(4)}, "stratified": {SPLIT: DIFF, MERGE: DIFF, SELF: STABLE, INTERSECTION: STABLE}}
+        stratum_of = {
+            "jaccard": {c: ALL for c in range(4)},
+            "stratified": {SPLIT: DIFF, MERGE: DIFF, SELF: STABLE, INTERSECTION: STABLE},
+        }
         estimates = _jaccard_schemes(estimator, stratum_of[sample.scheme])
-    return QualityEstimates(sample.scheme, confidence, {name: estimates[name] for name in metrics_for_scheme(sample.scheme)})
+    return QualityEstimates(
+        sample.scheme, confidence, {name: estimates[name] for name in metrics_for_scheme(sample.scheme)}
+    )
 
 
 @dataclass(frozen=True)
@@ -142,15 +137,14 @@ class _Draws:
     merge_rate: float
 
     @classmethod
-    def build(cls, pop: Population, sample: PairSample, verdicts: PairVerdicts, vantage: Any) -> "_Draws":
+    def build(cls, pop: Population, sample: PairSample, verdicts: PairVerdicts, vantage: Any) -> _Draws:
         rows = np.arange(len(sample))
-        affected = np.flatnonzero(pop.cell_affected()[pop.cell])
+        mask = None
         if vantage is not None:
             mask = as_1d("vantage", vantage).astype(bool)
             if len(mask) != pop.n_items:
                 raise ValueError(f"vantage has {len(mask)} values, expected {pop.n_items}")
             rows = rows[mask[sample.i]]
-            affected = affected[mask[affected]]
         i, j = sample.i[rows], sample.j[rows]
         n = pop.n_items
         unit_keys = (sample.stratum[rows].astype(np.int64) * n + np.minimum(i, j)) * n + np.maximum(i, j)
@@ -163,8 +157,8 @@ class _Draws:
         else:
             a, b = sets["union"] / sets["exp"], sets["union"] / sets["base"]
             label = np.select([pair_class == MERGE, pair_class == SPLIT], [a, -b], a - b)
-        masses = class_masses(pop, sample.scheme, affected).sum(axis=0)
-        rate_masses = class_masses(pop, "precision", affected).sum(axis=0)
+        masses = class_totals(pop, sample.scheme, mask)
+        rate_masses = masses if sample.scheme == "precision" else class_totals(pop, "precision", mask)
         totals = np.zeros((3, 4))
         for stratum, classes in SCHEME_STRATA[sample.scheme].items():
             totals[stratum, list(classes)] = masses[list(classes)]
@@ -235,9 +229,10 @@ class _Estimator:
         unit_weight = np.bincount(unit, weights=draws * weight, minlength=n_units)[present]
         unit_x = np.bincount(unit, weights=draws * weight * x[judged_rows], minlength=n_units)[present] / unit_weight
         unit_v = unit_weight / unit_draws
-        unit_q = np.bincount(unit, weights=q_of_row[judged_rows], minlength=n_units)[present] / np.bincount(
-            unit, minlength=n_units
-        )[present]
+        unit_q = (
+            np.bincount(unit, weights=q_of_row[judged_rows], minlength=n_units)[present]
+            / np.bincount(unit, minlength=n_units)[present]
+        )
         total = float(np.sum(unit_v * unit_draws))
         m = float(np.sum(unit_v * unit_draws * unit_x) / total)
         k = unit_draws + (1.0 - unit_q) * unit_draws * (unit_draws - 1.0)
@@ -256,9 +251,14 @@ class _Estimator:
         share = mean.value
         if complement:
             share, low, high = 1.0 - share, 1.0 - high, 1.0 - low
+        value = multiplier * share
         return Estimate(
-            multiplier * share, multiplier * mean.stderr, multiplier * low, multiplier * high,
-            mean.judged_draws, mean.drawn_draws,
+            value,
+            multiplier * mean.stderr,
+            min(multiplier * low, value),
+            max(multiplier * high, value),
+            mean.judged_draws,
+            mean.drawn_draws,
         )
 
     def normal(self, parts: list[tuple[float, _Mean]]) -> Estimate:
@@ -292,7 +292,13 @@ def _jaccard_schemes(est: _Estimator, stratum_of: dict[int, int]) -> dict[str, E
     out["BadDistance"] = _sum(out["BadSplitDistance"], out["BadMergeDistance"])
     strata = sorted(set(stratum_of.values()))
     out["DeltaPrecision"] = est.normal(
-        [(float(d.totals[s].sum()), est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), d.precision_label * p)) for s in strata]
+        [
+            (
+                float(d.totals[s].sum()),
+                est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), d.precision_label * p),
+            )
+            for s in strata
+        ]
     )
     split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance=d.union_over_base)
     merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance=d.union_over_exp)
@@ -309,7 +315,9 @@ def _precision_scheme(est: _Estimator) -> dict[str, Estimate]:
     split = est.mean(ALL, (SPLIT,), p)
     merge = est.mean(ALL, (MERGE,), p)
     return {
-        "DeltaPrecision": est.normal([(float(d.totals[ALL].sum()), est.mean(ALL, (SELF, SPLIT, MERGE, INTERSECTION), d.precision_label * p))]),
+        "DeltaPrecision": est.normal(
+            [(float(d.totals[ALL].sum()), est.mean(ALL, (SELF, SPLIT, MERGE, INTERSECTION), d.precision_label * p))]
+        ),
         "GoodSplitRate": est.indicator(d.split_rate, split, complement=True),
         "BadSplitRate": est.indicator(d.split_rate, split),
         "GoodMergeRate": est.indicator(d.merge_rate, merge),
@@ -326,8 +334,12 @@ def _sum(first: Estimate, second: Estimate) -> Estimate:
     if math.isnan(value):
         low, high = first.ci_low + second.ci_low, first.ci_high + second.ci_high
     return Estimate(
-        value, stderr, low, high,
-        first.judged_draws + second.judged_draws, first.drawn_draws + second.drawn_draws,
+        value,
+        stderr,
+        low,
+        high,
+        first.judged_draws + second.judged_draws,
+        first.drawn_draws + second.drawn_draws,
     )
 
 
@@ -336,7 +348,10 @@ def _wilson(share: float, n: float, z: float) -> tuple[float, float]:
     denominator = 1.0 + z * z / n
     centre = (share + z * z / (2 * n)) / denominator
     half = z / denominator * math.sqrt(max(share * (1 - share), 0.0) / n + z * z / (4 * n * n))
-    return max(centre - half, 0.0), min(centre + half, 1.0)
+    # At share 0 (or 1) the bound is 0 (or 1) exactly, not a rounding step away.
+    low = 0.0 if share <= 0.0 else max(centre - half, 0.0)
+    high = 1.0 if share >= 1.0 else min(centre + half, 1.0)
+    return low, high
 
 
 def _distinct(units: np.ndarray, n_units: int) -> int:

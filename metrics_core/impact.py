@@ -42,7 +42,7 @@ def cell_pointwise_metrics(population: Population) -> dict[str, np.ndarray]:
     return _POINTWISE_CACHE[population]
 
 
-_POINTWISE_CACHE: "weakref.WeakKeyDictionary[Population, dict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
+_POINTWISE_CACHE: weakref.WeakKeyDictionary[Population, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
 
 
 def _cell_pointwise(w: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -99,7 +99,14 @@ class Population:
         w_both = self.cell_weight
         split = np.where(self.base_size[self.cell_base] == self.cell_size, 0.0, np.maximum(w_base - w_both, 0.0))
         merge = np.where(self.exp_size[self.cell_exp] == self.cell_size, 0.0, np.maximum(w_exp - w_both, 0.0))
-        return {"base": w_base, "exp": w_exp, "both": w_both, "split": split, "merge": merge, "union": w_both + split + merge}
+        return {
+            "base": w_base,
+            "exp": w_exp,
+            "both": w_both,
+            "split": split,
+            "merge": merge,
+            "union": w_both + split + merge,
+        }
 
     @cached_property
     def cell_weight_sq(self) -> np.ndarray:

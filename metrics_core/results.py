@@ -7,8 +7,8 @@ Undefined numbers (for example a rate of an empty class) are ``nan`` here and
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 

@@ -1,20 +1,19 @@
 """Weighted two-stage sampling of item pairs, with replacement (abcde-spec §3-4; JDD §7).
 
 The pair population (affected vantage item ``i``, partner ``j`` in Base(i) ∪ Exp(i))
-grows with the square of cluster sizes and is never materialised. Each scheme
-gives every pair a sampling weight; for a vantage item the total weight of its
-pairs of each class (its *class masses*) has a closed form. A draw then picks
+grows with the square of cluster sizes and is never materialised. Each scheme gives
+every pair a sampling weight (:mod:`metrics_core.masses`). A draw picks
 
-1. the vantage item ``i`` in proportion to its total mass in the stratum,
-2. a class in proportion to ``i``'s mass of that class,
-3. the partner ``j`` in proportion to its weight within that class's item set:
-   ``split`` = Base(i) \\ cell, ``merge`` = Exp(i) \\ cell,
-   ``intersection`` = cell \\ {i}, ``self`` = {i}.
+1. the vantage item ``i`` in proportion to its total mass in the stratum, which is
+   w_i times a factor of its cell: a cell, then an item of it ∝ weight;
+2. a class in proportion to ``i``'s mass of that class;
+3. the partner ``j`` in proportion to its weight within that class's set:
+   ``split`` = a cell of Base(i) other than i's own ∝ its weight, then an item of it;
+   ``merge`` likewise in Exp(i); ``intersection`` = i's cell minus i; ``self`` = i.
 
-Step 3 searches a cumulative weight array of the affected items sorted by
-(Base cluster, cell) or (Exp cluster, cell): each class set is a contiguous
-segment minus a contiguous sub-segment. Time O(N log N) once, then O(log N) a
-draw; memory O(N + S).
+Each step is a binary search in a cumulative weight array of a sorted layout
+(:mod:`metrics_core._layout`): O(N) once per population, then O(log N) a draw,
+memory O(N + S).
 """
 
 from __future__ import annotations
@@ -24,15 +23,16 @@ from typing import Any
 
 import numpy as np
 
+from ._layout import Layout, layout_of
 from ._validation import as_1d, generator, one_of, open_unit_interval, positive_int
 from .impact import cell_pointwise_metrics, cell_set_weights
+from .masses import INTERSECTION, MERGE, SELF, SPLIT, cell_stratum_factor, class_masses
 from .population import Population
 
 SCHEMES: tuple[str, ...] = ("jaccard", "stratified", "precision")
 PAIR_CLASSES: tuple[str, ...] = ("self", "split", "merge", "intersection")
 STRATA: tuple[str, ...] = ("all", "diff", "stable")
 
-SELF, SPLIT, MERGE, INTERSECTION = range(4)
 ALL, DIFF, STABLE = range(3)
 
 # The classes each stratum of each scheme draws from.
@@ -86,7 +86,7 @@ class PairSample:
         pair_class: Any = None,
         stratum: Any = None,
         diff_share: float | None = None,
-    ) -> "PairSample":
+    ) -> PairSample:
         """Rebuild a sample from stored columns, checking it against the population.
 
         ``pair_class`` and ``stratum`` may be codes or names; when omitted they are
@@ -161,44 +161,15 @@ def sample_pairs(
     rng = generator("rng", rng)
     if scheme == "stratified":
         diff_share = open_unit_interval("diff_share", diff_share)
-    layout = _Layout.build(pop)
-    if len(layout.affected) == 0:
+    if not pop.cell_affected().any():
         raise ValueError("nothing to sample: no item is affected (Base and Exp are identical)")
-    masses = class_masses(pop, scheme, layout.affected)
+    layout = layout_of(pop)
     parts = []
     for stratum, count in _allocate(scheme, n_draws, diff_share).items():
         classes = SCHEME_STRATA[scheme][stratum]
-        parts.append(_draw(layout, masses, classes, count, rng) + (np.full(count, stratum, np.int8),))
+        parts.append(_draw(pop, layout, scheme, classes, count, rng) + (np.full(count, stratum, np.int8),))
     i, j, pair_class, stratum = (np.concatenate(columns) for columns in zip(*parts))
     return _distinct(scheme, pop.n_items, i, j, pair_class, stratum, diff_share if scheme == "stratified" else None)
-
-
-def class_masses(population: Population, scheme: str, items: np.ndarray) -> np.ndarray:
-    """Total sampling weight of the pairs of each class, per vantage item.
-
-    Returns an array of shape (len(items), 4), columns in :data:`PAIR_CLASSES`
-    order: for ``jaccard`` and ``stratified`` Σ_j w_ij, for ``precision`` Σ_j u_ij
-    (abcde-spec §3, §4c), over ``j`` in the class set of ``i``.
-    """
-    pop = population
-    cell = pop.cell[items]
-    w_i = pop.weight[items]
-    sets = {name: values[cell] for name, values in cell_set_weights(pop).items()}
-    share = w_i / pop.total_weight
-    others_in_cell = np.where(pop.cell_size[cell] > 1, np.maximum(sets["both"] - w_i, 0.0), 0.0)
-    masses = np.empty((len(items), 4))
-    if scheme == "precision":
-        stable_factor = np.abs(1.0 / sets["exp"] - 1.0 / sets["base"])
-        masses[:, SELF] = share * w_i * stable_factor
-        masses[:, INTERSECTION] = share * others_in_cell * stable_factor
-        masses[:, SPLIT] = share * sets["split"] / sets["base"]
-        masses[:, MERGE] = share * sets["merge"] / sets["exp"]
-    else:
-        masses[:, SELF] = share * w_i / sets["union"]
-        masses[:, INTERSECTION] = share * others_in_cell / sets["union"]
-        masses[:, SPLIT] = share * sets["split"] / sets["union"]
-        masses[:, MERGE] = share * sets["merge"] / sets["union"]
-    return masses
 
 
 def pair_classes_of(population: Population, i: Any, j: Any) -> np.ndarray:
@@ -259,67 +230,8 @@ def jaccard_contributions(population: Population, sample: PairSample) -> np.ndar
     total = weight.sum()
     if total == 0:
         return np.zeros(len(sample))
-    jaccard_distance = float(
-        np.dot(pop.cell_weight, cell_pointwise_metrics(pop)["JaccardDistance"]) / pop.total_weight
-    )
+    jaccard_distance = float(np.dot(pop.cell_weight, cell_pointwise_metrics(pop)["JaccardDistance"]) / pop.total_weight)
     return weight / total * jaccard_distance
-
-
-@dataclass(frozen=True)
-class _Ordering:
-    """Affected items sorted by (group, cell), with cumulative weights."""
-
-    order: np.ndarray  # position -> item
-    position: np.ndarray  # item -> position (only meaningful for affected items)
-    group_sorted: np.ndarray
-    key_sorted: np.ndarray
-    cumulative: np.ndarray  # length len(order) + 1
-
-    @classmethod
-    def build(cls, pop: Population, affected: np.ndarray, group: np.ndarray) -> "_Ordering":
-        key = group[affected] * len(pop.cell_weight) + pop.cell[affected]
-        local = np.argsort(key, kind="stable")
-        order = affected[local]
-        position = np.empty(pop.n_items, dtype=np.int64)
-        position[order] = np.arange(len(order))
-        cumulative = np.concatenate(([0.0], np.cumsum(pop.weight[order])))
-        return cls(order, position, group[order], key[local], cumulative)
-
-    def draw(
-        self, lo: np.ndarray, hi: np.ndarray, ex_lo: np.ndarray, ex_hi: np.ndarray, u: np.ndarray
-    ) -> np.ndarray:
-        """Items drawn ∝ weight from positions [lo, hi) minus [ex_lo, ex_hi)."""
-        cum = self.cumulative
-        excluded = cum[ex_hi] - cum[ex_lo]
-        target = cum[lo] + u * (cum[hi] - cum[lo] - excluded)
-        shifted = target >= cum[ex_lo]
-        target = np.where(shifted, target + excluded, target)
-        pos = np.searchsorted(cum, target, side="right") - 1
-        pos = np.clip(pos, lo, hi - 1)
-        # Rounding can land on the excluded segment's edge: step out of it.
-        inside = (pos >= ex_lo) & (pos < ex_hi)
-        pos = np.where(inside & shifted, ex_hi, np.where(inside, ex_lo - 1, pos))
-        return self.order[pos]
-
-    def segment(self, sorted_values: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return (
-            np.searchsorted(sorted_values, values, side="left"),
-            np.searchsorted(sorted_values, values, side="right"),
-        )
-
-
-@dataclass(frozen=True)
-class _Layout:
-    affected: np.ndarray
-    by_base: _Ordering
-    by_exp: _Ordering
-
-    @classmethod
-    def build(cls, pop: Population) -> "_Layout":
-        affected = np.flatnonzero(pop.cell_affected()[pop.cell])
-        by_base = _Ordering.build(pop, affected, pop.base)
-        by_exp = _Ordering.build(pop, affected, pop.exp)
-        return cls(affected, by_base, by_exp)
 
 
 def _allocate(scheme: str, n_draws: int, diff_share: float) -> dict[int, int]:
@@ -332,47 +244,48 @@ def _allocate(scheme: str, n_draws: int, diff_share: float) -> dict[int, int]:
 
 
 def _draw(
-    layout: _Layout, masses: np.ndarray, classes: tuple[int, ...], count: int, rng: np.random.Generator
+    pop: Population, layout: Layout, scheme: str, classes: tuple[int, ...], count: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    stratum_masses = masses[:, classes]
-    totals = stratum_masses.sum(axis=1)
-    vantage_local = _choose(np.cumsum(totals), rng.random(count))
-    i = layout.affected[vantage_local]
-    within = np.cumsum(stratum_masses[vantage_local], axis=1)
-    pick = (rng.random(count) * within[:, -1])[:, None] >= within
-    pick_index = np.minimum(pick.sum(axis=1), len(classes) - 1)
+    cell_mass = pop.cell_weight[layout.cells] * cell_stratum_factor(pop, scheme, classes)[layout.cells]
+    cell = layout.cells[_choose(np.cumsum(cell_mass), rng.random(count))]
+    items = layout.items_by_cell
+    i = items.draw(items.start[cell], items.end[cell], None, rng.random(count))
+    masses = class_masses(pop, scheme, i)[:, classes]
+    within = np.cumsum(masses, axis=1)
+    pick = np.minimum(((rng.random(count) * within[:, -1])[:, None] >= within).sum(axis=1), len(classes) - 1)
     # Never pick a class of zero mass through rounding at the upper edge.
-    zero = stratum_masses[vantage_local, pick_index] <= 0
+    zero = masses[np.arange(count), pick] <= 0
     if zero.any():
-        pick_index[zero] = np.argmax(stratum_masses[vantage_local[zero]] > 0, axis=1)
-    pair_class = np.asarray(classes, dtype=np.int8)[pick_index]
-    j = _partners(layout, i, pair_class, rng.random(count))
+        pick[zero] = np.argmax(masses[zero] > 0, axis=1)
+    pair_class = np.asarray(classes, dtype=np.int8)[pick]
+    j = _partners(pop, layout, i, pair_class, rng.random((2, count)))
     return i, j, pair_class
 
 
 def _choose(cumulative: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Indices drawn ∝ the increments of ``cumulative``; zero increments never drawn."""
     index = np.searchsorted(cumulative, u * cumulative[-1], side="right")
-    last_positive = int(np.flatnonzero(np.diff(np.concatenate(([0.0], cumulative))) > 0)[-1])
+    last_positive = int(np.flatnonzero(np.diff(cumulative, prepend=0.0) > 0)[-1])
     return np.minimum(index, last_positive)
 
 
-def _partners(layout: _Layout, i: np.ndarray, pair_class: np.ndarray, u: np.ndarray) -> np.ndarray:
+def _partners(pop: Population, layout: Layout, i: np.ndarray, pair_class: np.ndarray, u: np.ndarray) -> np.ndarray:
     j = i.copy()
-    base_order, exp_order = layout.by_base, layout.by_exp
-    for cls, ordering in ((SPLIT, base_order), (INTERSECTION, base_order), (MERGE, exp_order)):
+    cell = pop.cell[i]
+    items = layout.items_by_cell
+    rows = np.flatnonzero(pair_class == INTERSECTION)
+    own_cell = cell[rows]
+    skip = items.locate(own_cell, i[rows])
+    j[rows] = items.draw(items.start[own_cell], items.end[own_cell], skip, u[0, rows])
+    for cls, cells, group_of_cell in (
+        (SPLIT, layout.cells_by_base, pop.cell_base),
+        (MERGE, layout.cells_by_exp, pop.cell_exp),
+    ):
         rows = np.flatnonzero(pair_class == cls)
-        if len(rows) == 0:
-            continue
-        items = i[rows]
-        position = ordering.position[items]
-        cell_lo, cell_hi = ordering.segment(ordering.key_sorted, ordering.key_sorted[position])
-        if cls == INTERSECTION:
-            lo, hi, ex_lo, ex_hi = cell_lo, cell_hi, position, position + 1
-        else:
-            lo, hi = ordering.segment(ordering.group_sorted, ordering.group_sorted[position])
-            ex_lo, ex_hi = cell_lo, cell_hi
-        j[rows] = ordering.draw(lo, hi, ex_lo, ex_hi, u[rows])
+        own = cell[rows]
+        group = group_of_cell[own]
+        other = cells.draw(cells.start[group], cells.end[group], cells.locate(group, own), u[0, rows])
+        j[rows] = items.draw(items.start[other], items.end[other], None, u[1, rows])
     return j
 
 
@@ -387,7 +300,9 @@ def _distinct(
 ) -> PairSample:
     keys = (stratum.astype(np.int64) * n_items + i) * n_items + j
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    return PairSample(scheme, i[first], j[first], pair_class[first], stratum[first], counts.astype(np.int64), diff_share)
+    return PairSample(
+        scheme, i[first], j[first], pair_class[first], stratum[first], counts.astype(np.int64), diff_share
+    )
 
 
 def _stratum_of(scheme: str, pair_class: np.ndarray) -> np.ndarray:

@@ -337,7 +337,7 @@ def cross_check(seed, scheme):
     """``(estimate_quality result, reference result)`` on one random judged sample."""
     rng, pop, base, exp, weights, gold = cross_case(seed, scheme)
     rp = ref.RefPopulation(base.tolist(), exp.tolist(), weights)
-    for attempt in range(50):
+    for _attempt in range(50):
         sample = mc.sample_pairs(pop, n_draws=int(rng.integers(5, 400)), scheme=scheme, rng=rng,
                                  diff_share=float(rng.uniform(0.2, 0.8)))
         x, y = mc.pairs_for_judgement(sample, rng=rng)
@@ -475,7 +475,7 @@ def simulation_population(seed=2024, n_items=300):
     for cl in list(halves)[: len(halves) // 2]:
         exp[base == halves[cl]] = cl
     # Good splits: undo half of the over-merges along Ideal lines.
-    for x, y in over_merged[: len(over_merged) // 2]:
+    for _x, y in over_merged[: len(over_merged) // 2]:
         exp[ideal == y] = next_label
         next_label += 1
     # Bad merges: merge pairs of clusters of different Ideal clusters.

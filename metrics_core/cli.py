@@ -1,0 +1,265 @@
+"""The ``python -m metrics_core`` command line (the contract is ``metrics-cli.md``).
+
+Each subcommand reads and validates all its inputs, computes, writes its output
+files (all or none) and only then prints its JSON to stdout. Bad input exits with
+status 2 and one line on stderr, ``metrics_core: error: <file>: <place>: <problem>``,
+with nothing on stdout and no output file. Undefined numbers are JSON ``null``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import (
+    IMPACT_METRICS,
+    PAIR_CLASSES,
+    SCHEMES,
+    STRATA,
+    PairSample,
+    Population,
+    SampleError,
+    estimate_quality,
+    impact_metrics,
+    impact_per_base_cluster,
+    impact_per_exp_cluster,
+    impact_per_item,
+    sample_pairs,
+    verdicts_from_judgements,
+)
+from .io import InputError, ItemTable, check_output_path, read_items, read_judgements, read_pairs, write_tables
+
+PROG = "metrics_core"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; returns the exit status (0 success, 2 bad input or usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "sample" and args.diff_share is not None and args.scheme != "stratified":
+        args.subparser.error("--diff-share is only meaningful with --scheme stratified")
+    try:
+        result = args.run(args)
+    except InputError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    if result is not None:
+        # allow_nan=False: a NaN that escaped json_number is a bug, never output.
+        print(json.dumps(result, allow_nan=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="ABCDE clustering-change metrics.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{impact,sample,estimate}")
+
+    impact = commands.add_parser("impact", help="exact impact metrics of Base -> Exp")
+    impact.add_argument("items", metavar="ITEMS", help="item_id, base_cluster, exp_cluster[, weight]")
+    impact.add_argument("--per-item", metavar="OUT", help="write the per-item table (.csv or .parquet)")
+    impact.add_argument("--per-cluster", metavar="OUT", help="write the per-cluster table (.csv or .parquet)")
+    impact.set_defaults(run=run_impact)
+
+    sample = commands.add_parser("sample", help="draw item pairs for human judgement")
+    sample.add_argument("items", metavar="ITEMS")
+    sample.add_argument("--pairs", metavar="S", type=_positive_int, required=True, help="number of draws")
+    sample.add_argument("--seed", metavar="K", type=_seed, required=True)
+    sample.add_argument("--scheme", choices=SCHEMES, default="jaccard")
+    sample.add_argument(
+        "--diff-share",
+        metavar="F",
+        type=_open_unit,
+        default=None,
+        help="share of draws for the diff stratum (stratified only; default 0.5)",
+    )
+    sample.add_argument("--out", metavar="PAIRS", required=True)
+    sample.set_defaults(run=run_sample, subparser=sample)
+
+    estimate = commands.add_parser("estimate", help="quality estimates from judged pairs")
+    estimate.add_argument("items", metavar="ITEMS")
+    estimate.add_argument("pairs", metavar="PAIRS")
+    estimate.add_argument("judgements", metavar="JUDGEMENTS")
+    estimate.add_argument("--confidence", type=_open_unit, default=0.95)
+    estimate.set_defaults(run=run_estimate)
+    return parser
+
+
+# ---------------------------------------------------------------------------- subcommands
+
+
+def run_impact(args: argparse.Namespace) -> dict:
+    outputs = [path for path in (args.per_item, args.per_cluster) if path]
+    for path in outputs:
+        check_output_path(path)
+    if len(outputs) == 2 and os.path.abspath(outputs[0]) == os.path.abspath(outputs[1]):
+        raise InputError(args.per_cluster, "--per-item and --per-cluster name the same file")
+    items = read_items(args.items)
+    population = items.to_population()
+    tables = {}
+    if args.per_item:
+        tables[args.per_item] = per_item_columns(items, population)
+    if args.per_cluster:
+        tables[args.per_cluster] = per_cluster_columns(population)
+    result = impact_json(impact_metrics(population), items.dropped_items)
+    write_tables(tables)
+    return result
+
+
+def run_sample(args: argparse.Namespace) -> None:
+    check_output_path(args.out)
+    items = read_items(args.items)
+    population = items.to_population()
+    if not population.cell_affected().any():
+        raise InputError(args.items, "no item is affected (Base and Exp are identical): nothing to sample")
+    diff_share = 0.5 if args.diff_share is None else args.diff_share
+    sample = sample_pairs(
+        population, n_draws=args.pairs, scheme=args.scheme, rng=np.random.default_rng(args.seed), diff_share=diff_share
+    )
+    write_tables({args.out: pairs_columns(items, sample)})
+
+
+def run_estimate(args: argparse.Namespace) -> dict:
+    items = read_items(args.items)
+    pairs = read_pairs(args.pairs)
+    judgements = read_judgements(args.judgements)
+    population = items.to_population()
+    i, j = (_positions(items, pairs.path, name, ids, len(pairs)) for name, ids in (("i", pairs.i), ("j", pairs.j)))
+    try:
+        sample = PairSample.from_columns(
+            population,
+            scheme=pairs.scheme,
+            i=i,
+            j=j,
+            draws=pairs.draws,
+            pair_class=pairs.pair_class,
+            stratum=pairs.stratum,
+        )
+    except SampleError as exc:
+        pair = f"pair ({pairs.i[exc.row].as_py()!r}, {pairs.j[exc.row].as_py()!r})"
+        raise InputError.at_row(pairs.path, exc.row, f"{pair}: {exc.problem}", n_rows=len(pairs)) from None
+    judged_i, judged_j = (
+        _positions(items, judgements.path, name, ids, len(judgements))
+        for name, ids in (("i", judgements.i), ("j", judgements.j))
+    )
+    verdicts = verdicts_from_judgements(judged_i, judged_j, judgements.verdict)
+    quality = estimate_quality(population, sample, verdicts, confidence=args.confidence)
+    return {
+        "scheme": quality.scheme,
+        "confidence": quality.confidence,
+        "exact": impact_json(impact_metrics(population), items.dropped_items)["metrics"],
+        "estimates": quality.as_dict()["estimates"],
+    }
+
+
+# ---------------------------------------------------------------------------- outputs
+
+
+def impact_json(metrics: Any, dropped_items: int) -> dict:
+    """The ``impact`` JSON object, keys in the contract's order."""
+    return {
+        "items": int(metrics.items),
+        "affected_items": int(metrics.affected_items),
+        "total_weight": json_number(metrics.total_weight),
+        "dropped_items": int(dropped_items),
+        "metrics": {name: json_number(metrics.metrics[name]) for name in IMPACT_METRICS},
+    }
+
+
+def per_item_columns(items: ItemTable, population: Population) -> dict[str, Any]:
+    """``item_id, base_cluster, exp_cluster, weight, affected``, then the per-item metrics."""
+    per_item = impact_per_item(population)
+    columns: dict[str, Any] = {
+        "item_id": items.item_id,
+        "base_cluster": items.base_cluster,
+        "exp_cluster": items.exp_cluster,
+        "weight": items.weight,
+        "affected": per_item["Affected"],
+    }
+    columns.update({name: per_item[name] for name in IMPACT_METRICS if name in per_item})
+    return columns
+
+
+def per_cluster_columns(population: Population) -> dict[str, Any]:
+    """One row per Base cluster then per Exp cluster, with the IMPACT_METRICS of its items."""
+    tables = (("base", impact_per_base_cluster(population)), ("exp", impact_per_exp_cluster(population)))
+    columns: dict[str, Any] = {
+        "clustering": np.concatenate([np.full(len(table), name, dtype=object) for name, table in tables]),
+        "cluster_id": _cluster_ids([table.labels for _, table in tables]),
+    }
+    for field in ("items", "affected_items", "weight"):
+        columns[field] = np.concatenate([getattr(table, field) for _, table in tables])
+    for name in IMPACT_METRICS:
+        columns[name] = np.concatenate([table.metrics[name] for _, table in tables])
+    return columns
+
+
+def pairs_columns(items: ItemTable, sample: PairSample) -> dict[str, Any]:
+    """The PAIRS file: item ids, class and stratum names, draw counts, the scheme."""
+    return {
+        "i": items.item_id.take(sample.i),
+        "j": items.item_id.take(sample.j),
+        "pair_class": np.asarray(PAIR_CLASSES, dtype=object)[sample.pair_class],
+        "stratum": np.asarray(STRATA, dtype=object)[sample.stratum],
+        "draws": sample.draws,
+        "scheme": np.full(len(sample), sample.scheme, dtype=object),
+    }
+
+
+def json_number(value: float) -> float | None:
+    """JSON has no NaN or infinity: an undefined number is ``null``."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _cluster_ids(labels: list[np.ndarray]) -> np.ndarray:
+    """Base and Exp cluster ids in one column: integers if both are, else text."""
+    if all(part.dtype.kind in "iu" for part in labels):
+        return np.concatenate(labels)
+    return np.concatenate([part if part.dtype.kind == "O" else part.astype(str).astype(object) for part in labels])
+
+
+def _positions(items: ItemTable, path: str, column: str, ids: Any, n_rows: int) -> np.ndarray:
+    positions = items.positions_of(ids)
+    unknown = np.flatnonzero(positions < 0)
+    if len(unknown):
+        row = int(unknown[0])
+        problem = f"{column} {ids[row].as_py()!r} is not an item_id of {items.path}"
+        raise InputError.at_row(path, row, problem, n_rows=n_rows)
+    return positions
+
+
+# ---------------------------------------------------------------------------- argument types
+
+
+def _positive_int(text: str) -> int:
+    value = _parse(int, text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    value = _parse(int, text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
+def _open_unit(text: str) -> float:
+    value = _parse(float, text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text!r}")
+    return value
+
+
+def _parse(kind: Callable[[str], Any], text: str) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a valid {kind.__name__}: {text!r}") from None

@@ -1,0 +1,45 @@
+"""Read and write metrics_core tables: CSV (header row required) or Parquet, all or nothing.
+
+Conventions:
+
+- The format is chosen by the file extension, ``.csv`` or ``.parquet``.
+- CSV cells are read as text, with no type inference, so ``"007"`` and ``"7"`` stay
+  distinct ids and a column never fails to convert halfway through a file. Parquet
+  item ids are cast to text; cluster ids may be text or integers.
+- A reader returns a fully validated table or raises :class:`InputError`; nothing is
+  returned half-loaded. Its message is one line naming the file as the user gave
+  it, the place and the problem: ``"items.csv: line 7: duplicate item_id 'a' (first
+  on line 3)"``. CSV places are lines as an editor shows them (the header is line
+  1); Parquet places are 1-based rows.
+- Checks are vectorised (pyarrow/numpy); where the first offender is, is worked out
+  only on the error path.
+- :func:`write_tables` writes every file or none: each goes to a temporary file in
+  the target folder first and is moved into place with ``os.replace``.
+"""
+
+from .errors import InputError
+from .formats import check_output_path, format_of, write_table, write_tables
+from .tables import (
+    ItemTable,
+    JudgementsTable,
+    PairsTable,
+    read_clusterings,
+    read_items,
+    read_judgements,
+    read_pairs,
+)
+
+__all__ = [
+    "InputError",
+    "check_output_path",
+    "ItemTable",
+    "JudgementsTable",
+    "PairsTable",
+    "format_of",
+    "read_clusterings",
+    "read_items",
+    "read_judgements",
+    "read_pairs",
+    "write_table",
+    "write_tables",
+]

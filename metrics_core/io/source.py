@@ -1,0 +1,241 @@
+"""One input file read into a pyarrow table, and the checks on its columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import InputError, _place
+from .formats import (
+    _csv_names,
+    _lines_of,
+    _parquet_schema,
+    _read_csv,
+    _read_parquet,
+    _require_nonempty_file,
+    format_of,
+)
+
+# ---------------------------------------------------------------------------- one input file
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One input file read into a pyarrow table, and the checks on its columns."""
+
+    path: str
+    kind: str
+    table: pa.Table
+
+    @classmethod
+    def open(
+        cls,
+        path: Any,
+        *,
+        required: tuple[str, ...],
+        optional: tuple[str, ...] = (),
+        keep_others: bool = False,
+        allow_no_rows: bool = False,
+    ) -> _Source:
+        kind = format_of(path)
+        _require_nonempty_file(path)
+        names = _csv_names(path) if kind == "csv" else _parquet_schema(path).names
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise InputError(path, f"duplicate column {duplicated[0]!r}")
+        missing = [name for name in required if name not in names]
+        if missing:
+            found = ", ".join(repr(name) for name in names)
+            raise InputError(path, f"missing column {', '.join(map(repr, missing))} (columns found: {found})")
+        wanted = names if keep_others else [n for n in names if n in required or n in optional]
+        table = _read_csv(path, wanted, names) if kind == "csv" else _read_parquet(path, wanted)
+        if table.num_rows == 0 and not allow_no_rows:
+            raise InputError(path, "no data rows")
+        return cls(str(path), kind, table)
+
+    @property
+    def names(self) -> list[str]:
+        return self.table.column_names
+
+    @property
+    def n_rows(self) -> int:
+        return self.table.num_rows
+
+    def error(self, problem: str, *, row: int) -> InputError:
+        return InputError.at_row(self.path, row, problem, n_rows=self.n_rows)
+
+    def place(self, row: int) -> str:
+        return _place(row, _lines_of(self.path, [row], self.n_rows)[0])
+
+    def ids(self, name: str) -> pa.Array:
+        """A column of non-empty text (integers in Parquet become text)."""
+        values = _as_string(self._typed(name, _is_text_or_integer, "text or integers"))
+        self._require_present(name, values)
+        return values
+
+    def labels(self, name: str) -> pa.Array:
+        """Cluster ids: non-empty text, or integers (Parquet)."""
+        values = self._typed(name, _is_text_or_integer, "text or integers")
+        if not pa.types.is_integer(values.type):
+            values = _as_string(values)
+        self._require_present(name, values)
+        return values
+
+    def weights(self, name: str) -> np.ndarray:
+        """Positive finite float64 weights."""
+        values = self.numbers(name, pa.float64(), "a number")
+        weight = values.to_numpy(zero_copy_only=False)
+        bad = ~(np.isfinite(weight) & (weight > 0))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            text = self._text_at(name, row)
+            problem = "is not finite" if not np.isfinite(weight[row]) else "must be greater than 0"
+            raise self.error(f"{name} {text} {problem}", row=row)
+        return weight
+
+    def counts(self, name: str) -> np.ndarray:
+        """Integers >= 1 (int64)."""
+        values = self.numbers(name, pa.int64(), "an integer").to_numpy(zero_copy_only=False)
+        if (values < 1).any():
+            row = int(np.flatnonzero(values < 1)[0])
+            raise self.error(f"{name} {self._text_at(name, row)} must be at least 1", row=row)
+        return values
+
+    def numbers(self, name: str, target: pa.DataType, what: str) -> pa.Array:
+        """The column cast to ``target``; text is trimmed, then must parse exactly."""
+        values = self._typed(name, _is_text_or_number, "numbers")
+        if _is_text(values.type):
+            values = pc.utf8_trim_whitespace(values)
+        self._require_present(name, values)
+        try:
+            return pc.cast(values, target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            row = _first_cast_failure(values, target)
+            raise self.error(f"{name} {self._text_at(name, row)} is not {what}", row=row) from None
+
+    def choices(self, name: str, allowed: tuple[str, ...]) -> np.ndarray:
+        """Int8 codes into ``allowed`` of a text column."""
+        values = self.ids(name)
+        codes = pc.index_in(values, value_set=pa.array(allowed, type=values.type))
+        if codes.null_count:
+            row = pc.index(pc.is_null(codes), True).as_py()
+            raise self.error(f"{name} {values[row].as_py()!r} is not one of {', '.join(allowed)}", row=row)
+        return codes.to_numpy(zero_copy_only=False).astype(np.int8)
+
+    def require_unique(self, name: str, values: pa.Array, n_distinct: int | None = None) -> None:
+        if (_count_distinct(values) if n_distinct is None else n_distinct) == len(values):
+            return
+        first = pc.index_in(values, value_set=values).to_numpy(zero_copy_only=False)
+        row = int(np.flatnonzero(first != np.arange(len(values)))[0])
+        problem = f"duplicate {name} {values[row].as_py()!r} (first on {self.place(int(first[row]))})"
+        raise self.error(problem, row=row)
+
+    def require_distinct_pairs(self, i: pa.Array, j: pa.Array) -> None:
+        ids = pc.unique(pa.chunked_array([i, j]).combine_chunks())
+        key = _codes_in(i, ids) * len(ids) + _codes_in(j, ids)
+        _, first = np.unique(key, return_index=True)
+        if len(first) == len(key):
+            return
+        row = int(np.setdiff1d(np.arange(len(key)), first)[0])
+        earlier = int(np.flatnonzero(key == key[row])[0])
+        problem = f"duplicate pair ({i[row].as_py()!r}, {j[row].as_py()!r}) (first on {self.place(earlier)})"
+        raise self.error(problem, row=row)
+
+    def _typed(self, name: str, ok: Callable[[pa.DataType], bool], expected: str) -> pa.Array:
+        values = _combined(self.table.column(name))
+        if pa.types.is_dictionary(values.type):
+            values = values.dictionary_decode()
+        if not ok(values.type):
+            raise InputError(self.path, f"column {name!r} has type {values.type}; expected {expected}")
+        return values
+
+    def _require_present(self, name: str, values: pa.Array) -> None:
+        if values.null_count:
+            row = pc.index(pc.is_null(values), True).as_py()
+            raise self.error(f"missing {name} (null)", row=row)
+        if _is_text(values.type):
+            empty = _text_lengths(values) == 0
+            if empty.any():
+                raise self.error(f"empty {name}", row=int(np.argmax(empty)))
+
+    def _text_at(self, name: str, row: int) -> str:
+        return repr(_combined(self.table.column(name))[row].as_py())
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _is_text_or_integer(t: pa.DataType) -> bool:
+    return _is_text(t) or pa.types.is_integer(t)
+
+
+def _is_text_or_number(t: pa.DataType) -> bool:
+    return _is_text_or_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+
+
+def _count_distinct(values: pa.Array) -> int:
+    return len(pc.unique(values))
+
+
+def _text_lengths(values: pa.Array) -> np.ndarray:
+    """Byte length of each string, straight from the offsets buffer (no copy, no kernel)."""
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64)
+    offset_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    offsets = np.frombuffer(values.buffers()[1], dtype=offset_type)[values.offset : values.offset + len(values) + 1]
+    return np.diff(offsets)
+
+
+def _combined(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    return values
+
+
+def _as_string(values: pa.Array) -> pa.Array:
+    """Text as ``pa.string()``, or ``large_string`` past 2 GiB of characters."""
+    if pa.types.is_string(values.type):
+        return values
+    try:
+        return pc.cast(values, pa.string())
+    except pa.ArrowInvalid:
+        return pc.cast(values, pa.large_string())
+
+
+def _arrow(values: Any) -> pa.Array:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return _combined(values)
+    array = np.asarray(values)
+    return pa.array(array.astype(object) if array.dtype.kind == "U" else array)
+
+
+def _labels_for_population(labels: pa.Array) -> Any:
+    return labels.to_numpy() if pa.types.is_integer(labels.type) else labels
+
+
+def _codes_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """Index of each value in ``value_set``, -1 where absent (int64)."""
+    return pc.fill_null(pc.index_in(values, value_set=value_set), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _first_cast_failure(values: pa.Array, target: pa.DataType, block: int = 1 << 16) -> int:
+    """Index of the first value that does not cast: blocks first, then one by one."""
+    for start in range(0, len(values), block):
+        chunk = values.slice(start, block)
+        try:
+            pc.cast(chunk, target)
+            continue
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+        for k in range(len(chunk)):
+            try:
+                pc.cast(chunk.slice(k, 1), target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return start + k
+    raise AssertionError("the cast failed as a whole but on no single value")

@@ -1,0 +1,213 @@
+"""Validated tables (items, pairs, judgements) and their readers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..judgements import VERDICTS
+from ..population import Population, population_from_labels
+from ..sampling import PAIR_CLASSES, SCHEMES, STRATA
+from .errors import InputError
+from .source import (
+    _arrow,
+    _codes_in,
+    _combined,
+    _count_distinct,
+    _labels_for_population,
+    _Source,
+)
+
+ITEM_COLUMNS = ("item_id", "base_cluster", "exp_cluster", "weight")
+PAIR_COLUMNS = ("i", "j", "pair_class", "stratum", "draws", "scheme")
+JUDGEMENT_COLUMNS = ("i", "j", "verdict")
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True, eq=False)
+class ItemTable:
+    """Validated items: id, Base and Exp cluster, weight and any other columns.
+
+    ``attributes`` holds every other column of the items file (for slicing);
+    ``dropped_items`` counts items present in only one of two clustering files.
+    """
+
+    path: str
+    item_id: pa.Array
+    base_cluster: pa.Array
+    exp_cluster: pa.Array
+    weight: np.ndarray
+    attributes: Mapping[str, pa.Array]
+    dropped_items: int = 0
+
+    def __len__(self) -> int:
+        return len(self.item_id)
+
+    def positions_of(self, ids: Any) -> np.ndarray:
+        """Position of each id among the items, -1 where the id is unknown (int64).
+
+        Examples
+        --------
+        >>> import numpy as np, pyarrow as pa
+        >>> table = ItemTable("x.csv", pa.array(["a", "007", "7"]), pa.array(["1"] * 3),
+        ...                   pa.array(["1"] * 3), np.ones(3), {})
+        >>> table.positions_of(["7", "zz", "007"]).tolist()
+        [2, -1, 1]
+        """
+        values = _arrow(ids)
+        if pa.types.is_dictionary(values.type):
+            values = values.dictionary_decode()
+        values = pc.cast(values, self.item_id.type)
+        if len(values) > len(self.item_id) // 2:
+            return _codes_in(values, self.item_id)
+        # Few ids: hash them and scan the items once, instead of hashing all N items.
+        distinct = pc.unique(values)
+        match = _codes_in(self.item_id, distinct)
+        position = np.full(len(distinct) + 1, -1, dtype=np.int64)  # last slot: not found
+        rows = np.flatnonzero(match >= 0)
+        position[match[rows]] = rows
+        return position[_codes_in(values, distinct)]
+
+    def to_population(self) -> Population:
+        """The factorised clusterings; unit weights take the population's fast path.
+
+        Text labels go in as pyarrow arrays, which the population factorises with one
+        pyarrow hash pass (converting them to numpy objects first is several times
+        slower on 10M rows); integer labels go in as numpy arrays (dense fast path).
+        """
+        weights = None if bool(np.all(self.weight == 1.0)) else self.weight
+        base, exp = (_labels_for_population(labels) for labels in (self.base_cluster, self.exp_cluster))
+        return population_from_labels(base, exp, weights)
+
+
+@dataclass(frozen=True, eq=False)
+class PairsTable:
+    """A stored pair sample: item ids ``i`` (vantage) and ``j``, codes and draw counts.
+
+    ``pair_class`` and ``stratum`` are int8 codes into PAIR_CLASSES and STRATA.
+    """
+
+    path: str
+    i: pa.Array
+    j: pa.Array
+    pair_class: np.ndarray
+    stratum: np.ndarray
+    draws: np.ndarray
+    scheme: str
+
+    def __len__(self) -> int:
+        return len(self.i)
+
+
+@dataclass(frozen=True, eq=False)
+class JudgementsTable:
+    """Verdicts on pairs of item ids; ``verdict`` holds int8 codes into VERDICTS."""
+
+    path: str
+    i: pa.Array
+    j: pa.Array
+    verdict: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.i)
+
+
+# ---------------------------------------------------------------------------- readers
+
+
+def read_items(path: Any) -> ItemTable:
+    """Read an items file: ``item_id, base_cluster, exp_cluster`` and optional ``weight``.
+
+    Every other column is kept as an attribute. Raises :class:`InputError`.
+    """
+    src = _Source.open(path, required=ITEM_COLUMNS[:3], optional=("weight",), keep_others=True)
+    item_id = src.ids("item_id")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # Hashing the ids is the slowest check: overlap it with the others.
+        n_distinct = pool.submit(_count_distinct, item_id)
+        base, exp = src.labels("base_cluster"), src.labels("exp_cluster")
+        weight = src.weights("weight") if "weight" in src.names else np.ones(src.n_rows)
+        src.require_unique("item_id", item_id, n_distinct.result())
+    attributes = {name: _combined(src.table.column(name)) for name in src.names if name not in ITEM_COLUMNS}
+    return ItemTable(src.path, item_id, base, exp, weight, attributes)
+
+
+def read_clusterings(base_path: Any, exp_path: Any, weights_path: Any = None) -> ItemTable:
+    """Read two clusterings (``item_id, cluster_id``) and optional weights (``item_id, weight``).
+
+    Items present in only one clustering are dropped and counted in
+    ``dropped_items``; the items keep the Base file's order. Every kept item needs
+    a weight when a weights file is given. Raises :class:`InputError`.
+    """
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        base_read, exp_read = pool.submit(_read_clustering, base_path), pool.submit(_read_clustering, exp_path)
+        base_ids, base_labels = base_read.result()
+        exp_ids, exp_labels = exp_read.result()
+    in_exp = _codes_in(base_ids, exp_ids)
+    kept = np.flatnonzero(in_exp >= 0)
+    if len(kept) == 0:
+        raise InputError(exp_path, f"no item_id in common with {base_path}")
+    if len(kept) < len(base_ids):
+        base_ids, base_labels = base_ids.take(kept), base_labels.take(kept)
+    order = in_exp[kept]
+    if not np.array_equal(order, np.arange(len(exp_ids))):
+        exp_labels = exp_labels.take(order)
+    dropped = (len(in_exp) - len(kept)) + (len(exp_ids) - len(kept))
+    weight = np.ones(len(kept)) if weights_path is None else _read_weights_for(weights_path, base_ids)
+    return ItemTable(str(base_path), base_ids, base_labels, exp_labels, weight, {}, dropped)
+
+
+def read_pairs(path: Any) -> PairsTable:
+    """Read a pair sample: ``i, j, pair_class, stratum, draws, scheme``. Raises :class:`InputError`."""
+    src = _Source.open(path, required=PAIR_COLUMNS)
+    i, j = src.ids("i"), src.ids("j")
+    pair_class = src.choices("pair_class", PAIR_CLASSES)
+    stratum = src.choices("stratum", STRATA)
+    draws = src.counts("draws")
+    scheme = src.ids("scheme")
+    first = scheme[0].as_py()
+    if first not in SCHEMES:
+        raise src.error(f"scheme {first!r} is not one of {', '.join(SCHEMES)}", row=0)
+    other = pc.not_equal(scheme, first)
+    if pc.any(other).as_py():
+        row = pc.index(other, True).as_py()
+        raise src.error(f"scheme {scheme[row].as_py()!r} differs from {first!r} on the first row", row=row)
+    src.require_distinct_pairs(i, j)
+    return PairsTable(src.path, i, j, pair_class, stratum, draws, first)
+
+
+def read_judgements(path: Any) -> JudgementsTable:
+    """Read verdicts: ``i, j, verdict``; a header with no rows means nothing is judged yet.
+
+    Rows with ``i == j`` are allowed (self pairs are always equivalent and are
+    ignored downstream). Raises :class:`InputError`.
+    """
+    src = _Source.open(path, required=JUDGEMENT_COLUMNS, allow_no_rows=True)
+    return JudgementsTable(src.path, src.ids("i"), src.ids("j"), src.choices("verdict", VERDICTS))
+
+
+def _read_clustering(path: Any) -> tuple[pa.Array, pa.Array]:
+    src = _Source.open(path, required=("item_id", "cluster_id"))
+    ids, labels = src.ids("item_id"), src.labels("cluster_id")
+    src.require_unique("item_id", ids)
+    return ids, labels
+
+
+def _read_weights_for(path: Any, item_ids: pa.Array) -> np.ndarray:
+    src = _Source.open(path, required=("item_id", "weight"))
+    ids = src.ids("item_id")
+    src.require_unique("item_id", ids)
+    weight = src.weights("weight")
+    at = _codes_in(item_ids, ids)
+    if (at < 0).any():
+        missing = item_ids[int(np.flatnonzero(at < 0)[0])].as_py()
+        raise InputError(path, f"no weight for item_id {missing!r}")
+    return weight[at]

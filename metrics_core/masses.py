@@ -1,0 +1,113 @@
+"""Sampling weight of the pair population, per vantage item, per class (abcde-spec §3, §4).
+
+``jaccard`` and ``stratified`` weigh a pair by w_ij = w_i·w_j / (W·weight(U)); ``precision``
+by u_ij = (w_i/W)·w_j·c_ij (spec §4c). Summed over the partners j of one class, a vantage
+item's *class mass* has a closed form in the weights of its cell. The exact class totals
+(for example Σ over split pairs of w_ij = SplitDistance(T)) are the multipliers of the
+estimates; they are sums over cells, so no per-item or per-pair array is needed.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from .population import Population
+
+SELF, SPLIT, MERGE, INTERSECTION = range(4)
+
+
+def class_masses(population: Population, scheme: str, items: np.ndarray) -> np.ndarray:
+    """Total sampling weight of the pairs of each class, per vantage item.
+
+    Returns an array of shape (len(items), 4), columns self, split, merge,
+    intersection: Σ_j w_ij (``jaccard``, ``stratified``) or Σ_j u_ij (``precision``)
+    over ``j`` in the class's set for ``i``. Zero for unaffected items.
+    """
+    pop = population
+    cell = pop.cell[items]
+    w_i = pop.weight[items]
+    sets = {name: values[cell] for name, values in pop.cell_sets.items()}
+    share = np.where(pop.cell_affected()[cell], w_i / pop.total_weight, 0.0)
+    others_in_cell = np.where(pop.cell_size[cell] > 1, np.maximum(sets["both"] - w_i, 0.0), 0.0)
+    stable_factor = _stable_factor(scheme, sets)
+    masses = np.empty((len(items), 4))
+    masses[:, SELF] = share * w_i * stable_factor
+    masses[:, INTERSECTION] = share * others_in_cell * stable_factor
+    masses[:, SPLIT] = share * _split_factor(scheme, sets)
+    masses[:, MERGE] = share * _merge_factor(scheme, sets)
+    return masses
+
+
+def class_totals(population: Population, scheme: str, vantage: np.ndarray | None = None) -> np.ndarray:
+    """Exact total sampling weight of each class, over vantage items (all when ``None``).
+
+    Returns shape (4,): self, split, merge, intersection. For ``jaccard`` the split
+    total is SplitDistance(T), the merge total MergeDistance(T) and self plus
+    intersection AffectedJaccardIndex(T); for ``precision`` split and merge are
+    SplitRate(T) and MergeRate(T).
+    """
+    pop = population
+    if vantage is None:
+        cached = _TOTALS.setdefault(pop, {})
+        if scheme not in cached:
+            cached[scheme] = _class_totals(pop, scheme, pop.cell_weight, pop.cell_weight_sq)
+        return cached[scheme]
+    kept = np.where(vantage, pop.weight, 0.0)
+    weight = np.bincount(pop.cell, weights=kept, minlength=len(pop.cell_weight))
+    weight_sq = np.bincount(pop.cell, weights=kept * pop.weight, minlength=len(pop.cell_weight))
+    return _class_totals(pop, scheme, weight, weight_sq)
+
+
+_TOTALS: weakref.WeakKeyDictionary[Population, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def _class_totals(pop: Population, scheme: str, weight: np.ndarray, weight_sq: np.ndarray) -> np.ndarray:
+    """Class totals from per-cell sums of the vantage items' weights and squared weights."""
+    sets = pop.cell_sets
+    affected = pop.cell_affected()
+    # Σ over the cell's vantage items of weight(cell \ {i}) · w_i
+    others = np.where(pop.cell_size > 1, np.maximum(weight * sets["both"] - weight_sq, 0.0), 0.0)
+    stable_factor = np.where(affected, _stable_factor(scheme, sets), 0.0)
+    totals = np.array(
+        [
+            np.dot(weight_sq, stable_factor),
+            np.dot(weight, _split_factor(scheme, sets)),
+            np.dot(weight, _merge_factor(scheme, sets)),
+            np.dot(others, stable_factor),
+        ]
+    )
+    return totals / pop.total_weight
+
+
+def cell_stratum_factor(population: Population, scheme: str, classes: tuple[int, ...]) -> np.ndarray:
+    """Per cell f such that an item's total mass over ``classes`` is w_i · f / W.
+
+    Self and intersection pairs always share a stratum: together they weigh
+    w_i · weight(cell) · (stable factor).
+    """
+    pop = population
+    sets = pop.cell_sets
+    factor = np.zeros(len(pop.cell_weight))
+    if SPLIT in classes:
+        factor += _split_factor(scheme, sets)
+    if MERGE in classes:
+        factor += _merge_factor(scheme, sets)
+    if SELF in classes:
+        factor += sets["both"] * _stable_factor(scheme, sets)
+    return np.where(pop.cell_affected(), factor, 0.0)
+
+
+def _stable_factor(scheme: str, sets: dict[str, np.ndarray]) -> np.ndarray:
+    if scheme == "precision":
+        return np.abs(1.0 / sets["exp"] - 1.0 / sets["base"])
+    return 1.0 / sets["union"]
+
+
+def _split_factor(scheme: str, sets: dict[str, np.ndarray]) -> np.ndarray:
+    return sets["split"] / (sets["base"] if scheme == "precision" else sets["union"])
+
+
+def _merge_factor(scheme: str, sets: dict[str, np.ndarray]) -> np.ndarray:
+    return sets["merge"] / (sets["exp"] if scheme == "precision" else sets["union"])
