@@ -6,7 +6,8 @@ Measures, on N items with about K clusters and each kind of cluster id:
     in the same run: the ratio is what we quote (this machine is shared and noisy);
   * S draws of each sampling scheme, beyond the impact metrics;
   * estimates from J judged pairs;
-  * peak traced memory of each phase (tracemalloc traces numpy's buffers).
+  * peak traced memory of each phase (tracemalloc traces numpy's buffers), in a
+    separate pass, since tracing slows allocation.
 
 Run: .venv/bin/python bench/bench_metrics_core.py [--items 10000000] [--clusters 3000000]
 """
@@ -22,6 +23,7 @@ import numpy as np
 
 from metrics_core import (
     SCHEMES,
+    _layout,
     estimate_quality,
     impact_metrics,
     impact_per_base_cluster,
@@ -56,11 +58,20 @@ def as_ids(codes: np.ndarray, kind: str, n_clusters: int, rng: np.random.Generat
 
 
 def timed(function, *args, **kwargs):
-    tracemalloc.reset_peak()
     start = time.perf_counter()
     result = function(*args, **kwargs)
-    seconds = time.perf_counter() - start
-    return result, seconds, tracemalloc.get_traced_memory()[1] / 2**20
+    return result, time.perf_counter() - start
+
+
+def peak_mib(function, *args, **kwargs) -> int:
+    """Peak traced memory of one call (tracemalloc traces numpy's buffers), in a pass of its own:
+    tracing slows allocation, so timings are taken without it."""
+    tracemalloc.start()
+    try:
+        function(*args, **kwargs)
+        return round(tracemalloc.get_traced_memory()[1] / 2**20)
+    finally:
+        tracemalloc.stop()
 
 
 def impact_all(base, exp):
@@ -87,56 +98,47 @@ def main() -> None:
 
     rng = np.random.default_rng(args.seed)
     base_codes, exp_codes = make_codes(args.items, args.clusters, rng)
-    report = {"items": args.items, "clusters": args.clusters, "runs": []}
-    tracemalloc.start()
     for kind in args.kinds.split(","):
         base, exp = as_ids(base_codes, kind, args.clusters, rng), as_ids(exp_codes, kind, args.clusters, rng)
-        # Alternate the two, several rounds: the first touch of fresh memory is slow on
-        # a VM and the machine is shared, so we quote the median of same-round ratios.
+        # Alternate the two over several rounds and quote the median of same-round ratios:
+        # the machine is shared, and first touches of fresh memory are slow on a VM.
         rounds = []
         for _ in range(args.rounds):
-            _, sk_seconds, sk_peak = timed(contingency_matrix, base, exp, sparse=True)
-            (population, overall, *_), ours_seconds, ours_peak = timed(impact_all, base, exp)
+            _, sk_seconds = timed(contingency_matrix, base, exp, sparse=True)
+            (population, overall, *_), ours_seconds = timed(impact_all, base, exp)
             rounds.append((sk_seconds, ours_seconds))
-        ratios = sorted(ours / sk for sk, ours in rounds)
-        sk_seconds = float(np.median([sk for sk, _ in rounds]))
-        ours_seconds = float(np.median([ours for _, ours in rounds]))
-        run = {
-            "ids": kind,
-            "base_clusters": len(population.base_labels),
-            "exp_clusters": len(population.exp_labels),
-            "affected_items": overall.affected_items,
-            "sklearn_contingency_median_s": round(sk_seconds, 3),
-            "sklearn_peak_MiB": round(sk_peak),
-            "impact_median_s": round(ours_seconds, 3),
-            "impact_peak_MiB": round(ours_peak),
-            "impact_over_sklearn_median": round(float(np.median(ratios)), 3),
-            "impact_over_sklearn_per_round": [round(r, 3) for r in ratios],
-        }
-        print(json.dumps(run), flush=True)
-        report["runs"].append(run)
+        ratios = [ours / sk for sk, ours in rounds]
+        emit(
+            ids=kind,
+            items=args.items,
+            base_clusters=len(population.base_labels),
+            exp_clusters=len(population.exp_labels),
+            affected_items=overall.affected_items,
+            sklearn_contingency_s=[round(sk, 3) for sk, _ in rounds],
+            impact_s=[round(ours, 3) for _, ours in rounds],
+            impact_over_sklearn_median=round(float(np.median(ratios)), 3),
+            sklearn_peak_MiB=peak_mib(contingency_matrix, base, exp, sparse=True),
+            impact_peak_MiB=peak_mib(impact_all, base, exp),
+        )
         del base, exp
     for scheme in SCHEMES:
-        sample, seconds, peak = timed(sample_pairs, population, n_draws=args.draws, scheme=scheme, rng=rng)
-        a, b = pairs_for_judgement(sample, rng=rng)
-        verdicts = verdicts_from_judgements(a, b, rng.integers(0, 3, len(a)))
-        _, est_seconds, est_peak = timed(estimate_quality, population, sample, verdicts)
-        run = {
-            "scheme": scheme,
-            "draws": args.draws,
-            "distinct_pairs": len(sample),
-            "sample_s": round(seconds, 3),
-            "sample_peak_MiB": round(peak),
-            "judged_pairs": len(a),
-            "estimate_s": round(est_seconds, 3),
-            "estimate_peak_MiB": round(est_peak),
-        }
-        print(json.dumps(run), flush=True)
-        report["runs"].append(run)
-    judged = _judged_sample(population, args.judged, rng)
-    run = {"estimate_from_judged_pairs": judged}
-    print(json.dumps(run), flush=True)
-    report["runs"].append(run)
+        _layout._CACHE.clear()  # time the first sample of a population: its layout included
+        sample, cold = timed(sample_pairs, population, n_draws=args.draws, scheme=scheme, rng=rng)
+        _, warm = timed(sample_pairs, population, n_draws=args.draws, scheme=scheme, rng=rng)
+        _layout._CACHE.clear()
+        emit(
+            scheme=scheme,
+            draws=args.draws,
+            distinct_pairs=len(sample),
+            sample_first_s=round(cold, 3),
+            sample_again_s=round(warm, 3),
+            sample_peak_MiB=peak_mib(sample_pairs, population, n_draws=args.draws, scheme=scheme, rng=rng),
+        )
+    emit(**_judged_sample(population, args.judged, rng))
+
+
+def emit(**figures) -> None:
+    print(json.dumps(figures), flush=True)
 
 
 def _judged_sample(population, n_judged: int, rng: np.random.Generator) -> dict:
@@ -150,8 +152,15 @@ def _judged_sample(population, n_judged: int, rng: np.random.Generator) -> dict:
         draws = int(draws * 1.5)
     a, b = a[:n_judged], b[:n_judged]
     verdicts = verdicts_from_judgements(a, b, rng.integers(0, 2, len(a)))
-    _, seconds, peak = timed(estimate_quality, population, sample, verdicts)
-    return {"draws": sample.n_draws, "judged_pairs": len(a), "estimate_s": round(seconds, 3), "peak_MiB": round(peak)}
+    _, seconds = timed(estimate_quality, population, sample, verdicts)
+    _, again = timed(estimate_quality, population, sample, verdicts)
+    return {
+        "estimate_draws": sample.n_draws,
+        "judged_pairs": len(a),
+        "estimate_first_s": round(seconds, 3),
+        "estimate_again_s": round(again, 3),
+        "estimate_peak_MiB": peak_mib(estimate_quality, population, sample, verdicts),
+    }
 
 
 if __name__ == "__main__":
