@@ -189,12 +189,18 @@ def _lift(population: Population, units: _Units, *, n_groups: int, labels: np.nd
             return np.array([values.sum()])
         return np.bincount(units.group, weights=values, minlength=n_groups)
 
+    product = np.empty(len(units.weight))
+
+    def weighted_sum(values: np.ndarray) -> np.ndarray:
+        """Σ over each group of unit weight × ``values``, in one reused buffer."""
+        return group_sum(np.multiply(units.weight, values, out=product))
+
     per_cell = cell_pointwise_metrics(pop)
     affected = of_unit(pop.cell_affected())
     affected_weight_of_unit = np.where(affected, units.weight, 0.0)
     weight = group_sum(units.weight)
     affected_weight = group_sum(affected_weight_of_unit)
-    metrics = {name: group_sum(units.weight * of_unit(per_cell[name])) / weight for name in POINTWISE_METRICS}
+    metrics = {name: weighted_sum(of_unit(per_cell[name])) / weight for name in POINTWISE_METRICS}
     metrics["AffectedJaccardIndex"] = group_sum(affected_weight_of_unit * of_unit(per_cell["JaccardIndex"])) / weight
     metrics["UnaffectedJaccardIndex"] = (weight - affected_weight) / weight
     metrics["AffectedWeightFraction"] = affected_weight / weight

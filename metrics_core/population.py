@@ -211,7 +211,9 @@ def _factorize(name: str, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     if array.dtype.kind in "iu" and len(array):
         low, high = int(array.min()), int(array.max())
         if high - low < _DENSE_RANGE_PER_ITEM * len(array) + 1024:
-            codes, present = factorize_keys(array.astype(np.int64) - low, high - low + 1)
+            keys = array.astype(np.int64, copy=False)
+            keys = keys - low if low else keys
+            codes, present = factorize_keys(keys, high - low + 1)
             return codes, present + low
     if array.dtype.kind == "U":
         array = array.astype(object)
