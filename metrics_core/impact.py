@@ -195,23 +195,35 @@ def _lift(population: Population, units: _Units, *, n_groups: int, labels: np.nd
         """Σ over each group of unit weight × ``values``, in one reused buffer."""
         return group_sum(np.multiply(units.weight, values, out=product))
 
+    def share_of_weight(total: np.ndarray) -> np.ndarray:
+        total /= weight  # in place: these tables have one row per cluster
+        return total
+
+    def count(items: np.ndarray) -> np.ndarray:
+        if units.group is None:
+            return np.array([items.sum()])
+        return np.bincount(units.group, weights=items, minlength=n_groups).astype(np.int64)
+
     per_cell = cell_pointwise_metrics(pop)
     affected = of_unit(pop.cell_affected())
-    affected_weight_of_unit = np.where(affected, units.weight, 0.0)
     weight = group_sum(units.weight)
-    affected_weight = group_sum(affected_weight_of_unit)
-    metrics = {name: weighted_sum(of_unit(per_cell[name])) / weight for name in POINTWISE_METRICS}
-    metrics["AffectedJaccardIndex"] = group_sum(affected_weight_of_unit * of_unit(per_cell["JaccardIndex"])) / weight
-    metrics["UnaffectedJaccardIndex"] = (weight - affected_weight) / weight
+    affected_weight = weighted_sum(affected)
+    metrics = {name: share_of_weight(weighted_sum(of_unit(per_cell[name]))) for name in POINTWISE_METRICS}
+    np.multiply(of_unit(per_cell["JaccardIndex"]), affected, out=product)
+    metrics["AffectedJaccardIndex"] = share_of_weight(weighted_sum(product))
+    metrics["UnaffectedJaccardIndex"] = share_of_weight(weight - affected_weight)
     metrics["AffectedWeightFraction"] = affected_weight / weight
-    base_weight_of_unit = of_unit(pop.cell_sets["base"])
+    # MQM eq 49: Σ over affected items of w_i · w_i/weight(Base(i)), over their weight.
+    np.divide(units.weight_sq, of_unit(pop.cell_sets["base"]), out=product)
+    product *= affected
     with np.errstate(invalid="ignore", divide="ignore"):
-        fraction = group_sum(np.where(affected, units.weight_sq / base_weight_of_unit, 0.0)) / affected_weight
-    metrics["WeightFractionOfBaseCluster"] = np.where(affected_weight > 0, fraction, np.nan)
+        fraction = group_sum(product) / affected_weight
+    fraction[affected_weight == 0] = np.nan
+    metrics["WeightFractionOfBaseCluster"] = fraction
     return ImpactTable(
         labels=labels,
-        items=group_sum(units.items.astype(np.float64)).astype(np.int64),
-        affected_items=group_sum(np.where(affected, units.items, 0).astype(np.float64)).astype(np.int64),
+        items=count(units.items),
+        affected_items=count(units.items * affected),
         weight=weight,
         metrics={name: metrics[name] for name in IMPACT_METRICS},
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ._validation import as_1d, is_arrow, positive_weights, same_length
 
@@ -215,16 +216,18 @@ def _factorize(name: str, labels: Any) -> tuple[np.ndarray, np.ndarray]:
             keys = keys - low if low else keys
             codes, present = factorize_keys(keys, high - low + 1)
             return codes, present + low
-    if array.dtype.kind == "U":
-        array = array.astype(object)
+    if array.dtype.kind in "iuUSO":
+        # Arrow's hash table factorises integers and strings faster than pandas'.
+        try:
+            return _factorize_arrow(name, pa.array(array, from_pandas=True))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            pass  # mixed types in an object array
     codes, uniques = pd.factorize(array, use_na_sentinel=True)
     _reject_missing(name, codes)
     return codes.astype(np.int64, copy=False), np.asarray(uniques)
 
 
 def _factorize_arrow(name: str, labels: Any) -> tuple[np.ndarray, np.ndarray]:
-    import pyarrow as pa
-
     if isinstance(labels, pa.ChunkedArray):
         labels = labels.combine_chunks()
     if labels.null_count:
@@ -240,8 +243,9 @@ def factorize_keys(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.nda
         present = np.bincount(keys, minlength=key_range) > 0
         remap = np.cumsum(present) - 1
         return remap[keys], np.flatnonzero(present)
-    codes, uniques = pd.factorize(keys)
-    return codes.astype(np.int64, copy=False), uniques.astype(np.int64, copy=False)
+    encoded = pa.array(keys).dictionary_encode()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary.to_numpy(zero_copy_only=False)
 
 
 def _reject_missing(name: str, codes: np.ndarray) -> None:
