@@ -10,14 +10,14 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[web,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/ruff check metrics_core tests bench
-	$(BIN)/ruff format --check metrics_core bench
+	$(BIN)/ruff check metrics_core raterapp tests bench
+	$(BIN)/ruff format --check metrics_core raterapp bench
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -1,0 +1,56 @@
+"""Who may do what. Every id that comes from a request passes one ``access_*`` function,
+which answers 404 both for "does not exist" and "not yours".
+
+Roles are Django groups: ``rater`` judges pairs, ``engineer`` creates and reads
+experiments, ``admin`` (or a superuser) manages raters and budgets.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from .models import Experiment
+
+RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
+ROLES = (RATER, ENGINEER, ADMIN)
+
+
+def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
+    if not user.is_authenticated:
+        return set()
+    if user.is_superuser:
+        return set(ROLES)
+    return set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+
+
+def has_role(user, role: str) -> bool:
+    return role in user_roles(user)
+
+
+def experiments_visible_to(user) -> QuerySet[Experiment]:
+    """Experiments an engineer owns or was granted; admins see all."""
+    roles = user_roles(user)
+    if ADMIN in roles:
+        return Experiment.objects.all()
+    if ENGINEER in roles:
+        return Experiment.objects.filter(Q(owner=user) | Q(shared_with=user)).distinct()
+    return Experiment.objects.none()
+
+
+def access_experiment_for_engineer(user, experiment_id: int) -> Experiment:
+    try:
+        return experiments_visible_to(user).get(pk=experiment_id)
+    except (Experiment.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such experiment.") from None
+
+
+def access_experiment_for_rater(user, experiment_id: int) -> Experiment:
+    """Raters may judge any experiment that is open for rating."""
+    if not has_role(user, RATER):
+        raise Http404("No such experiment.")
+    try:
+        return Experiment.objects.get(pk=experiment_id, status=Experiment.Status.RATING)
+    except (Experiment.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such experiment.") from None

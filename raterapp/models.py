@@ -1,0 +1,216 @@
+"""The records of the rating loop: experiments, their items and sampled pairs, judgements, estimates.
+
+Bulk data (the whole population of an experiment) lives in a normalised Parquet file
+in the media storage, the canonical input of metrics_core; the database holds what is
+queried and updated transactionally: the items of sampled pairs, the pairs and their
+judgement tasks, the verdicts and the estimate snapshots.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Experiment(models.Model):
+    class Scheme(models.TextChoices):
+        JACCARD = "jaccard", "Jaccard (JDD §7)"
+        STRATIFIED = "stratified", "Stratified: diff and stable pairs"
+        PRECISION = "precision", "ΔPrecision's natural distribution"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        VALIDATING = "validating", "Validating the upload"
+        COMPUTING_IMPACT = "computing_impact", "Computing impact metrics"
+        SAMPLING = "sampling", "Sampling pairs"
+        RATING = "rating", "Ready for rating"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    question = models.CharField(
+        max_length=500, default="Do these two items refer to the same thing?", help_text="What raters are asked."
+    )
+    guidelines = models.TextField(blank=True, help_text="Shown to raters beside every pair (plain text).")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="experiments")
+    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_experiments")
+    scheme = models.CharField(max_length=20, choices=Scheme.choices, default=Scheme.JACCARD)
+    n_draws = models.PositiveIntegerField(default=2000, help_text="Number of pair draws (with replacement).")
+    diff_share = models.FloatField(default=0.5, help_text="Share of draws for the diff stratum (stratified).")
+    replication = models.PositiveSmallIntegerField(default=1, help_text="Verdicts wanted per pair.")
+    seed = models.BigIntegerField(default=0)
+    confidence = models.FloatField(default=0.95)
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0, help_text="Progress of the current step, 0 to 1.")
+    error = models.TextField(blank=True, help_text="Why the preparation failed, naming file, row and problem.")
+    items_count = models.PositiveIntegerField(null=True, blank=True)
+    dropped_items = models.PositiveIntegerField(null=True, blank=True)
+    population_file = models.CharField(max_length=300, blank=True, help_text="Normalised Parquet in media storage.")
+    impact = models.JSONField(null=True, blank=True, help_text="metrics_core impact output (overall).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(diff_share__gt=0) & Q(diff_share__lt=1), name="experiment_diff_share_open_unit"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gt=0) & Q(confidence__lt=1), name="experiment_confidence_open_unit"
+            ),
+            models.CheckConstraint(condition=Q(replication__gte=1), name="experiment_replication_positive"),
+            models.CheckConstraint(condition=Q(n_draws__gte=1), name="experiment_n_draws_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class UploadedFile(models.Model):
+    """An input file of an experiment, kept as uploaded."""
+
+    class Kind(models.TextChoices):
+        ITEMS = "items", "Items with base_cluster and exp_cluster"
+        BASE = "base", "Base clustering"
+        EXP = "exp", "Exp clustering"
+        WEIGHTS = "weights", "Item weights"
+        CATALOGUE = "catalogue", "Item catalogue"
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="files")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    file = models.FileField(upload_to="uploads/%Y/%m/%d/")
+    original_name = models.CharField(max_length=255)
+    size = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["experiment", "kind"], name="one_file_per_kind")]
+
+
+class Item(models.Model):
+    """An item of an experiment that appears in a sampled pair: its card and its clusters."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="items")
+    item_id = models.CharField(max_length=255)
+    position = models.PositiveIntegerField(help_text="Index in the experiment's population file.")
+    title = models.TextField(blank=True)
+    description = models.TextField(blank=True)
+    image_url = models.TextField(blank=True)
+    url = models.TextField(blank=True)
+    attributes = models.JSONField(default=dict, blank=True)
+    base_cluster = models.CharField(max_length=255)
+    exp_cluster = models.CharField(max_length=255)
+    weight = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "item_id"], name="item_unique_id"),
+            models.UniqueConstraint(fields=["experiment", "position"], name="item_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return self.item_id
+
+
+class SampledPair(models.Model):
+    """A distinct ordered pair (i, j) of the sample, with its class, stratum and draw count."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="sampled_pairs")
+    vantage = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    partner = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    pair_class = models.CharField(max_length=12)
+    stratum = models.CharField(max_length=6)
+    draws = models.PositiveIntegerField()
+    task = models.ForeignKey("PairTask", null=True, blank=True, on_delete=models.CASCADE, related_name="draws")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "vantage", "partner"], name="sampled_pair_unique"),
+            models.CheckConstraint(condition=Q(draws__gte=1), name="sampled_pair_draws_positive"),
+        ]
+
+
+class PairTask(models.Model):
+    """A distinct unordered non-self pair that needs verdicts, shown in random ``rank`` order."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="tasks")
+    item_a = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    item_b = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveIntegerField(help_text="Random position in the rating order.")
+    wanted = models.PositiveSmallIntegerField(default=1, help_text="Verdicts wanted (replication).")
+    verdicts = models.PositiveSmallIntegerField(default=0, help_text="Verdicts received.")
+
+    class Meta:
+        ordering = ["experiment", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "item_a", "item_b"], name="task_unique_pair"),
+            models.UniqueConstraint(fields=["experiment", "rank"], name="task_unique_rank"),
+            models.CheckConstraint(condition=Q(verdicts__lte=F("wanted")), name="task_verdicts_within_wanted"),
+        ]
+        indexes = [models.Index(fields=["experiment", "verdicts", "rank"], name="task_queue")]
+
+
+class Lease(models.Model):
+    """A task held by one rater until ``expires_at``; renewed while the rater is on it."""
+
+    task = models.ForeignKey(PairTask, on_delete=models.CASCADE, related_name="leases")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases")
+    token = models.UUIDField(default=uuid.uuid4, unique=True)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "rater"], name="lease_one_per_rater")]
+        indexes = [models.Index(fields=["expires_at"], name="lease_expiry")]
+
+
+class Judgement(models.Model):
+    class Verdict(models.TextChoices):
+        EQUIVALENT = "equivalent", "Equivalent"
+        NOT_EQUIVALENT = "not_equivalent", "Not equivalent"
+        UNSURE = "unsure", "Unsure"
+
+    task = models.ForeignKey(PairTask, on_delete=models.PROTECT, related_name="judgements")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements")
+    verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    comment = models.TextField(blank=True)
+    client_id = models.UUIDField(unique=True, help_text="Generated by the client: a retried submit is one verdict.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "rater"], name="judgement_one_per_rater")]
+
+
+class EstimateSnapshot(models.Model):
+    """Every estimate of an experiment at one moment, as published to live pages."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="snapshots")
+    created_at = models.DateTimeField(auto_now_add=True)
+    judgements = models.PositiveIntegerField()
+    judged_pairs = models.PositiveIntegerField()
+    estimates = models.JSONField(help_text="metrics_core QualityEstimates.as_dict().")
+
+    class Meta:
+        ordering = ["experiment", "-created_at"]
+        get_latest_by = "created_at"
+
+
+class ImpactGroup(models.Model):
+    """Impact metrics of one group of items: a Base or Exp cluster, or a slice value."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="impact_groups")
+    dimension = models.CharField(max_length=200, help_text="'base', 'exp' or the slice attribute.")
+    label = models.CharField(max_length=255)
+    items = models.PositiveIntegerField()
+    affected_items = models.PositiveIntegerField()
+    weight = models.FloatField()
+    metrics = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["experiment", "dimension", "label"], name="impact_group_unique")]
+        indexes = [models.Index(fields=["experiment", "dimension"], name="impact_group_dimension")]

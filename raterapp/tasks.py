@@ -1,0 +1,25 @@
+"""Celery tasks: thin wrappers over services, with stable names, ids as arguments and time limits.
+
+``acks_late`` is safe because every service called here is idempotent: a task that runs
+twice (worker killed, message redelivered) leaves the same result.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+
+@shared_task(name="raterapp.experiment_prepare", acks_late=True, time_limit=3600, soft_time_limit=3500)
+def experiment_prepare_task(experiment_id: int) -> None:
+    """Validate and load the upload, compute impact metrics, draw the sample, open for rating."""
+    from raterapp.services.preparation import experiment_prepare
+
+    experiment_prepare(experiment_id=experiment_id)
+
+
+@shared_task(name="raterapp.estimates_refresh", acks_late=True, time_limit=600, soft_time_limit=570)
+def estimates_refresh_task(experiment_id: int) -> None:
+    """Recompute the estimates from every verdict so far, store a snapshot and publish it."""
+    from raterapp.services.estimates import estimates_refresh
+
+    estimates_refresh(experiment_id=experiment_id)
