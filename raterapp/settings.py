@@ -17,6 +17,7 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
 DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / ".data")))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
 SECRET_KEY = env.str("SECRET_KEY", default="insecure-demo-key-set-SECRET_KEY" if DEBUG else environ.Env.NOTSET)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -75,8 +76,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "data_folder_in": str(DATA_DIR / "broker"),
         "data_folder_out": str(DATA_DIR / "broker"),
         "processed_folder": str(DATA_DIR / "broker-processed"),
+        "control_folder": str(DATA_DIR / "broker-control"),
     }
 )
+if CELERY_BROKER_URL == "filesystem://":
+    for folder in ("broker", "broker-processed", "broker-control"):
+        (DATA_DIR / folder).mkdir(exist_ok=True)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True

@@ -13,3 +13,7 @@ from raterapp.settings import *  # noqa: E402,F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = DATA_DIR / "test-media"  # noqa: F405
 WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = True
+
+# A file, not memory, so that a Celery worker process in the end-to-end tests shares it.
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-db.sqlite3")}  # noqa: F405
