@@ -52,7 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if result is not None:
         # allow_nan=False: a NaN that escaped json_number is a bug, never output.
-        print(json.dumps(result, allow_nan=False))
+        try:
+            print(json.dumps(result, allow_nan=False), flush=True)
+        except BrokenPipeError:
+            # The reader (say `| head`) went away: not an error of ours. Python's documented
+            # remedy: point stdout at devnull so that the exit flush does not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -71,3 +71,48 @@ def _components(n: int, keys: list[np.ndarray]) -> np.ndarray:
             if root_a != root_b:
                 parent[max(root_a, root_b)] = min(root_a, root_b)
     return np.array([find(x) for x in range(n)])
+
+
+DEMO_NAME = "Febrl 3: strict rules vs looser rules"
+DEMO_USERS = {"engineer": "engineer", "admin": "admin", "rater": "rater1", "rater2": "rater", "rater3": "rater"}
+
+
+def demo_files_write(*, folder: Path) -> dict[str, Path]:
+    """The demo's items (clusterings) and catalogue (item cards) as CSV files in ``folder``."""
+    records = febrl_records()
+    base, exp = demo_clusterings(records)
+    folder.mkdir(parents=True, exist_ok=True)
+    text = {name: records[name].to_pylist() for name in records.column_names}
+    items = pa.table(
+        {
+            "item_id": text["rec_id"],
+            "base_cluster": [f"b{k}" for k in base],
+            "exp_cluster": [f"e{k}" for k in exp],
+        }
+    )
+    address = [
+        ", ".join(part for part in (f"{n} {a1}".strip(), a2, f"{s} {p}".strip(), st.upper()) if part)
+        for n, a1, a2, s, p, st in zip(
+            text["street_number"], text["address_1"], text["address_2"], text["suburb"], text["postcode"], text["state"]
+        )
+    ]
+    catalogue = pa.table(
+        {
+            "item_id": text["rec_id"],
+            "title": [f"{g} {s}".strip().title() or "(no name)" for g, s in zip(text["given_name"], text["surname"])],
+            "description": address,
+            "date_of_birth": text["date_of_birth"],
+            "soc_sec_id": text["soc_sec_id"],
+            "state": [s.upper() for s in text["state"]],
+        }
+    )
+    paths = {"items": folder / "items.csv", "catalogue": folder / "catalogue.csv"}
+    pcsv.write_csv(items, paths["items"])
+    pcsv.write_csv(catalogue, paths["catalogue"])
+    return paths
+
+
+def demo_truth() -> dict[str, str]:
+    """The true entity of each demo item id."""
+    records = febrl_records()
+    return dict(zip(records["rec_id"].to_pylist(), records["entity"].to_pylist()))
