@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from .models import Experiment
+from .models import Experiment, PairTask
 
 RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)
@@ -54,3 +54,15 @@ def access_experiment_for_rater(user, experiment_id: int) -> Experiment:
         return Experiment.objects.get(pk=experiment_id, status=Experiment.Status.RATING)
     except (Experiment.DoesNotExist, ValueError, TypeError):
         raise Http404("No such experiment.") from None
+
+
+def access_task_for_rater(user, task_id: int) -> PairTask:
+    """A pair task of an experiment open for rating, for a rater (404 otherwise)."""
+    if not has_role(user, RATER):
+        raise Http404("No such pair.")
+    try:
+        return PairTask.objects.select_related("experiment").get(
+            pk=task_id, experiment__status=Experiment.Status.RATING
+        )
+    except (PairTask.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such pair.") from None

@@ -72,6 +72,11 @@ class Experiment(models.Model):
         return self.name
 
 
+def upload_path(instance: UploadedFile, filename: str) -> str:
+    """Beside the experiment's population file, so that one folder holds all its data."""
+    return f"experiments/{instance.experiment_id}/uploads/{filename}"
+
+
 class UploadedFile(models.Model):
     """An input file of an experiment, kept as uploaded."""
 
@@ -84,7 +89,7 @@ class UploadedFile(models.Model):
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="files")
     kind = models.CharField(max_length=20, choices=Kind.choices)
-    file = models.FileField(upload_to="uploads/%Y/%m/%d/")
+    file = models.FileField(upload_to=upload_path)
     original_name = models.CharField(max_length=255)
     size = models.BigIntegerField()
 

@@ -1,15 +1,21 @@
 """Celery tasks: thin wrappers over services, with stable names, ids as arguments and time limits.
 
-``acks_late`` is safe because every service called here is idempotent: a task that runs
-twice (worker killed, message redelivered) leaves the same result.
+``acks_late`` and retries are safe because every service called here is idempotent: a task
+that runs twice (worker killed, message redelivered, retried) leaves the same result.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+# A lost database connection or a full disk is worth another try; bad data is not (the
+# services store it on the experiment and return).
+TRANSIENT = (OperationalError, InterfaceError, OSError)
+RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 2, "retry_backoff_max": 120, "max_retries": 5}
 
 
-@shared_task(name="raterapp.experiment_prepare", acks_late=True, time_limit=3600, soft_time_limit=3500)
+@shared_task(name="raterapp.experiment_prepare", acks_late=True, time_limit=3600, soft_time_limit=3500, **RETRY)
 def experiment_prepare_task(experiment_id: int) -> None:
     """Validate and load the upload, compute impact metrics, draw the sample, open for rating."""
     from raterapp.services.preparation import experiment_prepare
@@ -17,7 +23,7 @@ def experiment_prepare_task(experiment_id: int) -> None:
     experiment_prepare(experiment_id=experiment_id)
 
 
-@shared_task(name="raterapp.estimates_refresh", acks_late=True, time_limit=600, soft_time_limit=570)
+@shared_task(name="raterapp.estimates_refresh", acks_late=True, time_limit=600, soft_time_limit=570, **RETRY)
 def estimates_refresh_task(experiment_id: int) -> None:
     """Recompute the estimates from every verdict so far, store a snapshot and publish it."""
     from raterapp.services.estimates import estimates_refresh

@@ -74,7 +74,7 @@ def _components(n: int, keys: list[np.ndarray]) -> np.ndarray:
 
 
 DEMO_NAME = "Febrl 3: strict rules vs looser rules"
-DEMO_USERS = {"engineer": "engineer", "admin": "admin", "rater": "rater1", "rater2": "rater", "rater3": "rater"}
+DEMO_USERS = {"engineer": "engineer", "admin": "admin", "rater1": "rater", "rater2": "rater", "rater3": "rater"}
 
 
 def demo_files_write(*, folder: Path) -> dict[str, Path]:
@@ -116,3 +116,83 @@ def demo_truth() -> dict[str, str]:
     """The true entity of each demo item id."""
     records = febrl_records()
     return dict(zip(records["rec_id"].to_pylist(), records["entity"].to_pylist()))
+
+
+def demo_users_ensure(*, password: str) -> dict:
+    """The demo's users (user name -> User), each in the group of its role, all with ``password``."""
+    from django.contrib.auth.models import Group, User
+
+    users = {}
+    for username, role in DEMO_USERS.items():
+        user, _ = User.objects.get_or_create(username=username)
+        user.set_password(password)
+        user.is_staff = role == "admin"
+        user.save()
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+        users[username] = user
+    return users
+
+
+def demo_experiment_ensure(*, owner, folder: Path, n_draws: int = 600, scheme: str = "jaccard", replication: int = 1):
+    """The demo experiment: created (and queued for preparation) on the first call, reused after."""
+    from django.core.files import File
+
+    from raterapp.models import Experiment
+    from raterapp.services.experiments import experiment_create
+
+    existing = Experiment.objects.filter(name=DEMO_NAME, owner=owner).first()
+    if existing is not None:
+        return existing, False
+    paths = demo_files_write(folder=folder)
+    with open(paths["items"], "rb") as items, open(paths["catalogue"], "rb") as catalogue:
+        experiment = experiment_create(
+            owner=owner,
+            name=DEMO_NAME,
+            description=(
+                "Febrl dataset 3 (5,000 person records, 2,000 people). Base: exact match on surname and date of "
+                "birth, or given name and suburb. Exp: social-security id, or given name and surname, or date of "
+                "birth and street number."
+            ),
+            question="Do these two records describe the same person?",
+            guidelines=(
+                "Records may contain typos, swapped or missing fields. Answer Equivalent when both records describe "
+                "one person, Not equivalent when they describe two people, Unsure when you cannot tell."
+            ),
+            files={"items": File(items, name="items.csv"), "catalogue": File(catalogue, name="catalogue.csv")},
+            scheme=scheme,
+            n_draws=n_draws,
+            replication=replication,
+            seed=7,
+        )
+    return experiment, True
+
+
+def demo_raters_simulate(
+    *, experiment, raters: list, rng: np.random.Generator, unsure_rate: float = 0.05, pace: float = 0.0, limit=None
+) -> int:
+    """Raters answer from the true entities (unsure now and then) until the queue is empty.
+
+    Returns the number of verdicts submitted. ``pace`` seconds pass between verdicts.
+    """
+    import time
+    import uuid
+
+    from raterapp.services.judging import assignment_next, judgement_submit
+
+    truth = demo_truth()
+    submitted = 0
+    idle = 0
+    while idle < len(raters) and (limit is None or submitted < limit):
+        rater = raters[submitted % len(raters)] if idle == 0 else raters[(submitted + idle) % len(raters)]
+        task = assignment_next(experiment=experiment, rater=rater)
+        if task is None:
+            idle += 1
+            continue
+        idle = 0
+        same = truth[task.item_a.item_id] == truth[task.item_b.item_id]
+        verdict = "unsure" if rng.random() < unsure_rate else ("equivalent" if same else "not_equivalent")
+        judgement_submit(task=task, rater=rater, verdict=verdict, client_id=uuid.uuid4())
+        submitted += 1
+        if pace:
+            time.sleep(pace)
+    return submitted

@@ -1,0 +1,84 @@
+"""What every API view shares: role permissions, service errors as HTTP answers, CSV output."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import exceptions, status
+from rest_framework.permissions import BasePermission
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.views import APIView
+
+from raterapp.access import ADMIN, ENGINEER, RATER, user_roles
+
+
+class _RolePermission(BasePermission):
+    """Refuses (403) users without one of ``roles``; whether an id is theirs is access.py's 404."""
+
+    roles: tuple[str, ...] = ()
+    message = "Your role does not allow this."
+
+    def has_permission(self, request, view) -> bool:
+        return bool(user_roles(request.user) & set(self.roles))
+
+
+class IsRater(_RolePermission):
+    roles = (RATER,)
+
+
+class IsEngineerOrAdmin(_RolePermission):
+    roles = (ENGINEER, ADMIN)
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the current state."
+    default_code = "conflict"
+
+
+def drf_validation_error(exc: DjangoValidationError) -> exceptions.ValidationError:
+    """A service's Django ValidationError (keyed by field or not) as DRF's 400."""
+    if hasattr(exc, "error_dict"):
+        return exceptions.ValidationError(exc.message_dict)
+    return exceptions.ValidationError({"non_field_errors": exc.messages})
+
+
+class CSVRenderer(BaseRenderer):
+    """A list of flat rows (or one row) as CSV with a header; columns from the view's
+    ``csv_fields`` when it has them (so an empty export still has its header)."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        rows = [data] if isinstance(data, dict) else list(data or [])
+        view = (renderer_context or {}).get("view")
+        response = (renderer_context or {}).get("response")
+        fields = getattr(view, "csv_fields", None)
+        if fields is None or (response is not None and response.exception):
+            fields = list(rows[0]) if rows else []
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue().encode(self.charset)
+
+
+class ExportApi(APIView):
+    """A download in JSON or CSV (``?format=csv`` or ``Accept: text/csv``), named after ``export_name``."""
+
+    renderer_classes = [JSONRenderer, CSVRenderer]
+    permission_classes = [IsEngineerOrAdmin]
+    export_name = "export"
+    csv_fields: tuple[str, ...] = ()
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        renderer = getattr(request, "accepted_renderer", None)
+        if response.status_code == 200 and renderer is not None:
+            name = f"experiment-{kwargs.get('experiment_id')}-{self.export_name}.{renderer.format}"
+            response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response

@@ -1,0 +1,155 @@
+"""Experiments for engineers: upload, status, impact, sampled pairs and estimates.
+
+Roles: engineers see the experiments they own or were granted, admins all of them
+(``access.experiments_visible_to``); raters and anonymous users are refused (403), and
+an experiment that is not visible answers 404 like a missing one.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from raterapp.access import access_experiment_for_engineer
+from raterapp.models import EstimateSnapshot, Experiment, ImpactGroup, SampledPair
+from raterapp.selectors.experiments import (
+    estimate_snapshot_latest,
+    estimate_snapshots_list,
+    experiment_judging_progress_get,
+    experiment_list,
+    impact_dimensions_list,
+    impact_groups_list,
+)
+from raterapp.selectors.samples import sampled_pairs_rows
+from raterapp.services.experiments import experiment_create
+
+from .common import IsEngineerOrAdmin, drf_validation_error
+from .serializers import (
+    FILE_KINDS,
+    EstimateSnapshotSerializer,
+    ExperimentCreateSerializer,
+    ExperimentDetailSerializer,
+    ExperimentImpactSerializer,
+    ExperimentSerializer,
+    ImpactGroupSerializer,
+    SampledPairSerializer,
+)
+
+NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
+
+
+class ExperimentListCreateApi(generics.ListAPIView):
+    """GET: the experiments visible to the user (engineer: own and granted; admin: all).
+    POST: upload a new experiment (engineer, admin); it is prepared in the background.
+    Roles: engineer, admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+    parser_classes = [MultiPartParser, FormParser]
+    serializer_class = ExperimentSerializer
+    queryset = Experiment.objects.none()  # the real one depends on the user: get_queryset
+
+    def get_queryset(self):
+        return experiment_list(user=self.request.user)
+
+    @extend_schema(request=ExperimentCreateSerializer, responses={201: ExperimentSerializer, 400: None})
+    def post(self, request):
+        data = ExperimentCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = {k: v for k, v in data.validated_data.items() if k not in FILE_KINDS}
+        files = {k: v for k, v in data.validated_data.items() if k in FILE_KINDS}
+        try:
+            experiment = experiment_create(owner=request.user, files=files, **fields)
+        except ValidationError as exc:
+            raise drf_validation_error(exc) from None
+        return Response(ExperimentSerializer(experiment).data, status=status.HTTP_201_CREATED)
+
+
+class ExperimentDetailApi(APIView):
+    """An experiment with its preparation status, progress, error and judging progress.
+    Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: ExperimentDetailSerializer, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        experiment.judging = experiment_judging_progress_get(experiment=experiment)
+        return Response(ExperimentDetailSerializer(experiment).data)
+
+
+class ExperimentImpactApi(APIView):
+    """The exact impact metrics over all items, and the dimensions of the per-group breakdown.
+    Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: ExperimentImpactSerializer, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        body = {"overall": experiment.impact, "dimensions": impact_dimensions_list(experiment=experiment)}
+        return Response(ExperimentImpactSerializer(body).data)
+
+
+@extend_schema(
+    parameters=[OpenApiParameter("dimension", str, description="Only this dimension ('base', 'exp', a slice).")],
+    responses={200: ImpactGroupSerializer(many=True), 404: NOT_FOUND},
+)
+class ExperimentImpactGroupsApi(generics.ListAPIView):
+    """Impact metrics per group (Base cluster, Exp cluster, slice value), paginated.
+    Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+    serializer_class = ImpactGroupSerializer
+    queryset = ImpactGroup.objects.none()
+
+    def get_queryset(self):
+        experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
+        return impact_groups_list(experiment=experiment, dimension=self.request.query_params.get("dimension"))
+
+
+@extend_schema(responses={200: SampledPairSerializer(many=True), 404: NOT_FOUND})
+class ExperimentPairsApi(generics.ListAPIView):
+    """The sampled pairs, paginated: item ids, class, stratum, draws, contribution to
+    JaccardDistance and the verdicts of their task. Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+    serializer_class = SampledPairSerializer
+    queryset = SampledPair.objects.none()
+
+    def get_queryset(self):
+        experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
+        return sampled_pairs_rows(experiment=experiment)
+
+
+class ExperimentEstimatesApi(APIView):
+    """The latest estimates (404 until the first verdict is in).
+    Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: EstimateSnapshotSerializer, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        snapshot = estimate_snapshot_latest(experiment=experiment)
+        if snapshot is None:
+            raise NotFound("No estimates yet.")
+        return Response(EstimateSnapshotSerializer(snapshot).data)
+
+
+@extend_schema(responses={200: EstimateSnapshotSerializer(many=True), 404: NOT_FOUND})
+class ExperimentEstimatesHistoryApi(generics.ListAPIView):
+    """Every estimate snapshot, oldest first, paginated: how the estimates moved as verdicts
+    came in. Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+    serializer_class = EstimateSnapshotSerializer
+    queryset = EstimateSnapshot.objects.none()
+
+    def get_queryset(self):
+        experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
+        return estimate_snapshots_list(experiment=experiment)

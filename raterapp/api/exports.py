@@ -1,0 +1,85 @@
+"""Downloads of an experiment's sampled pairs, verdicts and estimates, as JSON or CSV.
+
+The pair and verdict files have the columns of the metrics_core command line first
+(``i, j, pair_class, stratum, draws, scheme`` and ``i, j, verdict``, item ids), so
+``python -m metrics_core estimate ITEMS pairs.csv judgements.csv`` reproduces the
+estimates outside the app. Choose the format with ``?format=csv|json`` or ``Accept``.
+
+Roles: engineer (own or granted experiments), admin; raters and anonymous users 403;
+an experiment that is not visible 404.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+
+from raterapp.access import access_experiment_for_engineer
+from raterapp.selectors.experiments import estimate_snapshot_latest
+from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows, sampled_pairs_rows
+
+from .common import ExportApi
+from .serializers import (
+    EstimateRowSerializer,
+    EstimateSnapshotSerializer,
+    JudgementExportSerializer,
+    SampledPairSerializer,
+)
+
+FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="Download format (default json).")
+NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
+ESTIMATE_FIELDS = ("metric", "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws")
+
+
+def _export_schema(json_body):
+    return extend_schema(
+        parameters=[FORMAT],
+        responses={(200, "application/json"): json_body, (200, "text/csv"): OpenApiTypes.STR, 404: NOT_FOUND},
+    )
+
+
+class ExperimentPairsExportApi(ExportApi):
+    """All sampled pairs (columns as /pairs/). Roles: engineer (own or granted), admin."""
+
+    export_name = "pairs"
+    csv_fields = PAIR_FIELDS
+
+    @_export_schema(SampledPairSerializer(many=True))
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        return Response(SampledPairSerializer(sampled_pairs_rows(experiment=experiment), many=True).data)
+
+
+class ExperimentJudgementsExportApi(ExportApi):
+    """All verdicts, oldest first, with the item ids of their pair and the rater's user id.
+    Roles: engineer (own or granted), admin."""
+
+    export_name = "judgements"
+    csv_fields = JUDGEMENT_FIELDS
+
+    @_export_schema(JudgementExportSerializer(many=True))
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        return Response(JudgementExportSerializer(judgements_rows(experiment=experiment), many=True).data)
+
+
+class ExperimentEstimatesExportApi(ExportApi):
+    """The latest estimates: JSON as /estimates/ (the metrics_core ``estimate`` output plus ids
+    and counts), CSV one row per metric. Roles: engineer (own or granted), admin."""
+
+    export_name = "estimates"
+    csv_fields = ESTIMATE_FIELDS
+
+    @_export_schema(EstimateSnapshotSerializer)
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        snapshot = estimate_snapshot_latest(experiment=experiment)
+        if snapshot is None:
+            raise NotFound("No estimates yet.")
+        body = EstimateSnapshotSerializer(snapshot).data
+        if request.accepted_renderer.format == "csv":
+            rows = [{"metric": name, **values} for name, values in body["estimates"].items()]
+            return Response(EstimateRowSerializer(rows, many=True).data)
+        return Response(body)

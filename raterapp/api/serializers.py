@@ -1,0 +1,155 @@
+"""Request and response shapes of the JSON API (names are unique: they are the OpenAPI components)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from raterapp.models import Experiment, ImpactGroup, Judgement
+
+FILE_KINDS = ("items", "base", "exp", "weights", "catalogue")
+
+
+class ExperimentCreateSerializer(serializers.Serializer):
+    """The fields of ``experiment_create``; files are either ``items`` or ``base`` + ``exp``,
+    with an optional ``weights``, and always a ``catalogue``. Only types are checked here:
+    the service checks values and file combinations (errors keyed by field, or ``files``)."""
+
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True)
+    question = serializers.CharField(required=False, max_length=500)
+    guidelines = serializers.CharField(required=False, allow_blank=True)
+    scheme = serializers.ChoiceField(choices=Experiment.Scheme.choices, required=False)
+    n_draws = serializers.IntegerField(required=False)
+    diff_share = serializers.FloatField(required=False)
+    replication = serializers.IntegerField(required=False)
+    seed = serializers.IntegerField(required=False)
+    confidence = serializers.FloatField(required=False)
+    items = serializers.FileField(required=False)
+    base = serializers.FileField(required=False)
+    exp = serializers.FileField(required=False)
+    weights = serializers.FileField(required=False)
+    catalogue = serializers.FileField(required=False)
+
+
+class ExperimentSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+
+    class Meta:
+        model = Experiment
+        fields = (
+            "id", "name", "description", "question", "guidelines", "owner", "scheme", "n_draws", "diff_share",
+            "replication", "seed", "confidence", "status", "progress", "error", "items_count", "dropped_items",
+            "created_at", "updated_at",
+        )  # fmt: skip
+        read_only_fields = fields
+
+
+class JudgingProgressSerializer(serializers.Serializer):
+    tasks = serializers.IntegerField(help_text="Pairs to judge.")
+    verdicts = serializers.IntegerField(help_text="Verdicts received.")
+    wanted = serializers.IntegerField(help_text="Verdicts wanted (pairs × replication).")
+    done = serializers.BooleanField()
+
+
+class ExperimentDetailSerializer(ExperimentSerializer):
+    judging = JudgingProgressSerializer(read_only=True)
+
+    class Meta(ExperimentSerializer.Meta):
+        fields = (*ExperimentSerializer.Meta.fields, "judging")
+        read_only_fields = fields
+
+
+class ExperimentImpactSerializer(serializers.Serializer):
+    overall = serializers.JSONField(allow_null=True, help_text="metrics_core impact output for all items.")
+    dimensions = serializers.ListField(child=serializers.CharField(), help_text="Values of ?dimension= for groups.")
+
+
+class ImpactGroupSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ImpactGroup
+        fields = ("dimension", "label", "items", "affected_items", "weight", "metrics")
+
+
+class SampledPairSerializer(serializers.Serializer):
+    i = serializers.CharField(help_text="Item id of the vantage item.")
+    j = serializers.CharField(help_text="Item id of the partner.")
+    pair_class = serializers.CharField(help_text="self, split, merge or intersection.")
+    stratum = serializers.CharField(help_text="all, or diff/stable for the stratified scheme.")
+    draws = serializers.IntegerField()
+    scheme = serializers.CharField()
+    jaccard_contribution = serializers.FloatField(help_text="Share of JaccardDistance this row stands for.")
+    task = serializers.IntegerField(allow_null=True, help_text="The judging task; null for self pairs.")
+    verdicts = serializers.IntegerField(allow_null=True)
+    wanted = serializers.IntegerField(allow_null=True)
+
+
+class EstimateSerializer(serializers.Serializer):
+    value = serializers.FloatField(allow_null=True)
+    stderr = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+    judged_draws = serializers.IntegerField()
+    drawn_draws = serializers.IntegerField()
+
+
+class EstimateSnapshotSerializer(serializers.Serializer):
+    """An ``EstimateSnapshot``: the same keys as the JSON published on the live channel."""
+
+    id = serializers.IntegerField()
+    experiment = serializers.IntegerField(source="experiment_id")
+    created_at = serializers.DateTimeField()
+    scheme = serializers.CharField(source="estimates.scheme")
+    confidence = serializers.FloatField(source="estimates.confidence")
+    judgements = serializers.IntegerField()
+    judged_pairs = serializers.IntegerField()
+    exact = serializers.DictField(
+        source="estimates.exact", child=serializers.FloatField(allow_null=True), help_text="Exact impact metrics."
+    )
+    estimates = serializers.DictField(
+        source="estimates.estimates", child=EstimateSerializer(), help_text="Estimated metric by name."
+    )
+
+
+class EstimateRowSerializer(EstimateSerializer):
+    metric = serializers.CharField()
+
+
+class JudgementExportSerializer(serializers.Serializer):
+    i = serializers.CharField()
+    j = serializers.CharField()
+    verdict = serializers.ChoiceField(choices=Judgement.Verdict.choices)
+    task = serializers.IntegerField()
+    rater = serializers.IntegerField()
+    comment = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ItemCardSerializer(serializers.Serializer):
+    title = serializers.CharField()
+    description = serializers.CharField()
+    image_url = serializers.CharField()
+    url = serializers.CharField()
+    attributes = serializers.DictField()
+
+
+class NextPairSerializer(serializers.Serializer):
+    task = serializers.IntegerField()
+    lease_expires_at = serializers.DateTimeField()
+    question = serializers.CharField()
+    guidelines = serializers.CharField()
+    left = ItemCardSerializer()
+    right = ItemCardSerializer()
+
+
+class JudgementCreateSerializer(serializers.Serializer):
+    task = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=Judgement.Verdict.choices)
+    client_id = serializers.UUIDField(help_text="Made by the client once per verdict: a retry sends it again.")
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class JudgementSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Judgement
+        fields = ("id", "task", "verdict", "client_id", "comment", "created_at")
+        read_only_fields = fields

@@ -1,0 +1,52 @@
+"""``python manage.py demo``: the Febrl demo experiment, its users, and optionally simulated raters."""
+
+import time
+
+import numpy as np
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from raterapp.models import Experiment
+from raterapp.services.demo import demo_experiment_ensure, demo_raters_simulate, demo_users_ensure
+
+
+class Command(BaseCommand):
+    help = "Create the demo users and the Febrl 3 demo experiment; --simulate lets simulated raters judge it."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--password", default="abcde-demo", help="password of every demo user")
+        parser.add_argument("--draws", type=int, default=600, help="pair draws of the demo experiment")
+        parser.add_argument("--replication", type=int, default=1)
+        parser.add_argument("--simulate", action="store_true", help="simulated raters answer from the truth")
+        parser.add_argument("--pace", type=float, default=0.5, help="seconds between simulated verdicts")
+        parser.add_argument("--wait", type=float, default=300, help="seconds to wait for the worker to prepare")
+
+    def handle(self, *args, **options):
+        users = demo_users_ensure(password=options["password"])
+        experiment, created = demo_experiment_ensure(
+            owner=users["engineer"],
+            folder=settings.DATA_DIR / "demo",
+            n_draws=options["draws"],
+            replication=options["replication"],
+        )
+        self.stdout.write(f"{'Created' if created else 'Found'} experiment {experiment.pk}: {experiment.name}")
+        self.stdout.write(f"Users engineer, admin, rater1, rater2, rater3; password {options['password']!r}")
+        if not options["simulate"]:
+            return
+        experiment = self._wait_until_ready(experiment, options["wait"])
+        raters = [users[name] for name in ("rater1", "rater2", "rater3")]
+        count = demo_raters_simulate(
+            experiment=experiment, raters=raters, rng=np.random.default_rng(), pace=options["pace"]
+        )
+        self.stdout.write(f"Simulated raters submitted {count} verdicts.")
+
+    def _wait_until_ready(self, experiment, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            experiment.refresh_from_db()
+            if experiment.status == Experiment.Status.RATING:
+                return experiment
+            if experiment.status == Experiment.Status.FAILED:
+                raise CommandError(f"the demo experiment failed: {experiment.error}")
+            time.sleep(1)
+        raise CommandError("the worker did not prepare the demo experiment in time: is it running?")

@@ -1,0 +1,118 @@
+"""An experiment's sampled pairs and verdicts, as the arrays metrics_core takes and as export rows.
+
+Item positions (``Item.position``) index the population arrays; item ids are what
+people read, so exports carry ids, the columns of the metrics_core command line
+(``i, j, pair_class, stratum, draws, scheme`` and ``i, j, verdict``) first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metrics_core import PairSample, jaccard_contributions
+from raterapp.models import Experiment, Judgement, SampledPair
+from raterapp.services.population import population_for_experiment
+
+PAIR_FIELDS = (
+    "i",
+    "j",
+    "pair_class",
+    "stratum",
+    "draws",
+    "scheme",
+    "jaccard_contribution",
+    "task",
+    "verdicts",
+    "wanted",
+)
+JUDGEMENT_FIELDS = ("i", "j", "verdict", "task", "rater", "comment", "created_at")
+
+
+def pair_sample_get(*, experiment: Experiment, population) -> PairSample:
+    """The experiment's sample as a metrics_core PairSample, rows in ``SampledPair`` id order."""
+    rows = SampledPair.objects.filter(experiment=experiment).order_by("pk")
+    columns = rows.values_list("vantage__position", "partner__position", "draws", "pair_class", "stratum")
+    i, j, draws, pair_class, stratum = _columns(columns, 5)
+    return PairSample.from_columns(
+        population,
+        scheme=experiment.scheme,
+        i=np.asarray(i, dtype=np.int64),
+        j=np.asarray(j, dtype=np.int64),
+        draws=np.asarray(draws, dtype=np.int64),
+        pair_class=np.asarray(pair_class, dtype=object),
+        stratum=np.asarray(stratum, dtype=object),
+        diff_share=experiment.diff_share if experiment.scheme == Experiment.Scheme.STRATIFIED else None,
+    )
+
+
+def judgement_columns_get(*, experiment: Experiment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions of both items and the verdict of every judgement of the experiment."""
+    columns = Judgement.objects.filter(task__experiment=experiment).values_list(
+        "task__item_a__position", "task__item_b__position", "verdict"
+    )
+    a, b, verdict = _columns(columns, 3)
+    return np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64), np.asarray(verdict, dtype=object)
+
+
+def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
+    """Every sampled pair with item ids, class, stratum, draws, its contribution to
+    JaccardDistance and its task's verdict count (``task`` is null for self pairs)."""
+    rows = list(
+        SampledPair.objects.filter(experiment=experiment)
+        .order_by("pk")
+        .values(
+            "vantage__item_id",
+            "partner__item_id",
+            "pair_class",
+            "stratum",
+            "draws",
+            "task",
+            "task__verdicts",
+            "task__wanted",
+        )
+    )
+    if not rows:
+        return []  # not sampled yet, and maybe without a population file
+    _, population = population_for_experiment(experiment)
+    contributions = jaccard_contributions(population, pair_sample_get(experiment=experiment, population=population))
+    return [
+        {
+            "i": row["vantage__item_id"],
+            "j": row["partner__item_id"],
+            "pair_class": row["pair_class"],
+            "stratum": row["stratum"],
+            "draws": row["draws"],
+            "scheme": experiment.scheme,
+            "jaccard_contribution": float(contribution),
+            "task": row["task"],
+            "verdicts": row["task__verdicts"],
+            "wanted": row["task__wanted"],
+        }
+        for row, contribution in zip(rows, contributions, strict=True)
+    ]
+
+
+def judgements_rows(*, experiment: Experiment) -> list[dict]:
+    """Every verdict with the item ids of its pair, oldest first."""
+    rows = (
+        Judgement.objects.filter(task__experiment=experiment)
+        .order_by("created_at", "pk")
+        .values("task__item_a__item_id", "task__item_b__item_id", "verdict", "task", "rater", "comment", "created_at")
+    )
+    return [
+        {
+            "i": row["task__item_a__item_id"],
+            "j": row["task__item_b__item_id"],
+            "verdict": row["verdict"],
+            "task": row["task"],
+            "rater": row["rater"],
+            "comment": row["comment"],
+            "created_at": row["created_at"],
+        }
+        for row in rows
+    ]
+
+
+def _columns(rows, width: int) -> list[list]:
+    columns = list(zip(*rows))
+    return [list(c) for c in columns] if columns else [[] for _ in range(width)]

@@ -1,0 +1,109 @@
+"""The item catalogue of an experiment: what raters see of each item, and its slice attributes.
+
+Columns: ``item_id`` and ``title`` (required), ``description``, ``image_url`` and ``url``
+(optional); every further column is an attribute, kept as text for slicing. The file is
+read by metrics_core.io, so its errors are the same one line ``file: line: problem`` as
+those of the clustering files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metrics_core.io import InputError, ItemTable
+
+# metrics_core.io exposes readers of its own tables only; its column checks are what a
+# catalogue needs too, so they are reused here rather than written a second time.
+from metrics_core.io.source import _Source
+
+CARD_COLUMNS = ("title", "description", "image_url", "url")
+# Names the population file and the impact dimensions use for themselves.
+RESERVED_COLUMNS = ("base_cluster", "exp_cluster", "weight", "base", "exp")
+
+
+@dataclass(frozen=True, eq=False)
+class Catalogue:
+    """Validated catalogue rows: ids, card fields ('' where absent) and text attributes."""
+
+    path: str
+    item_id: pa.Array
+    cards: Mapping[str, pa.Array]
+    attributes: Mapping[str, pa.Array]
+
+    def __len__(self) -> int:
+        return len(self.item_id)
+
+
+def catalogue_read(*, path: str) -> Catalogue:
+    """Read and validate a catalogue file (CSV or Parquet). Raises :class:`InputError`."""
+    src = _Source.open(path, required=("item_id", "title"), optional=CARD_COLUMNS[1:], keep_others=True)
+    item_id = src.ids("item_id")
+    src.require_unique("item_id", item_id)
+    others = [name for name in src.names if name != "item_id" and name not in CARD_COLUMNS]
+    _require_unreserved(path, others)
+    cards = {
+        name: pc.fill_null(_text(src, name), "") if name in src.names else pa.repeat("", src.n_rows)
+        for name in CARD_COLUMNS
+    }
+    attributes = {name: _text(src, name) for name in others}
+    return Catalogue(str(path), item_id, cards, attributes)
+
+
+def catalogue_rows_for(*, catalogue: Catalogue, item_ids: pa.Array, items_path: str) -> np.ndarray:
+    """The catalogue row of each item id (int64); :class:`InputError` naming the first id missing."""
+    value_set = catalogue.item_id if catalogue.item_id.type == item_ids.type else catalogue.item_id.cast(item_ids.type)
+    rows = pc.index_in(item_ids, value_set=value_set)
+    if rows.null_count:
+        first = pc.index(pc.is_null(rows), True).as_py()
+        raise InputError(catalogue.path, f"no row for item_id {item_ids[first].as_py()!r} of {items_path}")
+    return rows.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def catalogue_attributes_for(*, catalogue: Catalogue, rows: np.ndarray, items: ItemTable) -> dict[str, pa.Array]:
+    """The slice attributes of the items: the items file's extra columns, then the catalogue's.
+
+    Raises :class:`InputError` when a name is reserved or in both files.
+    """
+    from_items = {name: _as_text(items.path, name, values) for name, values in items.attributes.items()}
+    _require_unreserved(items.path, list(from_items))
+    both = [name for name in catalogue.attributes if name in from_items]
+    if both:
+        raise InputError(catalogue.path, f"column {both[0]!r} is also in {items.path}: rename one of them")
+    indices = pa.array(rows)
+    return {**from_items, **{name: values.take(indices) for name, values in catalogue.attributes.items()}}
+
+
+def catalogue_cards_at(*, catalogue: Catalogue, rows: np.ndarray) -> dict[str, list[str]]:
+    """The card fields of the given catalogue rows, one list per card column."""
+    indices = pa.array(rows)
+    return {name: values.take(indices).to_pylist() for name, values in catalogue.cards.items()}
+
+
+def _require_unreserved(path: str, names: list[str]) -> None:
+    reserved = [name for name in names if name in RESERVED_COLUMNS]
+    if reserved:
+        raise InputError(path, f"column {reserved[0]!r} is reserved: rename it")
+
+
+def _text(src: _Source, name: str) -> pa.Array:
+    column = src.table.column(name)
+    return _as_text(src.path, name, column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
+
+
+def _as_text(path: str, name: str, values: pa.Array) -> pa.Array:
+    """Text values, nulls kept; lists, structs and binary columns are refused."""
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        return values
+    if pa.types.is_binary(values.type) or pa.types.is_nested(values.type):
+        raise InputError(path, f"column {name!r} has type {values.type}; expected text")
+    try:
+        return pc.cast(values, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise InputError(path, f"column {name!r} has type {values.type}; expected text") from None

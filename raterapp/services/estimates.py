@@ -1,0 +1,108 @@
+"""Estimates of an experiment's quality metrics from the verdicts so far.
+
+Every judgement asks for a recompute, but a burst of judgements shares one: the first
+sets a pending key in the cache and schedules the task ``ESTIMATES_DEBOUNCE_SECONDS``
+later; the ones that follow find the key and do nothing. The recompute deletes the key
+before it reads anything, so a judgement that arrives while it runs schedules another.
+The numbers come from metrics_core only; this module moves rows into arrays and back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+
+from metrics_core import estimate_quality, impact_metrics, verdicts_from_judgements
+from raterapp.models import EstimateSnapshot, Experiment
+from raterapp.selectors.samples import judgement_columns_get, pair_sample_get
+from raterapp.services.population import population_for_experiment
+
+logger = logging.getLogger(__name__)
+
+# Long enough to cover the countdown and a busy queue; if a task is lost the key expires
+# and the next judgement schedules again.
+PENDING_MARGIN_SECONDS = 60
+
+
+def estimates_channel(experiment_id: int) -> str:
+    """The Redis channel on which each new snapshot of an experiment is published."""
+    return f"experiment:{experiment_id}:estimates"
+
+
+def estimates_refresh_schedule(*, experiment_id: int) -> bool:
+    """Schedule a recompute unless one is already pending; whether this call scheduled it."""
+    from raterapp.tasks import estimates_refresh_task
+
+    key = _pending_key(experiment_id)
+    timeout = math.ceil(settings.ESTIMATES_DEBOUNCE_SECONDS + PENDING_MARGIN_SECONDS)
+    if not cache.add(key, 1, timeout=timeout):
+        return False
+    try:
+        estimates_refresh_task.apply_async(args=[experiment_id], countdown=settings.ESTIMATES_DEBOUNCE_SECONDS)
+    except Exception:
+        cache.delete(key)  # nothing is scheduled: let the next judgement try again
+        raise
+    return True
+
+
+def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
+    """Estimate every metric of the experiment's scheme from all verdicts; store and publish a snapshot.
+
+    The snapshot's JSON is ``QualityEstimates.as_dict()`` plus ``exact`` (the impact
+    metrics), ``judgements`` (verdicts) and ``judged_pairs`` (distinct pairs with at least
+    one verdict, unsure included), all read from one list of rows so that they agree.
+    """
+    cache.delete(_pending_key(experiment_id))
+    experiment = Experiment.objects.get(pk=experiment_id)
+    _, population = population_for_experiment(experiment)
+    sample = pair_sample_get(experiment=experiment, population=population)
+    i, j, verdict = judgement_columns_get(experiment=experiment)
+    verdicts = verdicts_from_judgements(i, j, verdict)
+    quality = estimate_quality(population, sample, verdicts, confidence=experiment.confidence)
+    payload = {
+        **quality.as_dict(),
+        "exact": _exact_metrics(experiment, population),
+        "judgements": len(verdict),
+        "judged_pairs": len(verdicts),
+    }
+    snapshot = EstimateSnapshot.objects.create(
+        experiment=experiment, judgements=len(verdict), judged_pairs=len(verdicts), estimates=payload
+    )
+    transaction.on_commit(lambda: _publish(snapshot), robust=True)
+    return snapshot
+
+
+def estimate_snapshot_as_dict(snapshot: EstimateSnapshot) -> dict:
+    """The JSON of a snapshot, as the API returns it and the channel carries it."""
+    return {
+        "id": snapshot.pk,
+        "experiment": snapshot.experiment_id,
+        "created_at": snapshot.created_at.isoformat(),
+        **snapshot.estimates,
+    }
+
+
+def _exact_metrics(experiment: Experiment, population) -> dict:
+    stored = (experiment.impact or {}).get("metrics")
+    return stored if stored is not None else impact_metrics(population).as_dict()["metrics"]
+
+
+def _publish(snapshot: EstimateSnapshot) -> None:
+    if not settings.REDIS_URL:
+        return
+    import redis
+
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
+        client.publish(estimates_channel(snapshot.experiment_id), json.dumps(estimate_snapshot_as_dict(snapshot)))
+    except redis.RedisError as exc:  # the snapshot is stored; live pages catch up on the next one
+        logger.warning("estimates of experiment %s not published: %s", snapshot.experiment_id, exc)
+
+
+def _pending_key(experiment_id: int) -> str:
+    return f"estimates-pending:{experiment_id}"

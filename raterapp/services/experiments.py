@@ -1,0 +1,144 @@
+"""Creating an experiment: check the parameters, store the uploads, enqueue the preparation."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.db import transaction
+
+from metrics_core.io import InputError, format_of
+from raterapp.models import Experiment, UploadedFile
+from raterapp.tasks import experiment_prepare_task
+
+Kind = UploadedFile.Kind
+# Every distinct pair becomes rows and human work: beyond this a sample is a mistake.
+MAX_DRAWS = 100_000
+MAX_REPLICATION = 20
+# seed + 1 orders the tasks, and both must fit a signed 64-bit column.
+MAX_SEED = 2**63 - 2
+
+
+def experiment_create(
+    *,
+    owner: AbstractBaseUser,
+    name: str,
+    files: Mapping[str, File],
+    description: str = "",
+    question: str | None = None,
+    guidelines: str = "",
+    scheme: str = "jaccard",
+    n_draws: int = 2000,
+    diff_share: float = 0.5,
+    replication: int = 1,
+    seed: int | None = None,
+    confidence: float = 0.95,
+) -> Experiment:
+    """Create an experiment from its uploads and enqueue its preparation once committed.
+
+    ``files`` maps kinds to files: ``catalogue`` always, and either ``items`` or ``base``
+    and ``exp`` (with optional ``weights``). Raises ``ValidationError`` keyed by field
+    (``files`` for the uploads); then nothing is created. The content of the files is
+    checked by the preparation, which reports problems in ``Experiment.error``.
+    """
+    errors = _parameter_problems(
+        name=name,
+        scheme=scheme,
+        n_draws=n_draws,
+        diff_share=diff_share,
+        replication=replication,
+        seed=seed,
+        confidence=confidence,
+    )
+    if file_problems := _file_problems(files):
+        errors["files"] = file_problems
+    if errors:
+        raise ValidationError(errors)
+
+    experiment = Experiment(
+        owner=owner,
+        name=name.strip(),
+        description=description,
+        guidelines=guidelines,
+        scheme=scheme,
+        n_draws=int(n_draws),
+        diff_share=float(diff_share),
+        replication=int(replication),
+        seed=secrets.randbelow(MAX_SEED + 1) if seed is None else int(seed),
+        confidence=float(confidence),
+    )
+    if question is not None:
+        experiment.question = question
+    experiment.full_clean(exclude=["owner"])
+    stored: list[UploadedFile] = []
+    try:
+        with transaction.atomic():
+            experiment.save()
+            for kind, upload in files.items():
+                _upload_save(experiment=experiment, kind=kind, upload=upload, stored=stored)
+            experiment_prepare_task.delay_on_commit(experiment.pk)
+    except BaseException:
+        # The rows are rolled back, the files in the storage are not.
+        for row in stored:
+            row.file.delete(save=False)
+        raise
+    return experiment
+
+
+def _upload_save(*, experiment: Experiment, kind: str, upload: File, stored: list[UploadedFile]) -> None:
+    """Stream the file to the media storage (in chunks), then record it."""
+    original_name = os.path.basename(upload.name)
+    row = UploadedFile(experiment=experiment, kind=kind, original_name=original_name, size=upload.size)
+    row.file.save(original_name, upload, save=False)
+    stored.append(row)
+    row.save()
+
+
+def _file_problems(files: Mapping[str, Any]) -> list[str]:
+    kinds = set(files)
+    problems = [f"unknown file kind {kind!r}" for kind in sorted(kinds - set(Kind.values))]
+    if Kind.CATALOGUE not in kinds:
+        problems.append("a catalogue file is required")
+    clusterings = kinds & {Kind.BASE, Kind.EXP, Kind.WEIGHTS}
+    if (Kind.ITEMS in kinds) == bool(clusterings) or (clusterings and not {Kind.BASE, Kind.EXP} <= kinds):
+        problems.append("give either an items file, or a base and an exp file (and optionally a weights file)")
+    for kind in sorted(kinds & set(Kind.values)):
+        try:
+            format_of(os.path.basename(files[kind].name or ""))
+        except InputError as exc:
+            problems.append(f"{kind}: {exc}")
+    return problems
+
+
+def _parameter_problems(
+    *, name: Any, scheme: Any, n_draws: Any, diff_share: Any, replication: Any, seed: Any, confidence: Any
+) -> dict[str, list[str]]:
+    open_unit = "must be a number strictly between 0 and 1"
+    checks = {
+        "name": (isinstance(name, str) and bool(name.strip()), "a name is required"),
+        "scheme": (scheme in Experiment.Scheme.values, f"must be one of {', '.join(Experiment.Scheme.values)}"),
+        "n_draws": (_is_int(n_draws) and 1 <= n_draws <= MAX_DRAWS, f"must be an integer from 1 to {MAX_DRAWS}"),
+        "diff_share": (_is_real(diff_share) and 0 < diff_share < 1, open_unit),
+        "replication": (
+            _is_int(replication) and 1 <= replication <= MAX_REPLICATION,
+            f"must be an integer from 1 to {MAX_REPLICATION}",
+        ),
+        "seed": (seed is None or (_is_int(seed) and 0 <= seed <= MAX_SEED), f"must be an integer from 0 to {MAX_SEED}"),
+        "confidence": (_is_real(confidence) and 0 < confidence < 1, open_unit),
+    }
+    return {field: [problem] for field, (ok, problem) in checks.items() if not ok}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,94 @@
+"""The normalised population of an experiment: one Parquet file in the media storage.
+
+Columns ``item_id, base_cluster, exp_cluster, weight`` and then the slice attributes (text);
+the storage must be a file system (readers map the file into memory).
+Row k is the item at position k: ``Item.position`` and every position in metrics_core
+index the rows of this file. The file is written once by the preparation and never
+changed, so readers may cache what they load from it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from django.core.files.storage import default_storage
+
+from metrics_core import Population
+from metrics_core.io import InputError, ItemTable, write_table
+from raterapp.models import Experiment
+
+POPULATION_COLUMNS = ("item_id", "base_cluster", "exp_cluster", "weight")
+# A population of 1M items takes well over 100 MB in memory: keep a few, not all.
+CACHE_SIZE = 4
+
+
+def population_storage_name(*, experiment_id: int) -> str:
+    return f"experiments/{experiment_id}/population.parquet"
+
+
+def population_write(*, experiment_id: int, columns: dict[str, Any]) -> str:
+    """Write the population file (to a temporary name, then moved into place); returns its storage name.
+
+    A failure to write is the server's problem, not the upload's: it is raised as
+    ``OSError``, never as the :class:`InputError` shown to the user.
+    """
+    name = population_storage_name(experiment_id=experiment_id)
+    path = default_storage.path(name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        write_table(path, columns)
+    except InputError as exc:
+        raise OSError(f"cannot write the population of experiment {experiment_id}: {exc}") from exc
+    return name
+
+
+def population_delete(*, experiment_id: int) -> None:
+    name = population_storage_name(experiment_id=experiment_id)
+    if default_storage.exists(name):
+        default_storage.delete(name)
+
+
+def population_for_experiment(experiment: Experiment) -> tuple[np.ndarray, Population]:
+    """The item ids (object array of str, read-only) and the population of a prepared experiment.
+
+    Built exactly as ``metrics_core.io.read_items(...).to_population()`` builds it, so
+    a sample drawn from it with a given seed is the sample metrics_core draws from the
+    upload with that seed.
+    """
+    path = _path_of(experiment)
+    stat = os.stat(path)
+    return _population_load(experiment.pk, path, (stat.st_ino, stat.st_mtime_ns, stat.st_size))
+
+
+def population_attributes(experiment: Experiment, *, positions: np.ndarray | None = None) -> dict[str, pa.Array]:
+    """The slice attributes of every item, or of the items at ``positions``."""
+    path = _path_of(experiment)
+    names = [name for name in pq.read_schema(path).names if name not in POPULATION_COLUMNS]
+    if not names:
+        return {}
+    table = pq.read_table(path, columns=names, memory_map=True)
+    if positions is not None:
+        table = table.take(pa.array(positions))
+    return {name: table.column(name).combine_chunks() for name in names}
+
+
+def _path_of(experiment: Experiment) -> str:
+    if not experiment.population_file:
+        raise ValueError(f"experiment {experiment.pk} has no population file yet (status {experiment.status})")
+    return default_storage.path(experiment.population_file)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _population_load(experiment_id: int, path: str, version: tuple[int, int, int]) -> tuple[np.ndarray, Population]:
+    table = pq.read_table(path, columns=list(POPULATION_COLUMNS), memory_map=True)
+    item_id, base, exp = (table.column(name).combine_chunks() for name in POPULATION_COLUMNS[:3])
+    weight = table.column("weight").to_numpy()
+    population = ItemTable(path, item_id, base, exp, weight, {}).to_population()
+    ids = item_id.to_numpy(zero_copy_only=False)
+    ids.flags.writeable = False
+    return ids, population

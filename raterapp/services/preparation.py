@@ -1,0 +1,219 @@
+"""Preparing an uploaded experiment for rating: validate and load, impact metrics, sample.
+
+Status: QUEUED -> VALIDATING -> COMPUTING_IMPACT -> SAMPLING -> RATING, or FAILED with the
+one-line metrics_core error (file, line or row, problem) in ``Experiment.error``.
+
+Every step is idempotent, so the task may run twice (``acks_late``): a step computes
+outside any transaction (updating ``progress``), then in one transaction advances the
+status with a conditional update and replaces the step's rows (delete, then create).
+A crash leaves the status at the step that was running; the next run resumes there.
+A run that finds the status moved on (another run finished the step) stops quietly.
+Failure is all or nothing: no Item, SampledPair, PairTask or ImpactGroup rows and no
+population file are left.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from django.db import transaction
+from django.utils import timezone
+
+from metrics_core.io import InputError, ItemTable, read_clusterings, read_items
+from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
+from raterapp.services.catalogue import (
+    Catalogue,
+    catalogue_attributes_for,
+    catalogue_read,
+    catalogue_rows_for,
+)
+from raterapp.services.impact_groups import impact_groups_build
+from raterapp.services.population import population_delete, population_write
+from raterapp.services.sampled_rows import sampled_rows_build, sampled_rows_save
+from raterapp.services.uploads import LocalUpload, upload_message_for_user, uploads_local_open
+
+logger = logging.getLogger(__name__)
+Status = Experiment.Status
+
+
+class _Superseded(Exception):
+    """The experiment's status is no longer the one this run is working on."""
+
+
+@dataclass
+class _Run:
+    """One run of the preparation: the experiment, its uploads, and the catalogue once read."""
+
+    experiment: Experiment
+    uploads: dict[str, LocalUpload]
+    catalogue: Catalogue | None = None
+
+    @property
+    def clustering(self) -> LocalUpload:
+        return self.uploads.get("items") or self.uploads["base"]
+
+    def catalogue_get(self) -> Catalogue:
+        if self.catalogue is None:
+            self.catalogue = catalogue_read(path=self.uploads["catalogue"].path)
+        return self.catalogue
+
+    def progress(self, value: float) -> None:
+        Experiment.objects.filter(pk=self.experiment.pk, status=self.experiment.status).update(progress=value)
+
+    @transaction.atomic
+    def advance(self, to: str, *, replace: Callable[[], None], **fields) -> None:
+        """Move to status ``to`` and replace this step's rows, all in one transaction.
+
+        The conditional update comes first: it locks the row, so a concurrent run of the
+        same step waits, then finds the status moved on and changes nothing.
+        """
+        current = self.experiment.status
+        changed = Experiment.objects.filter(pk=self.experiment.pk, status=current)
+        if not changed.update(status=to, updated_at=timezone.now(), **fields):
+            raise _Superseded(current)
+        replace()
+        self.experiment.status = to
+        for name, value in fields.items():
+            setattr(self.experiment, name, value)
+
+
+def experiment_prepare(*, experiment_id: int) -> None:
+    """Prepare an experiment for rating; resumes a crashed run; does nothing once prepared or failed."""
+    Experiment.objects.filter(pk=experiment_id, status=Status.QUEUED).update(status=Status.VALIDATING, progress=0.0)
+    experiment = Experiment.objects.filter(pk=experiment_id).first()
+    if experiment is None or experiment.status not in _STEP_OF:
+        return
+    with uploads_local_open(experiment=experiment) as uploads:
+        run = _Run(experiment, uploads)
+        try:
+            while experiment.status in _STEP_OF:
+                started, status = time.monotonic(), experiment.status
+                _STEP_OF[status](run)
+                # Arrow's allocator keeps freed blocks; a worker would hold the peak between jobs.
+                pa.default_memory_pool().release_unused()
+                logger.info("experiment %s: step %s took %.2f s", experiment_id, status, time.monotonic() - started)
+        except InputError as exc:
+            _fail(run, upload_message_for_user(message=str(exc), uploads=uploads))
+        except _Superseded as exc:
+            logger.info("experiment %s: left step %s to another run", experiment_id, exc)
+
+
+# ---------------------------------------------------------------------------- steps
+
+
+def _validate(run: _Run) -> None:
+    """Read and check the uploads and write the normalised population file."""
+    items = _items_read(run.uploads)
+    run.progress(0.4)
+    _require_fitting_labels(items)
+    catalogue = run.catalogue_get()
+    run.progress(0.7)
+    rows = catalogue_rows_for(catalogue=catalogue, item_ids=items.item_id, items_path=items.path)
+    attributes = catalogue_attributes_for(catalogue=catalogue, rows=rows, items=items)
+    columns = {
+        "item_id": items.item_id,
+        "base_cluster": items.base_cluster,
+        "exp_cluster": items.exp_cluster,
+        "weight": items.weight,
+        **attributes,
+    }
+    name = population_write(experiment_id=run.experiment.pk, columns=columns)
+    run.advance(
+        Status.COMPUTING_IMPACT,
+        replace=lambda: None,
+        progress=0.0,
+        population_file=name,
+        items_count=len(items),
+        dropped_items=items.dropped_items,
+    )
+
+
+def _impact(run: _Run) -> None:
+    """Overall impact metrics, and per Base cluster, Exp cluster and slice value."""
+    overall, groups = impact_groups_build(experiment=run.experiment, on_progress=run.progress)
+    if overall.affected_items == 0:
+        raise InputError(run.clustering.path, "no item is affected (Base and Exp are identical): nothing to sample")
+    impact = {**overall.as_dict(), "dropped_items": run.experiment.dropped_items}
+
+    def replace() -> None:
+        ImpactGroup.objects.filter(experiment=run.experiment).delete()
+        ImpactGroup.objects.bulk_create(groups, batch_size=_BATCH)
+
+    run.advance(Status.SAMPLING, replace=replace, progress=0.0, impact=impact)
+
+
+def _sample(run: _Run) -> None:
+    """Draw the pairs; store their items, the pairs and the judgement tasks."""
+    rows = sampled_rows_build(experiment=run.experiment, catalogue=run.catalogue_get(), on_progress=run.progress)
+
+    def replace() -> None:
+        _rows_delete(run.experiment.pk)
+        sampled_rows_save(rows=rows, batch_size=_BATCH)
+
+    run.advance(Status.RATING, replace=replace, progress=1.0)
+
+
+_STEP_OF: dict[str, Callable[[_Run], None]] = {
+    Status.VALIDATING: _validate,
+    Status.COMPUTING_IMPACT: _impact,
+    Status.SAMPLING: _sample,
+}
+_BATCH = 5000
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _items_read(uploads: dict[str, LocalUpload]) -> ItemTable:
+    if "items" in uploads:
+        return read_items(uploads["items"].path)
+    weights = uploads.get("weights")
+    return read_clusterings(uploads["base"].path, uploads["exp"].path, weights.path if weights else None)
+
+
+def _require_fitting_labels(items: ItemTable) -> None:
+    """Ids and cluster ids must fit the database columns they are stored in."""
+    for column, values in (
+        ("item_id", items.item_id),
+        ("base_cluster", items.base_cluster),
+        ("exp_cluster", items.exp_cluster),
+    ):
+        limit = Item._meta.get_field(column).max_length
+        if pa.types.is_integer(values.type):
+            continue
+        too_long = pc.greater(pc.utf8_length(values), limit)
+        if pc.any(too_long).as_py():
+            value = values[pc.index(too_long, True).as_py()].as_py()
+            raise InputError(items.path, f"{column} {value[:40]!r}... is longer than {limit} characters")
+
+
+def _rows_delete(experiment_id: int) -> None:
+    for model in (SampledPair, PairTask, Item):
+        model.objects.filter(experiment_id=experiment_id).delete()
+
+
+def _fail(run: _Run, message: str) -> None:
+    """FAILED with ``message``, and nothing of the preparation left behind."""
+    experiment_id = run.experiment.pk
+    with transaction.atomic():
+        failed = Experiment.objects.filter(pk=experiment_id, status__in=list(_STEP_OF)).update(
+            status=Status.FAILED,
+            updated_at=timezone.now(),
+            error=message,
+            progress=0.0,
+            population_file="",
+            items_count=None,
+            dropped_items=None,
+            impact=None,
+        )
+        if failed:
+            _rows_delete(experiment_id)
+            ImpactGroup.objects.filter(experiment_id=experiment_id).delete()
+    if failed:
+        population_delete(experiment_id=experiment_id)
+    logger.info("experiment %s failed: %s", experiment_id, message)

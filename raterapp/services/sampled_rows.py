@@ -1,0 +1,115 @@
+"""The sample of an experiment as rows: its items, its pairs and the judgement tasks.
+
+The sample is ``metrics_core.sample_pairs`` with ``rng=np.random.default_rng(seed)`` and the
+task order ``pairs_for_judgement`` with ``default_rng(seed + 1)``: the stored seed reproduces
+both, in the app or with the command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from metrics_core import PAIR_CLASSES, STRATA, PairSample, pairs_for_judgement, sample_pairs
+from raterapp.models import Experiment, Item, PairTask, SampledPair
+from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
+from raterapp.services.population import population_attributes, population_for_experiment
+
+SELF = PAIR_CLASSES.index("self")
+
+
+@dataclass(frozen=True, eq=False)
+class SampledRows:
+    """Unsaved rows of a sample: ``items`` sorted by position, tasks as position pairs in rank order."""
+
+    experiment: Experiment
+    items: list[Item]
+    positions: np.ndarray
+    sample: PairSample
+    task_a: np.ndarray
+    task_b: np.ndarray
+
+
+def sampled_rows_build(
+    *, experiment: Experiment, catalogue: Catalogue, on_progress: Callable[[float], None]
+) -> SampledRows:
+    """Draw the sample and build the Item rows of every item in a sampled pair."""
+    ids, population = population_for_experiment(experiment)
+    sample = sample_pairs(
+        population,
+        n_draws=experiment.n_draws,
+        scheme=experiment.scheme,
+        rng=np.random.default_rng(experiment.seed),
+        diff_share=experiment.diff_share,
+    )
+    task_a, task_b = pairs_for_judgement(sample, rng=np.random.default_rng(experiment.seed + 1))
+    on_progress(0.4)
+    positions = np.unique(np.concatenate([sample.i, sample.j]))
+    item_ids = pa.array(ids[positions].tolist(), type=pa.string())
+    rows = catalogue_rows_for(catalogue=catalogue, item_ids=item_ids, items_path=experiment.population_file)
+    cards = catalogue_cards_at(catalogue=catalogue, rows=rows)
+    attributes = {
+        name: values.to_pylist() for name, values in population_attributes(experiment, positions=positions).items()
+    }
+    base = population.base_labels[population.base[positions]].tolist()
+    exp = population.exp_labels[population.exp[positions]].tolist()
+    weight = population.weight[positions].tolist()
+    items = [
+        Item(
+            experiment_id=experiment.pk,
+            item_id=ids[p],
+            position=int(p),
+            title=cards["title"][k],
+            description=cards["description"][k],
+            image_url=cards["image_url"][k],
+            url=cards["url"][k],
+            attributes={name: values[k] for name, values in attributes.items()},
+            base_cluster=str(base[k]),
+            exp_cluster=str(exp[k]),
+            weight=weight[k],
+        )
+        for k, p in enumerate(positions)
+    ]
+    on_progress(0.8)
+    return SampledRows(experiment, items, positions, sample, task_a, task_b)
+
+
+def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
+    """Create the items, then the tasks (rank = order), then the pairs linked to their task."""
+    experiment, sample = rows.experiment, rows.sample
+    created = Item.objects.bulk_create(rows.items, batch_size=batch_size)
+    item_pk = np.array([item.pk for item in created], dtype=np.int64)
+
+    def pk_of(positions: np.ndarray) -> list[int]:
+        return item_pk[np.searchsorted(rows.positions, positions)].tolist()
+
+    tasks = PairTask.objects.bulk_create(
+        [
+            PairTask(experiment_id=experiment.pk, item_a_id=a, item_b_id=b, rank=rank, wanted=experiment.replication)
+            for rank, (a, b) in enumerate(zip(pk_of(rows.task_a), pk_of(rows.task_b)))
+        ],
+        batch_size=batch_size,
+    )
+    task_of = {(a, b): task.pk for a, b, task in zip(rows.task_a.tolist(), rows.task_b.tolist(), tasks)}
+    i, j = sample.i.tolist(), sample.j.tolist()
+    vantage, partner = pk_of(sample.i), pk_of(sample.j)
+    SampledPair.objects.bulk_create(
+        [
+            SampledPair(
+                experiment_id=experiment.pk,
+                vantage_id=vantage[k],
+                partner_id=partner[k],
+                pair_class=PAIR_CLASSES[code],
+                stratum=STRATA[stratum],
+                draws=draws,
+                task_id=None if code == SELF else task_of[min(i[k], j[k]), max(i[k], j[k])],
+            )
+            for k, (code, stratum, draws) in enumerate(
+                zip(sample.pair_class.tolist(), sample.stratum.tolist(), sample.draws.tolist())
+            )
+        ],
+        batch_size=batch_size,
+    )

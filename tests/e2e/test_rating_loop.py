@@ -1,0 +1,115 @@
+"""The whole loop through the API, against a real Celery worker (PostgreSQL and Redis in CI):
+an engineer uploads, the worker prepares and samples, a rater judges every pair, the stored
+estimates move with the verdicts and end equal to ``python -m metrics_core estimate`` on the
+same files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import uuid
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import Group, User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from raterapp.models import PairTask
+
+from .conftest import ROOT, wait_for
+
+
+def _population(tmp_path, rng):
+    """60 items: Base and Exp derived from a known Ideal clustering; weights vary."""
+    n = 60
+    ideal = rng.integers(0, 15, n)
+    base = np.where(rng.random(n) < 0.25, rng.integers(0, 15, n), ideal)
+    exp = np.where(rng.random(n) < 0.25, rng.integers(0, 15, n), ideal)
+    ids = [f"item-{k:03d}" for k in range(n)]
+    with open(tmp_path / "items.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["item_id", "base_cluster", "exp_cluster", "weight"])
+        for k in range(n):
+            writer.writerow([ids[k], f"B{base[k]}", f"E{exp[k]}", f"{rng.uniform(0.5, 3):.3f}"])
+    with open(tmp_path / "catalogue.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["item_id", "title", "description", "colour"])
+        for k in range(n):
+            writer.writerow([ids[k], f"Product {k}", f"<b>description</b> {k}", ["red", "blue"][k % 2]])
+    return dict(zip(ids, ideal.tolist()))
+
+
+def _client(user) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+def _user(name: str, role: str) -> User:
+    user = User.objects.create_user(name, password="pw")
+    user.groups.add(Group.objects.get_or_create(name=role)[0])
+    return user
+
+
+@pytest.mark.parametrize("scheme", ["stratified"])
+def test_upload_sample_judge_and_estimate_through_the_api(celery_worker_process, tmp_path, scheme):
+    truth = _population(tmp_path, np.random.default_rng(5))
+    engineer, rater = _client(_user("eng", "engineer")), _client(_user("rat", "rater"))
+
+    with open(tmp_path / "items.csv", "rb") as items, open(tmp_path / "catalogue.csv", "rb") as catalogue:
+        created = engineer.post(
+            "/api/experiments/",
+            {"name": "e2e", "scheme": scheme, "n_draws": 300, "seed": 11, "items": items, "catalogue": catalogue},
+            format="multipart",
+        )
+    assert created.status_code == 201, created.content
+    experiment_id = created.json()["id"]
+    detail = wait_for(
+        lambda: (d := engineer.get(f"/api/experiments/{experiment_id}/").json())["status"] in ("rating", "failed") and d,
+        what="the worker to prepare the experiment",
+    )
+    assert detail["status"] == "rating", detail
+
+    judged = 0
+    values = []
+    while (pair := rater.post(f"/api/experiments/{experiment_id}/next-pair/")).status_code == 200:
+        task = PairTask.objects.select_related("item_a", "item_b").get(pk=pair.json()["task"])
+        same = truth[task.item_a.item_id] == truth[task.item_b.item_id]
+        verdict = "unsure" if judged % 13 == 5 else ("equivalent" if same else "not_equivalent")
+        answer = {"task": task.pk, "verdict": verdict, "client_id": str(uuid.uuid4())}
+        assert rater.post("/api/judgements/", answer, format="json").status_code == 201
+        judged += 1
+        if judged in (5, 40):  # the stored estimates move as verdicts arrive
+            snapshot = wait_for(
+                lambda n=judged: (s := engineer.get(f"/api/experiments/{experiment_id}/estimates/")).status_code == 200
+                and s.json()["judgements"] >= n
+                and s.json(),
+                what=f"a snapshot with {judged} judgements",
+            )
+            values.append(snapshot["estimates"]["GoodMergeDistance"]["value"])
+    assert pair.status_code == 204
+    assert judged == PairTask.objects.filter(experiment_id=experiment_id).count() > 40
+    assert values[0] != values[1]
+
+    final = wait_for(
+        lambda: (s := engineer.get(f"/api/experiments/{experiment_id}/estimates/").json())["judgements"] == judged and s,
+        what="the final snapshot",
+    )
+    for name, query in (("pairs", "pairs"), ("judgements", "judgements")):
+        export = engineer.get(f"/api/experiments/{experiment_id}/exports/{query}/?format=csv")
+        assert export.status_code == 200
+        (tmp_path / f"{name}.csv").write_bytes(export.content)
+    cli = subprocess.run(
+        [sys.executable, "-m", "metrics_core", "estimate", "items.csv", "pairs.csv", "judgements.csv"],
+        cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": ""},
+    )
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    assert expected["scheme"] == scheme
+    assert set(final["estimates"]) == set(expected["estimates"])
+    for name, estimate in expected["estimates"].items():
+        for key, value in estimate.items():
+            assert final["estimates"][name][key] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, key)

@@ -1,0 +1,104 @@
+import csv
+import io
+import json
+import uuid
+
+import pytest
+
+from metrics_core.cli import main as metrics_core_main
+from raterapp.models import Judgement
+from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS
+from raterapp.services.estimates import estimates_refresh
+from raterapp.services.judging import assignment_next, judgement_submit
+from tests.raterapp.factories import UserFactory
+from tests.raterapp.prepared import BASE, EXP, experiment_prepared
+
+GOLD = [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 3, 3]
+
+
+def export(client, experiment, what, fmt):
+    return client.get(f"/api/experiments/{experiment.pk}/exports/{what}/", {"format": fmt})
+
+
+def csv_rows(response):
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
+
+
+@pytest.fixture
+def judged(people):
+    """An experiment every task of which has two verdicts (from GOLD, some unsure), with estimates."""
+    experiment = experiment_prepared(owner=people["owner"], replication=2)
+    for k, rater in enumerate(UserFactory.create_batch(2, roles=["rater"])):
+        while (task := assignment_next(experiment=experiment, rater=rater)) is not None:
+            a, b = task.item_a.position, task.item_b.position
+            verdict = "unsure" if (a + b + k) % 5 == 0 else ("equivalent" if GOLD[a] == GOLD[b] else "not_equivalent")
+            judgement_submit(task=task, rater=rater, verdict=verdict, client_id=uuid.uuid4(), comment=f"c{a}{b}")
+    estimates_refresh(experiment_id=experiment.pk)
+    return experiment
+
+
+@pytest.mark.parametrize("what, fields", [("pairs", PAIR_FIELDS), ("judgements", JUDGEMENT_FIELDS)])
+def test_csv_and_json_exports_hold_the_same_rows(client_of, judged, what, fields):
+    client = client_of("owner")
+    as_csv, as_json = export(client, judged, what, "csv"), export(client, judged, what, "json")
+    assert as_csv["Content-Type"] == "text/csv; charset=utf-8"
+    assert as_csv["Content-Disposition"] == f'attachment; filename="experiment-{judged.pk}-{what}.csv"'
+    assert as_json["Content-Disposition"] == f'attachment; filename="experiment-{judged.pk}-{what}.json"'
+    header = as_csv.content.decode().splitlines()[0]
+    assert header == ",".join(fields)
+    rows = as_json.json()
+    assert len(csv_rows(as_csv)) == len(rows) > 0
+    assert [r["i"] for r in csv_rows(as_csv)] == [r["i"] for r in rows]
+
+
+def test_the_judgements_export_has_one_row_per_verdict_with_item_ids(client_of, judged):
+    rows = export(client_of("owner"), judged, "judgements", "json").json()
+    assert len(rows) == Judgement.objects.filter(task__experiment=judged).count()
+    first = Judgement.objects.filter(task__experiment=judged).order_by("created_at", "pk").select_related("task__item_a")[0]
+    assert (rows[0]["i"], rows[0]["verdict"], rows[0]["rater"], rows[0]["task"]) == (
+        first.task.item_a.item_id, first.verdict, first.rater_id, first.task_id,
+    )
+
+
+def test_an_empty_export_still_has_its_header(client_of, experiment):
+    response = export(client_of("owner"), experiment, "judgements", "csv")
+    assert response.content.decode() == ",".join(JUDGEMENT_FIELDS) + "\n"
+
+
+def test_the_estimates_export_is_the_snapshot_in_json_and_one_row_per_metric_in_csv(client_of, judged):
+    client = client_of("owner")
+    snapshot = client.get(f"/api/experiments/{judged.pk}/estimates/").json()
+    assert export(client, judged, "estimates", "json").json() == snapshot
+    rows = csv_rows(export(client, judged, "estimates", "csv"))
+    assert [r["metric"] for r in rows] == list(snapshot["estimates"])
+    good = next(r for r in rows if r["metric"] == "GoodSplitDistance")
+    assert float(good["value"]) == snapshot["estimates"]["GoodSplitDistance"]["value"]
+
+
+def test_estimates_export_before_any_estimate_is_404(client_of, experiment):
+    for fmt in ("csv", "json"):
+        response = export(client_of("owner"), experiment, "estimates", fmt)
+        assert response.status_code == 404
+        assert "Content-Disposition" not in response
+
+
+def test_the_metrics_core_command_line_reproduces_the_estimates_from_the_exports(client_of, judged, tmp_path, capsys):
+    """The exported files are valid input of ``python -m metrics_core estimate``."""
+    client = client_of("owner")
+    items = tmp_path / "items.csv"
+    items.write_text(
+        "item_id,base_cluster,exp_cluster\n"
+        + "".join(f"item-{k:03d},b{b},e{e}\n" for k, (b, e) in enumerate(zip(BASE, EXP)))
+    )
+    (tmp_path / "pairs.csv").write_bytes(export(client, judged, "pairs", "csv").content)
+    (tmp_path / "judgements.csv").write_bytes(export(client, judged, "judgements", "csv").content)
+    capsys.readouterr()
+    status = metrics_core_main(
+        ["estimate", str(items), str(tmp_path / "pairs.csv"), str(tmp_path / "judgements.csv"), "--confidence", "0.95"]
+    )
+    out, err = capsys.readouterr()
+    assert (status, err) == (0, "")
+    from_cli = json.loads(out)
+    snapshot = client.get(f"/api/experiments/{judged.pk}/estimates/").json()
+    assert from_cli["estimates"] == snapshot["estimates"]
+    assert from_cli["exact"] == snapshot["exact"]

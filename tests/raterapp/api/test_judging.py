@@ -1,0 +1,160 @@
+import json
+import uuid
+
+import pytest
+from rest_framework.test import APIClient
+
+from raterapp.models import Experiment, Item, Judgement, Lease, PairTask
+from raterapp.selectors.judging import CARD_FIELDS
+from tests.raterapp.factories import UserFactory
+from tests.raterapp.prepared import experiment_prepared
+
+
+def next_pair(client, experiment):
+    return client.post(f"/api/experiments/{experiment.pk}/next-pair/")
+
+
+def submit(client, task, verdict="equivalent", client_id=None, **extra):
+    body = {"task": task, "verdict": verdict, "client_id": str(client_id or uuid.uuid4()), **extra}
+    return client.post("/api/judgements/", body, format="json")
+
+
+def test_next_pair_gives_two_cards_and_nothing_that_tells_their_clusters(client_of, experiment):
+    response = next_pair(client_of("rater"), experiment)
+    assert response.status_code == 200
+    body = response.json()
+    task = PairTask.objects.get(pk=body["task"])
+    lease = Lease.objects.get(task=task)
+    assert set(body) == {"task", "lease_expires_at", "question", "guidelines", "left", "right"}
+    assert (body["question"], body["guidelines"]) == ("Same person?", "Look at the names.")
+    assert body["lease_expires_at"].replace("Z", "+00:00") == lease.expires_at.isoformat()
+    assert set(body["left"]) == set(body["right"]) == set(CARD_FIELDS)
+    assert {body["left"]["title"], body["right"]["title"]} == {task.item_a.title, task.item_b.title}
+    text = json.dumps(body)
+    for item in (task.item_a, task.item_b):
+        for secret in (item.item_id, item.base_cluster, item.exp_cluster):
+            assert f'"{secret}"' not in text
+    assert "cluster" not in text
+
+
+def test_left_and_right_are_random_per_lease(people):
+    experiment = experiment_prepared(owner=people["owner"], replication=20)
+    first_is_a = set()
+    for rater in UserFactory.create_batch(20, roles=["rater"]):
+        client = APIClient()
+        client.force_authenticate(rater)
+        body = next_pair(client, experiment).json()
+        task = PairTask.objects.get(pk=body["task"])
+        first_is_a.add(body["left"]["title"] == task.item_a.title)
+    assert first_is_a == {True, False}
+
+
+def test_asking_again_keeps_the_pair_and_its_sides(client_of, experiment):
+    client = client_of("rater")
+    first, again = next_pair(client, experiment).json(), next_pair(client, experiment).json()
+    assert (again["task"], again["left"], again["right"]) == (first["task"], first["left"], first["right"])
+    assert again["lease_expires_at"] >= first["lease_expires_at"]
+
+
+def test_no_pair_left_is_204(client_of, experiment):
+    client = client_of("rater")
+    for _ in range(PairTask.objects.filter(experiment=experiment).count()):
+        assert submit(client, next_pair(client, experiment).json()["task"]).status_code == 201
+    response = next_pair(client, experiment)
+    assert response.status_code == 204
+    assert not Lease.objects.exists()
+
+
+@pytest.mark.parametrize("status", ["queued", "sampling", "done", "failed"])
+def test_experiments_not_open_for_rating_are_404_for_raters(client_of, experiment, status):
+    Experiment.objects.filter(pk=experiment.pk).update(status=status)
+    assert next_pair(client_of("rater"), experiment).status_code == 404
+    assert not Lease.objects.exists()
+
+
+def test_a_verdict_is_201_and_its_retry_200_with_the_same_judgement(client_of, experiment):
+    client = client_of("rater")
+    task = next_pair(client, experiment).json()["task"]
+    client_id = uuid.uuid4()
+    first = submit(client, task, client_id=client_id, comment="twins?")
+    again = submit(client, task, client_id=client_id, comment="twins?")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json() == again.json()
+    assert first.json()["comment"] == "twins?" and first.json()["verdict"] == "equivalent"
+    assert Judgement.objects.count() == 1
+    assert PairTask.objects.get(pk=task).verdicts == 1
+
+
+def state():
+    return (
+        sorted(Judgement.objects.values_list("task", "rater", "verdict")),
+        sorted(PairTask.objects.values_list("pk", "verdicts")),
+        sorted(Lease.objects.values_list("task", "rater", "expires_at")),
+    )
+
+
+def test_a_second_verdict_on_a_pair_is_409_and_changes_nothing(client_of, experiment):
+    client = client_of("rater")
+    task = next_pair(client, experiment).json()["task"]
+    submit(client, task)
+    before = state()
+    response = submit(client, task)
+    assert response.status_code == 409
+    assert response.json() == {"detail": "You already judged this pair."}
+    assert state() == before
+
+
+def test_a_verdict_on_a_pair_never_leased_is_409(client_of, experiment):
+    task = PairTask.objects.filter(experiment=experiment).order_by("rank").last()
+    before = state()
+    assert submit(client_of("rater"), task.pk).status_code == 409
+    assert state() == before
+
+
+@pytest.mark.parametrize(
+    "change, status, key",
+    [
+        ({"verdict": "maybe"}, 400, "verdict"),
+        ({"client_id": "123"}, 400, "client_id"),
+        ({"task": "abc"}, 400, "task"),
+        ({"task": 10**9}, 404, None),
+    ],
+)
+def test_bad_verdicts_are_refused_and_change_nothing(client_of, experiment, change, status, key):
+    client = client_of("rater")
+    task = next_pair(client, experiment).json()["task"]
+    body = {"task": task, "verdict": "equivalent", "client_id": str(uuid.uuid4()), **change}
+    before = state()
+    response = client.post("/api/judgements/", body, format="json")
+    assert response.status_code == status
+    if key:
+        assert key in response.json()
+    assert state() == before
+
+
+def test_a_client_id_reused_for_another_pair_is_400(client_of, people):
+    experiment = experiment_prepared(owner=people["owner"], replication=1)
+    client = client_of("rater")
+    client_id = uuid.uuid4()
+    submit(client, next_pair(client, experiment).json()["task"], client_id=client_id)
+    other = next_pair(client, experiment).json()["task"]
+    before = state()
+    response = submit(client, other, client_id=client_id)
+    assert response.status_code == 400
+    assert response.json() == {"client_id": ["Already used for another judgement."]}
+    assert state() == before
+
+
+def test_a_task_of_an_experiment_closed_for_rating_is_404(client_of, experiment):
+    client = client_of("rater")
+    task = next_pair(client, experiment).json()["task"]
+    Experiment.objects.filter(pk=experiment.pk).update(status="done")
+    before = state()
+    assert submit(client, task).status_code == 404
+    assert state() == before
+
+
+def test_items_of_a_card_are_the_task_items(client_of, experiment):
+    body = next_pair(client_of("rater"), experiment).json()
+    titles = {body["left"]["title"], body["right"]["title"]}
+    assert Item.objects.filter(title__in=titles, experiment=experiment).count() == 2

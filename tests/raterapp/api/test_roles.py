@@ -1,0 +1,113 @@
+"""Every endpoint and method of the API against every role: the intended status, and a refused
+request (or a read) changes nothing in the database."""
+
+import uuid
+
+import pytest
+from django.db.models import Sum
+
+from raterapp.models import EstimateSnapshot, Experiment, Judgement, Lease, PairTask, UploadedFile
+from raterapp.services.estimates import estimates_refresh
+from raterapp.services.judging import assignment_next
+from tests.raterapp.api.conftest import ROLES
+from tests.raterapp.services.files import tiny_files
+
+E = "/api/experiments/{e}/"
+NO = (403, 403, 405, 405, 405)  # a method the endpoint does not have: roles first, then 405
+READ = (403, 403, 200, 404, 200)  # an engineer's read: other engineers get 404, raters 403
+
+# method, path, body, statuses for (anonymous, rater, owner, other engineer, admin)
+TABLE = [
+    ("get", "/api/experiments/", None, (403, 403, 200, 200, 200)),
+    ("post", "/api/experiments/", "upload", (403, 403, 201, 201, 201)),
+    ("put", "/api/experiments/", None, NO),
+    ("delete", "/api/experiments/", None, NO),
+    ("get", E, None, READ),
+    ("put", E, None, NO),
+    ("patch", E, None, NO),
+    ("delete", E, None, NO),
+    ("get", E + "impact/", None, READ),
+    ("post", E + "impact/", None, NO),
+    ("get", E + "impact/groups/", None, READ),
+    ("get", E + "pairs/", None, READ),
+    ("post", E + "pairs/", None, NO),
+    ("get", E + "estimates/", None, READ),
+    ("post", E + "estimates/", None, NO),
+    ("get", E + "estimates/history/", None, READ),
+    ("get", E + "exports/pairs/?format=csv", None, READ),
+    ("get", E + "exports/pairs/?format=json", None, READ),
+    ("get", E + "exports/judgements/?format=csv", None, READ),
+    ("get", E + "exports/judgements/?format=json", None, READ),
+    ("get", E + "exports/estimates/?format=csv", None, READ),
+    ("get", E + "exports/estimates/?format=json", None, READ),
+    ("delete", E + "exports/judgements/", None, NO),
+    ("post", E + "next-pair/", None, (403, 200, 403, 403, 403)),
+    ("get", E + "next-pair/", None, (403, 405, 403, 403, 403)),
+    ("post", "/api/judgements/", "judgement", (403, 201, 403, 403, 403)),
+    ("get", "/api/judgements/", None, (403, 405, 403, 403, 403)),
+]
+WRITES = {("post", "/api/experiments/"), ("post", E + "next-pair/"), ("post", "/api/judgements/")}
+
+
+def database_state():
+    return {
+        "experiments": sorted(Experiment.objects.values_list("pk", "name", "status", "owner")),
+        "files": UploadedFile.objects.count(),
+        "leases": sorted(Lease.objects.values_list("task", "rater", "expires_at", "token")),
+        "judgements": sorted(Judgement.objects.values_list("pk", "task", "rater", "verdict")),
+        "verdicts": PairTask.objects.aggregate(n=Sum("verdicts"))["n"],
+        "snapshots": EstimateSnapshot.objects.count(),
+    }
+
+
+@pytest.fixture
+def world(people, experiment):
+    """The owner's experiment with a snapshot, and a pair leased to the rater."""
+    task = assignment_next(experiment=experiment, rater=people["rater"])
+    estimates_refresh(experiment_id=experiment.pk)
+    return {"experiment": experiment, "task": task}
+
+
+def body_of(kind, world):
+    if kind == "upload":
+        return {"name": "uploaded", "n_draws": "50", **tiny_files()}
+    if kind == "judgement":
+        return {"task": world["task"].pk, "verdict": "equivalent", "client_id": str(uuid.uuid4())}
+    return None
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(
+    "method, path, body, statuses", TABLE, ids=[f"{m.upper()} {p.replace('{e}', 'N')}" for m, p, _, _ in TABLE]
+)
+def test_role_table(client_of, world, role, method, path, body, statuses):
+    expected = statuses[ROLES.index(role)]
+    url = path.format(e=world["experiment"].pk)
+    data = body_of(body, world)
+    before = database_state()
+    response = getattr(client_of(role), method)(url, data=data, format="multipart" if body == "upload" else None)
+    assert response.status_code == expected, response.content[:300]
+    if not ((method, path) in WRITES and expected < 300):
+        assert database_state() == before
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [("get", E), ("get", E + "pairs/"), ("get", E + "estimates/"), ("get", E + "exports/judgements/?format=csv")],
+)
+def test_a_missing_experiment_is_404_like_a_foreign_one(client_of, world, method, path):
+    missing = getattr(client_of("owner"), method)(path.format(e=world["experiment"].pk + 1000))
+    foreign = getattr(client_of("other"), method)(path.format(e=world["experiment"].pk))
+    assert missing.status_code == foreign.status_code == 404
+    assert missing.content == foreign.content
+
+
+def test_an_engineer_granted_the_experiment_reads_it(client_of, people, world):
+    world["experiment"].shared_with.add(people["other"])
+    assert client_of("other").get(E.format(e=world["experiment"].pk)).status_code == 200
+
+
+def test_a_superuser_has_every_role(client_of, people, world):
+    people["admin"].is_superuser = True
+    people["admin"].save()
+    assert client_of("admin").post(E.format(e=world["experiment"].pk) + "next-pair/").status_code == 200

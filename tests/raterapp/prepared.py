@@ -1,0 +1,108 @@
+"""Experiments ready for rating, built straight from rows and a population file.
+
+What the preparation pipeline stores, without going through uploads: the population
+Parquet, the exact impact, the Item rows of sampled items, the SampledPair rows and the
+PairTasks in rank order (sample with ``default_rng(seed)``, task order with
+``default_rng(seed + 1)``, as the pipeline does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from metrics_core import PAIR_CLASSES, STRATA, impact_metrics, pairs_for_judgement, sample_pairs
+from raterapp.models import Experiment, Item, PairTask, SampledPair
+from raterapp.services.population import population_for_experiment, population_write
+
+# Base {0..5} {6..9} {10, 11}; Exp splits the first, merges the others: every pair class occurs.
+BASE = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
+EXP = [0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+SELF = PAIR_CLASSES.index("self")
+
+
+def experiment_prepared(
+    *,
+    owner,
+    base=BASE,
+    exp=EXP,
+    weights=None,
+    scheme: str = "jaccard",
+    n_draws: int = 300,
+    replication: int = 1,
+    seed: int = 7,
+    confidence: float = 0.95,
+    name: str = "prepared",
+) -> Experiment:
+    experiment = Experiment.objects.create(
+        name=name,
+        owner=owner,
+        scheme=scheme,
+        n_draws=n_draws,
+        replication=replication,
+        seed=seed,
+        confidence=confidence,
+        question="Same person?",
+        guidelines="Look at the names.",
+    )
+    n = len(base)
+    ids = [f"item-{k:03d}" for k in range(n)]
+    columns = {
+        "item_id": pa.array(ids),
+        "base_cluster": pa.array([f"b{label}" for label in base]),
+        "exp_cluster": pa.array([f"e{label}" for label in exp]),
+        "weight": pa.array(np.ones(n) if weights is None else np.asarray(weights, dtype=float)),
+    }
+    experiment.population_file = population_write(experiment_id=experiment.pk, columns=columns)
+    _, population = population_for_experiment(experiment)
+    experiment.impact = {**impact_metrics(population).as_dict(), "dropped_items": 0}
+    experiment.items_count, experiment.dropped_items = n, 0
+    experiment.status, experiment.progress = Experiment.Status.RATING, 1.0
+    experiment.save()
+
+    sample = sample_pairs(population, n_draws=n_draws, scheme=scheme, rng=np.random.default_rng(seed))
+    task_a, task_b = pairs_for_judgement(sample, rng=np.random.default_rng(seed + 1))
+    positions = np.unique(np.concatenate([sample.i, sample.j])).tolist()
+    items = {
+        p: Item.objects.create(
+            experiment=experiment,
+            item_id=ids[p],
+            position=p,
+            title=f"Title {p}",
+            description=f"Description {p}",
+            image_url=f"https://img.example/{p}.png",
+            url=f"https://example.org/{p}",
+            attributes={"colour": "red" if p % 2 else "blue"},
+            base_cluster=f"b{base[p]}",
+            exp_cluster=f"e{exp[p]}",
+            weight=1.0 if weights is None else float(weights[p]),
+        )
+        for p in positions
+    }
+    task_of = {}
+    for rank, (a, b) in enumerate(zip(task_a.tolist(), task_b.tolist())):
+        task_of[a, b] = PairTask.objects.create(
+            experiment=experiment, item_a=items[a], item_b=items[b], rank=rank, wanted=replication
+        )
+    for i, j, code, stratum, draws in zip(
+        sample.i.tolist(), sample.j.tolist(), sample.pair_class.tolist(), sample.stratum.tolist(), sample.draws.tolist()
+    ):
+        SampledPair.objects.create(
+            experiment=experiment,
+            vantage=items[i],
+            partner=items[j],
+            pair_class=PAIR_CLASSES[code],
+            stratum=STRATA[stratum],
+            draws=draws,
+            task=None if code == SELF else task_of[min(i, j), max(i, j)],
+        )
+    return experiment
+
+
+def sample_of(experiment: Experiment):
+    """The population and the sample the builder drew (same seed)."""
+    _, population = population_for_experiment(experiment)
+    sample = sample_pairs(
+        population, n_draws=experiment.n_draws, scheme=experiment.scheme, rng=np.random.default_rng(experiment.seed)
+    )
+    return population, sample

@@ -1,0 +1,34 @@
+"""Upload files for the pipeline tests: the four-item example of the papers and its catalogue."""
+
+import io
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+# Base {a,b,c},{d}; Exp {a,b},{c,d}: SplitDistance 7/24, MergeDistance 3/16 (JDD's example).
+ITEMS_CSV = "item_id,base_cluster,exp_cluster\na,B1,E1\nb,B1,E1\nc,B1,E2\nd,B2,E2\n"
+CATALOGUE_CSV = (
+    "item_id,title,description,image_url,url,colour\n"
+    "a,Alpha,The first,https://img.example/a.png,https://example.org/a,red\n"
+    "b,Beta,,,,red\n"
+    "c,Gamma,,,,blue\n"
+    "d,Delta,,,,blue\n"
+    "e,Epsilon,,,,green\n"
+)
+
+
+def upload(name: str, content: str | bytes) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content.encode() if isinstance(content, str) else content)
+
+
+def parquet_bytes(columns: dict) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.table(columns), sink)
+    return sink.getvalue()
+
+
+def tiny_files(**replace: SimpleUploadedFile | None) -> dict[str, SimpleUploadedFile]:
+    """items.csv and catalogue.csv of the example; a keyword replaces (or with None, drops) one."""
+    files = {"items": upload("items.csv", ITEMS_CSV), "catalogue": upload("catalogue.csv", CATALOGUE_CSV), **replace}
+    return {kind: file for kind, file in files.items() if file is not None}

@@ -1,0 +1,70 @@
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from django.core.files.storage import default_storage
+
+from metrics_core.io import read_items
+from raterapp.services.population import (
+    POPULATION_COLUMNS,
+    population_attributes,
+    population_delete,
+    population_for_experiment,
+    population_write,
+)
+from tests.raterapp.factories import ExperimentFactory
+
+POPULATION_FIELDS = ("base", "exp", "cell", "weight", "base_labels", "exp_labels", "cell_base", "cell_exp", "base_weight", "exp_weight", "cell_weight")
+
+
+@pytest.fixture
+def experiment(db, media, tmp_path):
+    items = tmp_path / "items.csv"
+    items.write_text("item_id,base_cluster,exp_cluster,weight\na,B1,E1,1\nb,B1,E1,2\nc,B1,E2,1\nd,B2,E2,0.5\n")
+    table = read_items(str(items))
+    experiment = ExperimentFactory()
+    columns = {"item_id": table.item_id, "base_cluster": table.base_cluster, "exp_cluster": table.exp_cluster, "weight": table.weight}
+    experiment.population_file = population_write(experiment_id=experiment.pk, columns={**columns, "shop": ["s1", "s2", None, "s1"]})
+    experiment.save()
+    experiment.items_path = str(items)
+    return experiment
+
+
+def test_the_population_file_has_the_columns_in_order(experiment):
+    schema = pq.read_schema(default_storage.path(experiment.population_file))
+    assert schema.names == [*POPULATION_COLUMNS, "shop"]
+    assert experiment.population_file == f"experiments/{experiment.pk}/population.parquet"
+
+
+def test_population_for_experiment_is_the_population_metrics_core_reads_from_the_upload(experiment):
+    ids, population = population_for_experiment(experiment)
+    expected = read_items(experiment.items_path).to_population()
+    assert ids.tolist() == ["a", "b", "c", "d"]
+    assert not ids.flags.writeable
+    for field in POPULATION_FIELDS:
+        np.testing.assert_array_equal(getattr(population, field), getattr(expected, field), err_msg=field)
+
+
+def test_population_for_experiment_is_cached_until_the_file_changes(experiment):
+    first = population_for_experiment(experiment)
+    assert population_for_experiment(experiment) is first
+    population_write(experiment_id=experiment.pk, columns={"item_id": ["x"], "base_cluster": ["1"], "exp_cluster": ["2"], "weight": [1.0]})
+    ids, _ = population_for_experiment(experiment)
+    assert ids.tolist() == ["x"]
+
+
+def test_attributes_of_every_item_or_of_some(experiment):
+    assert {name: values.to_pylist() for name, values in population_attributes(experiment).items()} == {"shop": ["s1", "s2", None, "s1"]}
+    chosen = population_attributes(experiment, positions=np.array([3, 1]))
+    assert chosen["shop"].to_pylist() == ["s1", "s2"]
+
+
+def test_an_experiment_without_population_file_is_refused(db, media):
+    experiment = ExperimentFactory()
+    with pytest.raises(ValueError, match=f"experiment {experiment.pk} has no population file yet"):
+        population_for_experiment(experiment)
+
+
+def test_delete_removes_the_file_and_tolerates_its_absence(experiment):
+    population_delete(experiment_id=experiment.pk)
+    assert not default_storage.exists(experiment.population_file)
+    population_delete(experiment_id=experiment.pk)

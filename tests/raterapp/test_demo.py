@@ -1,0 +1,37 @@
+import numpy as np
+import pytest
+
+from raterapp.access import user_roles
+from raterapp.models import Experiment, Judgement, PairTask
+from raterapp.services.demo import (
+    DEMO_USERS,
+    demo_experiment_ensure,
+    demo_raters_simulate,
+    demo_truth,
+    demo_users_ensure,
+)
+from raterapp.services.preparation import experiment_prepare
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_experiment_is_prepared_and_simulated_raters_answer_from_the_truth(tmp_path, django_capture_on_commit_callbacks):
+    users = demo_users_ensure(password="pw")
+    assert {name: user_roles(user) for name, user in users.items()} == {n: {r} for n, r in DEMO_USERS.items()}
+    experiment, created = demo_experiment_ensure(owner=users["engineer"], folder=tmp_path, n_draws=60)
+    again, created_again = demo_experiment_ensure(owner=users["engineer"], folder=tmp_path, n_draws=60)
+    assert created and not created_again and again == experiment
+
+    experiment_prepare(experiment_id=experiment.pk)
+    experiment.refresh_from_db()
+    assert experiment.status == Experiment.Status.RATING, experiment.error
+    assert experiment.items_count == 5000
+
+    raters = [users[name] for name in ("rater1", "rater2", "rater3")]
+    count = demo_raters_simulate(experiment=experiment, raters=raters, rng=np.random.default_rng(0), unsure_rate=0.0)
+    tasks = PairTask.objects.filter(experiment=experiment)
+    assert count == tasks.count() > 0
+    assert all(task.verdicts == task.wanted for task in tasks)
+    truth = demo_truth()
+    for judgement in Judgement.objects.filter(task__experiment=experiment).select_related("task__item_a", "task__item_b"):
+        same = truth[judgement.task.item_a.item_id] == truth[judgement.task.item_b.item_id]
+        assert judgement.verdict == ("equivalent" if same else "not_equivalent")
