@@ -19,6 +19,7 @@ Conventions:
 
 from .errors import InputError
 from .formats import check_output_path, format_of, write_table, write_tables
+from .source import TableSource
 from .tables import (
     ItemTable,
     JudgementsTable,
@@ -35,6 +36,7 @@ __all__ = [
     "ItemTable",
     "JudgementsTable",
     "PairsTable",
+    "TableSource",
     "format_of",
     "read_clusterings",
     "read_items",

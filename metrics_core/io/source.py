@@ -25,8 +25,13 @@ from .formats import (
 
 
 @dataclass(frozen=True)
-class _Source:
-    """One input file read into a pyarrow table, and the checks on its columns."""
+class TableSource:
+    """One input file read into a pyarrow table, and the checks on its columns.
+
+    The readers of this package are built on it; ``TableSource.open(path, required=...,
+    optional=..., keep_others=...)`` reads any other table (an item catalogue, say) with the
+    same validation and error messages.
+    """
 
     path: str
     kind: str
@@ -41,7 +46,7 @@ class _Source:
         optional: tuple[str, ...] = (),
         keep_others: bool = False,
         allow_no_rows: bool = False,
-    ) -> _Source:
+    ) -> TableSource:
         kind = format_of(path)
         _require_nonempty_file(path)
         names = _csv_names(path) if kind == "csv" else _parquet_schema(path).names

@@ -16,12 +16,12 @@ from ..population import Population, population_from_labels
 from ..sampling import PAIR_CLASSES, SCHEMES, STRATA
 from .errors import InputError
 from .source import (
+    TableSource,
     _arrow,
     _codes_in,
     _combined,
     _count_distinct,
     _labels_for_population,
-    _Source,
 )
 
 ITEM_COLUMNS = ("item_id", "base_cluster", "exp_cluster", "weight")
@@ -128,7 +128,7 @@ def read_items(path: Any) -> ItemTable:
 
     Every other column is kept as an attribute. Raises :class:`InputError`.
     """
-    src = _Source.open(path, required=ITEM_COLUMNS[:3], optional=("weight",), keep_others=True)
+    src = TableSource.open(path, required=ITEM_COLUMNS[:3], optional=("weight",), keep_others=True)
     item_id = src.ids("item_id")
     with ThreadPoolExecutor(max_workers=1) as pool:
         # Hashing the ids is the slowest check: overlap it with the others.
@@ -167,7 +167,7 @@ def read_clusterings(base_path: Any, exp_path: Any, weights_path: Any = None) ->
 
 def read_pairs(path: Any) -> PairsTable:
     """Read a pair sample: ``i, j, pair_class, stratum, draws, scheme``. Raises :class:`InputError`."""
-    src = _Source.open(path, required=PAIR_COLUMNS)
+    src = TableSource.open(path, required=PAIR_COLUMNS)
     i, j = src.ids("i"), src.ids("j")
     pair_class = src.choices("pair_class", PAIR_CLASSES)
     stratum = src.choices("stratum", STRATA)
@@ -190,19 +190,19 @@ def read_judgements(path: Any) -> JudgementsTable:
     Rows with ``i == j`` are allowed (self pairs are always equivalent and are
     ignored downstream). Raises :class:`InputError`.
     """
-    src = _Source.open(path, required=JUDGEMENT_COLUMNS, allow_no_rows=True)
+    src = TableSource.open(path, required=JUDGEMENT_COLUMNS, allow_no_rows=True)
     return JudgementsTable(src.path, src.ids("i"), src.ids("j"), src.choices("verdict", VERDICTS))
 
 
 def _read_clustering(path: Any) -> tuple[pa.Array, pa.Array]:
-    src = _Source.open(path, required=("item_id", "cluster_id"))
+    src = TableSource.open(path, required=("item_id", "cluster_id"))
     ids, labels = src.ids("item_id"), src.labels("cluster_id")
     src.require_unique("item_id", ids)
     return ids, labels
 
 
 def _read_weights_for(path: Any, item_ids: pa.Array) -> np.ndarray:
-    src = _Source.open(path, required=("item_id", "weight"))
+    src = TableSource.open(path, required=("item_id", "weight"))
     ids = src.ids("item_id")
     src.require_unique("item_id", ids)
     weight = src.weights("weight")

@@ -15,11 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metrics_core.io import InputError, ItemTable
-
 # metrics_core.io exposes readers of its own tables only; its column checks are what a
 # catalogue needs too, so they are reused here rather than written a second time.
-from metrics_core.io.source import _Source
+from metrics_core.io import InputError, ItemTable, TableSource
 
 CARD_COLUMNS = ("title", "description", "image_url", "url")
 # Names the population file and the impact dimensions use for themselves.
@@ -41,7 +39,7 @@ class Catalogue:
 
 def catalogue_read(*, path: str) -> Catalogue:
     """Read and validate a catalogue file (CSV or Parquet). Raises :class:`InputError`."""
-    src = _Source.open(path, required=("item_id", "title"), optional=CARD_COLUMNS[1:], keep_others=True)
+    src = TableSource.open(path, required=("item_id", "title"), optional=CARD_COLUMNS[1:], keep_others=True)
     item_id = src.ids("item_id")
     src.require_unique("item_id", item_id)
     others = [name for name in src.names if name != "item_id" and name not in CARD_COLUMNS]
@@ -90,7 +88,7 @@ def _require_unreserved(path: str, names: list[str]) -> None:
         raise InputError(path, f"column {reserved[0]!r} is reserved: rename it")
 
 
-def _text(src: _Source, name: str) -> pa.Array:
+def _text(src: TableSource, name: str) -> pa.Array:
     column = src.table.column(name)
     return _as_text(src.path, name, column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
 
