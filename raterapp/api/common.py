@@ -60,11 +60,22 @@ class CSVRenderer(BaseRenderer):
         fields = getattr(view, "csv_fields", None)
         if fields is None or (response is not None and response.exception):
             fields = list(rows[0]) if rows else []
+        free_text = getattr(view, "csv_free_text_fields", ())
+        if free_text:
+            rows = [{**row, **{f: _formula_safe(row.get(f)) for f in free_text if f in row}} for row in rows]
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
         return out.getvalue().encode(self.charset)
+
+
+def _formula_safe(value):
+    """Free text that a spreadsheet would run as a formula, made inert with a leading quote
+    (OWASP, CSV injection). Only for free-text columns: the command-line columns stay exact."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 class ExportApi(APIView):
