@@ -5,7 +5,8 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="api-docs", permanent=False), name="home"),
+    path("", RedirectView.as_view(pattern_name="experiment-list", permanent=False), name="home"),
+    path("", include("raterapp.views.urls")),
     path("login/", auth_views.LoginView.as_view(template_name="raterapp/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -1,0 +1,72 @@
+"""HTML forms. They check types only: the services check values and report problems by field."""
+
+from __future__ import annotations
+
+from django import forms
+
+from raterapp.models import Experiment
+
+ITEMS_COLUMNS = "item_id, base_cluster, exp_cluster, and optionally weight"
+CLUSTERING_COLUMNS = "item_id, cluster_id"
+WEIGHTS_COLUMNS = "item_id, weight"
+CATALOGUE_COLUMNS = "item_id, title; optionally description, image_url, url; any further column is a slice attribute"
+FILE_FORMATS = ".csv or .parquet"
+ACCEPT = ".csv,.parquet"
+
+SCHEME_HELP = (
+    "Jaccard: pairs drawn as in the JaccardDistance decomposition (the usual choice). "
+    "Stratified: a share of the draws from the pairs the change affects (diff), the rest from stable pairs. "
+    "ΔPrecision: pairs drawn from the distribution ΔPrecision is defined on."
+)
+
+
+def _file_field(*, label: str, columns: str) -> forms.FileField:
+    return forms.FileField(
+        label=label,
+        required=False,
+        help_text=f"Columns: {columns}. Formats: {FILE_FORMATS}.",
+        widget=forms.ClearableFileInput(attrs={"accept": ACCEPT}),
+    )
+
+
+class ExperimentCreateForm(forms.Form):
+    FILE_KINDS = ("items", "base", "exp", "weights", "catalogue")
+
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    question = forms.CharField(
+        max_length=500,
+        initial=Experiment._meta.get_field("question").default,
+        help_text="What raters are asked about each pair.",
+    )
+    guidelines = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Shown to raters beside every pair (plain text).",
+    )
+    scheme = forms.ChoiceField(
+        choices=Experiment.Scheme.choices, initial=Experiment.Scheme.JACCARD, help_text=SCHEME_HELP
+    )
+    n_draws = forms.IntegerField(
+        label="Number of draws", initial=2000, help_text="Pair draws, with replacement. Distinct pairs become tasks."
+    )
+    diff_share = forms.FloatField(
+        label="Diff share", initial=0.5, help_text="Stratified scheme only: share of the draws from the diff stratum."
+    )
+    replication = forms.IntegerField(initial=1, help_text="Verdicts wanted per pair.")
+    seed = forms.IntegerField(required=False, help_text="Leave empty for a random seed; it is stored either way.")
+    confidence = forms.FloatField(initial=0.95, help_text="Confidence level of the intervals, e.g. 0.95.")
+
+    items = _file_field(label="Items file", columns=ITEMS_COLUMNS)
+    base = _file_field(label="Base clustering", columns=CLUSTERING_COLUMNS)
+    exp = _file_field(label="Exp clustering", columns=CLUSTERING_COLUMNS)
+    weights = _file_field(label="Weights (optional)", columns=WEIGHTS_COLUMNS)
+    catalogue = _file_field(label="Catalogue", columns=CATALOGUE_COLUMNS)
+
+    def parameters(self) -> dict:
+        """The cleaned non-file fields, as keyword arguments of ``experiment_create``."""
+        return {name: value for name, value in self.cleaned_data.items() if name not in self.FILE_KINDS}
+
+    def files_given(self) -> dict:
+        """The uploaded files by kind (empty inputs left out)."""
+        return {kind: self.cleaned_data[kind] for kind in self.FILE_KINDS if self.cleaned_data.get(kind)}

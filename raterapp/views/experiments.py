@@ -1,0 +1,156 @@
+"""Experiment pages for engineers: the list, the upload form and one experiment's progress.
+
+Roles: engineers see the experiments they own or were granted, admins all of them; anyone
+else signed in gets a friendly 403 page, anonymous users go to the sign-in page. An
+experiment that is not visible answers 404 like a missing one (``access_experiment_for_engineer``).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.shortcuts import redirect, render
+from django.views import View
+
+from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, user_roles
+from raterapp.forms import ExperimentCreateForm
+from raterapp.models import Experiment
+from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
+from raterapp.services.experiments import experiment_create
+
+Status = Experiment.Status
+
+# The preparation in the order the user sees it; QUEUED waits before the first step.
+STEPS = (Status.VALIDATING, Status.COMPUTING_IMPACT, Status.SAMPLING, Status.RATING)
+PREPARING = (Status.QUEUED, Status.VALIDATING, Status.COMPUTING_IMPACT, Status.SAMPLING)
+
+# Overall impact metrics in the order of the paper's identities:
+# JaccardDistance = SplitDistance + MergeDistance, JaccardIndex = Affected + Unaffected.
+IMPACT_ROWS = (
+    ("JaccardDistance", 0, "Share of weighted pairs whose togetherness changed"),
+    ("SplitDistance", 1, "… because Exp split them apart"),
+    ("MergeDistance", 1, "… because Exp merged them"),
+    ("JaccardIndex", 0, "Weighted Jaccard similarity of Base and Exp"),
+    ("AffectedJaccardIndex", 1, "… contributed by affected items"),
+    ("UnaffectedJaccardIndex", 1, "… contributed by unaffected items"),
+    ("SplitRate", 0, "Weighted rate of items that lost cluster mates"),
+    ("MergeRate", 0, "Weighted rate of items that gained cluster mates"),
+    ("AffectedWeightFraction", 0, "Share of the weight on items the change affects"),
+)
+
+
+def preparation_steps(experiment: Experiment) -> list[dict]:
+    """Each step with its state: ``done``, ``current`` or ``pending`` (all ``stopped`` when FAILED).
+
+    ``static/raterapp/js/experiment_status.js`` applies the same rule in the browser.
+    """
+    status = experiment.status
+    if status == Status.FAILED:
+        return [{"status": step, "label": step.label, "state": "stopped"} for step in STEPS]
+    if status == Status.DONE:
+        reached = len(STEPS)
+    elif status == Status.QUEUED:
+        reached = 0
+    else:
+        reached = STEPS.index(status)
+    steps = []
+    for index, step in enumerate(STEPS):
+        if index < reached or (step == Status.RATING and index == reached):
+            state = "done"
+        elif index == reached:
+            state = "current"
+        else:
+            state = "pending"
+        steps.append({"status": step, "label": step.label, "state": state})
+    return steps
+
+
+def preparation_percent(experiment: Experiment) -> int:
+    """How far the whole preparation has come, 0 to 100 (for the list page)."""
+    if experiment.status in (Status.RATING, Status.DONE):
+        return 100
+    if experiment.status not in PREPARING[1:]:
+        return 0
+    index = STEPS.index(experiment.status)
+    return round(100 * (index + min(max(experiment.progress, 0.0), 1.0)) / (len(STEPS) - 1))
+
+
+def _impact_rows(experiment: Experiment) -> list[dict]:
+    metrics = (experiment.impact or {}).get("metrics") or {}
+    return [
+        {"name": name, "level": level, "help": text, "value": metrics.get(name)} for name, level, text in IMPACT_ROWS
+    ]
+
+
+class EngineerPageMixin(LoginRequiredMixin):
+    """Signed-in engineers and admins; others signed in see a friendly 403 page."""
+
+    nav_active = "experiments"
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        self.roles = user_roles(request.user)
+        if not self.roles & {ENGINEER, ADMIN}:
+            return render(request, "raterapp/experiments/forbidden.html", self.page_context(), status=403)
+        return super().dispatch(request, *args, **kwargs)
+
+    def page_context(self, **extra) -> dict:
+        roles = getattr(self, "roles", set())
+        return {"nav_roles": {role: True for role in roles}, "nav_active": self.nav_active, **extra}
+
+
+class ExperimentListPageView(EngineerPageMixin, View):
+    def get(self, request):
+        experiments = list(experiment_list(user=request.user))
+        for experiment in experiments:
+            experiment.preparation_percent = preparation_percent(experiment)
+        return render(request, "raterapp/experiments/list.html", self.page_context(experiments=experiments))
+
+
+class ExperimentCreatePageView(EngineerPageMixin, View):
+    template_name = "raterapp/experiments/new.html"
+
+    def get(self, request):
+        return render(request, self.template_name, self.page_context(form=ExperimentCreateForm()))
+
+    def post(self, request):
+        form = ExperimentCreateForm(request.POST, request.FILES)
+        if form.is_valid():
+            try:
+                experiment = experiment_create(owner=request.user, files=form.files_given(), **form.parameters())
+            except ValidationError as exc:
+                _add_service_errors(form, exc)
+            else:
+                return redirect("experiment-detail", experiment_id=experiment.pk)
+        return render(request, self.template_name, self.page_context(form=form), status=400)
+
+
+def _add_service_errors(form: ExperimentCreateForm, exc: ValidationError) -> None:
+    """The service's errors next to their fields; upload problems ("files") above the file inputs."""
+    form.file_errors = []
+    for field, messages in exc.message_dict.items():
+        if field == "files":
+            form.file_errors.extend(messages)
+        elif field in form.fields:
+            form.add_error(field, messages)
+        else:
+            form.add_error(None, messages if field == NON_FIELD_ERRORS else [f"{field}: {m}" for m in messages])
+
+
+class ExperimentPageView(EngineerPageMixin, View):
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        steps = preparation_steps(experiment)
+        context = self.page_context(
+            experiment=experiment,
+            steps=steps,
+            preparing=experiment.status in PREPARING,
+            failed=experiment.status == Status.FAILED,
+            ready=experiment.status in (Status.RATING, Status.DONE),
+            progress_percent=round(100 * min(max(experiment.progress, 0.0), 1.0)),
+            impact_rows=_impact_rows(experiment),
+            judging=experiment_judging_progress_get(experiment=experiment),
+            files=experiment.files.order_by("kind"),
+        )
+        return render(request, "raterapp/experiments/detail.html", context)

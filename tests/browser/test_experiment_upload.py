@@ -1,0 +1,160 @@
+"""An engineer signs in, uploads an experiment in the browser and watches it being prepared.
+
+The worker starts only once the experiment page shows the upload queued, so the page has to
+follow every step itself (polling the API) to reach "Ready for rating" without a reload.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from raterapp.models import Experiment
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LAPTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+READY_TIMEOUT_MS = 120_000
+
+# Records every status the step list shows, and proves the document was never reloaded.
+WATCH = """() => {
+  window.__notReloaded = true;
+  const section = document.getElementById("preparation");
+  window.__statuses = [section.dataset.status];
+  new MutationObserver(() => {
+    const last = window.__statuses[window.__statuses.length - 1];
+    if (section.dataset.status !== last) window.__statuses.push(section.dataset.status);
+  }).observe(section, { attributes: true, attributeFilter: ["data-status"] });
+}"""
+
+
+def _files(tmp_path) -> tuple[str, str]:
+    """60 items in 12 Base clusters; Exp splits some and merges others."""
+    items, catalogue = tmp_path / "items.csv", tmp_path / "catalogue.csv"
+    with open(items, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["item_id", "base_cluster", "exp_cluster", "weight"])
+        for k in range(60):
+            base = k // 5
+            exp = base if base % 3 else (k // 10) * 100 + (k % 2)
+            writer.writerow([f"item-{k:03d}", f"B{base}", f"E{exp}", 1 + (k % 3) / 2])
+    with open(catalogue, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["item_id", "title", "description", "colour"])
+        for k in range(60):
+            writer.writerow([f"item-{k:03d}", f"Product {k}", f"<b>not bold</b> {k}", ["red", "blue"][k % 2]])
+    return str(items), str(catalogue)
+
+
+def _shoot(page, path, size):
+    page.set_viewport_size(size)
+    page.screenshot(path=str(path), full_page=True)
+
+
+def test_engineer_uploads_and_watches_the_preparation(request, browser, live_server, tmp_path, screenshots_dir):
+    engineer = User.objects.create_user("eve", password="pw-eve")
+    engineer.groups.add(Group.objects.get_or_create(name="engineer")[0])
+    items, catalogue = _files(tmp_path)
+
+    context = browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: message.type == "error"
+        and not message.text.startswith("Failed to load resource")  # reported with its URL below
+        and problems.append(f"console: {message.text}"),
+    )
+    # The login page (not ours) has no icon link, so Chromium asks for /favicon.ico.
+    page.on(
+        "response",
+        lambda response: response.status >= 400
+        and not response.url.endswith("/favicon.ico")
+        and problems.append(f"HTTP {response.status}: {response.url}"),
+    )
+
+    # Signing in through the login page lands on the page asked for.
+    page.goto(f"{live_server.url}/experiments/new/")
+    assert "/login/" in page.url
+    page.get_by_label("User name", exact=True).fill("eve")
+    page.get_by_label("Password", exact=True).fill("pw-eve")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r"/experiments/new/$"))
+    assert page.get_by_role("heading", name="New experiment").is_visible()
+    _shoot(page, screenshots_dir / "new-experiment-1280x800.png", LAPTOP)
+    _shoot(page, screenshots_dir / "new-experiment-390x844.png", PHONE)
+    page.screenshot(path=str(screenshots_dir / "new-experiment-390x844-first-screen.png"))
+    page.set_viewport_size(LAPTOP)
+
+    page.locator("#id_name").fill("Browser upload")
+    page.locator("#id_n_draws").fill("200")
+    page.locator("#id_seed").fill("3")
+    page.locator("#id_items").set_input_files(items)
+    page.locator("#id_catalogue").set_input_files(catalogue)
+    page.get_by_role("button", name="Upload and prepare").click()
+    page.wait_for_url(re.compile(r"/experiments/\d+/$"))
+
+    experiment = Experiment.objects.get(name="Browser upload")
+    assert experiment.status == Experiment.Status.QUEUED
+    assert page.locator("#preparation").get_attribute("data-status") == "queued"
+    assert page.locator("[data-step='validating']").get_attribute("aria-current") == "step"
+    page.evaluate(WATCH)
+    _shoot(page, screenshots_dir / "experiment-queued-390x844.png", PHONE)
+    page.set_viewport_size(LAPTOP)
+
+    request.getfixturevalue("celery_worker_process")
+
+    page.locator("[data-step='rating'].step--done").wait_for(timeout=READY_TIMEOUT_MS)
+    page.locator("[data-results]").wait_for(state="visible")
+    assert page.evaluate("window.__notReloaded") is True
+    statuses = page.evaluate("window.__statuses")
+    assert statuses[0] == "queued" and statuses[-1] == "rating", statuses
+    assert page.locator("[data-status-badge]").inner_text() == "Ready for rating"
+    assert page.locator(".step--done").count() == 4
+    assert page.locator("[data-failure]").is_hidden()
+
+    experiment.refresh_from_db()
+    assert experiment.status == Experiment.Status.RATING
+    metrics = experiment.impact["metrics"]
+    for name in ("JaccardDistance", "SplitDistance", "MergeDistance", "JaccardIndex", "AffectedWeightFraction"):
+        shown = page.locator(f"[data-metric='{name}'] [data-metric-value]").inner_text()
+        assert shown == f"{metrics[name]:.4f}", name
+    tasks = experiment.tasks.count()
+    assert tasks > 0
+    assert page.locator("[data-judging-tasks]").inner_text() == str(tasks)
+    assert page.locator("[data-judging-verdicts]").inner_text() == "0"
+
+    _shoot(page, screenshots_dir / "experiment-1280x800.png", LAPTOP)
+    _shoot(page, screenshots_dir / "experiment-390x844.png", PHONE)
+
+    # A broken file: the failure (file, row, problem) appears on the page, again without a reload.
+    broken = tmp_path / "broken.csv"
+    broken.write_text("item_id,base_cluster,exp_cluster\na,B1,E1\na,B1,E2\n")
+    page.goto(f"{live_server.url}/experiments/new/")
+    page.locator("#id_name").fill("Broken upload")
+    page.locator("#id_items").set_input_files(str(broken))
+    page.locator("#id_catalogue").set_input_files(catalogue)
+    page.get_by_role("button", name="Upload and prepare").click()
+    page.wait_for_url(re.compile(r"/experiments/\d+/$"))
+    page.locator("[data-failure]").wait_for(state="visible", timeout=READY_TIMEOUT_MS)
+    failed = Experiment.objects.get(name="Broken upload")
+    assert failed.status == Experiment.Status.FAILED and failed.error
+    assert page.locator("[data-failure-message]").inner_text() == failed.error
+    assert page.locator("[data-status-badge]").inner_text() == "Failed"
+    assert page.locator(".step--stopped").count() == 4
+    assert page.locator("[data-results]").is_hidden()
+    _shoot(page, screenshots_dir / "experiment-failed-390x844.png", PHONE)
+    page.set_viewport_size(LAPTOP)
+
+    page.goto(f"{live_server.url}/experiments/")
+    assert page.locator("tbody tr").count() == 2
+    _shoot(page, screenshots_dir / "experiments-1280x800.png", LAPTOP)
+    _shoot(page, screenshots_dir / "experiments-390x844.png", PHONE)
+    assert problems == []
+    context.close()
