@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_1d
-from .impact import cell_set_weights
 from .judgements import PairVerdicts
 from .masses import INTERSECTION, MERGE, SELF, SPLIT, class_totals
 from .population import Population
@@ -149,7 +148,7 @@ class _Draws:
         n = pop.n_items
         unit_keys = (sample.stratum[rows].astype(np.int64) * n + np.minimum(i, j)) * n + np.maximum(i, j)
         _, unit = np.unique(unit_keys, return_inverse=True)
-        sets = {name: values[pop.cell[i]] for name, values in cell_set_weights(pop).items()}
+        sets = {name: values[pop.cell[i]] for name, values in pop.cell_sets.items()}
         pair_class = sample.pair_class[rows]
         if sample.scheme == "precision":
             stable = np.sign(1.0 / sets["exp"] - 1.0 / sets["base"])

@@ -16,7 +16,6 @@ import numpy as np
 
 from ._validation import as_1d
 from .estimation import ESTIMATED_METRICS
-from .impact import cell_set_weights
 from .population import Population, factorize_keys, factorize_labels
 
 
@@ -55,7 +54,7 @@ def quality_from_gold(population: Population, gold_labels: Any, *, vantage: Any 
     with_base = _group_weight(pop, pop.base * n_gold + gold, len(pop.base_labels) * n_gold)
     with_exp = _group_weight(pop, pop.exp * n_gold + gold, len(pop.exp_labels) * n_gold)
     with_both = _group_weight(pop, pop.cell * n_gold + gold, len(pop.cell_weight) * n_gold)
-    sets = {name: values[pop.cell] for name, values in cell_set_weights(pop).items()}
+    sets = {name: values[pop.cell] for name, values in pop.cell_sets.items()}
     split_equivalent = np.where(sets["split"] > 0, np.maximum(with_base - with_both, 0.0), 0.0)
     merge_equivalent = np.where(sets["merge"] > 0, np.maximum(with_exp - with_both, 0.0), 0.0)
     affected = pop.cell_affected()[pop.cell]

@@ -30,15 +30,10 @@ POINTWISE_METRICS: tuple[str, ...] = (
 )
 
 
-def cell_set_weights(population: Population) -> dict[str, np.ndarray]:
-    """Weights of the sets seen from each cell (see :attr:`Population.cell_sets`)."""
-    return population.cell_sets
-
-
 def cell_pointwise_metrics(population: Population) -> dict[str, np.ndarray]:
     """Pointwise metrics of the items of each cell (JDD eqs 1-3, 37; MQM eqs 11-12)."""
     if population not in _POINTWISE_CACHE:
-        _POINTWISE_CACHE[population] = _cell_pointwise(cell_set_weights(population))
+        _POINTWISE_CACHE[population] = _cell_pointwise(population.cell_sets)
     return _POINTWISE_CACHE[population]
 
 

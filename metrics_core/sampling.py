@@ -25,7 +25,7 @@ import numpy as np
 
 from ._layout import Layout, layout_of
 from ._validation import as_1d, generator, one_of, open_unit_interval, positive_int
-from .impact import cell_pointwise_metrics, cell_set_weights
+from .impact import cell_pointwise_metrics
 from .masses import INTERSECTION, MERGE, SELF, SPLIT, cell_stratum_factor, class_masses
 from .population import Population
 
@@ -223,7 +223,7 @@ def jaccard_contributions(population: Population, sample: PairSample) -> np.ndar
     diff = (sample.pair_class == SPLIT) | (sample.pair_class == MERGE)
     weight = np.where(diff, sample.draws, 0).astype(np.float64)
     if sample.scheme == "precision":
-        sets = cell_set_weights(pop)
+        sets = pop.cell_sets
         cell = pop.cell[sample.i]
         side = np.where(sample.pair_class == SPLIT, sets["base"][cell], sets["exp"][cell])
         weight *= side / sets["union"][cell]
