@@ -36,6 +36,7 @@ from ._validation import as_1d
 from .judgements import PairVerdicts
 from .masses import INTERSECTION, MERGE, SELF, SPLIT, class_totals
 from .population import Population
+from .proportions import wilson_interval
 from .results import Estimate, QualityEstimates
 from .sampling import ALL, DIFF, SCHEME_STRATA, STABLE, PairSample
 
@@ -246,7 +247,7 @@ class _Estimator:
             return Estimate(0.0, 0.0, 0.0, 0.0, mean.judged_draws, mean.drawn_draws)
         if math.isnan(mean.value):
             return Estimate(math.nan, math.nan, 0.0, multiplier, mean.judged_draws, mean.drawn_draws)
-        low, high = _wilson(mean.value, mean.n_eff, self.z)
+        low, high = wilson_interval(mean.value, mean.n_eff, self.z)
         share = mean.value
         if complement:
             share, low, high = 1.0 - share, 1.0 - high, 1.0 - low
@@ -340,17 +341,6 @@ def _sum(first: Estimate, second: Estimate) -> Estimate:
         first.judged_draws + second.judged_draws,
         first.drawn_draws + second.drawn_draws,
     )
-
-
-def _wilson(share: float, n: float, z: float) -> tuple[float, float]:
-    """Wilson score interval of a proportion observed on (effective) size ``n``."""
-    denominator = 1.0 + z * z / n
-    centre = (share + z * z / (2 * n)) / denominator
-    half = z / denominator * math.sqrt(max(share * (1 - share), 0.0) / n + z * z / (4 * n * n))
-    # At share 0 (or 1) the bound is 0 (or 1) exactly, not a rounding step away.
-    low = 0.0 if share <= 0.0 else max(centre - half, 0.0)
-    high = 1.0 if share >= 1.0 else min(centre + half, 1.0)
-    return low, high
 
 
 def _distinct(units: np.ndarray, n_units: int) -> int:

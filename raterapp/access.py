@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from .models import Experiment, PairTask
+from .models import Experiment, Judgement, PairTask
 
 RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)
@@ -66,3 +66,15 @@ def access_task_for_rater(user, task_id: int) -> PairTask:
         )
     except (PairTask.DoesNotExist, ValueError, TypeError):
         raise Http404("No such pair.") from None
+
+
+def access_judgement_for_rater(user, judgement_id: int) -> Judgement:
+    """One of the rater's own verdicts, in an experiment open for rating (404 otherwise)."""
+    if not has_role(user, RATER):
+        raise Http404("No such verdict.")
+    try:
+        return Judgement.objects.select_related("task__experiment").get(
+            pk=judgement_id, rater=user, task__experiment__status=Experiment.Status.RATING
+        )
+    except (Judgement.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such verdict.") from None

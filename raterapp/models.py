@@ -15,6 +15,12 @@ from django.db import models
 from django.db.models import F, Q
 
 
+class Verdict(models.TextChoices):
+    EQUIVALENT = "equivalent", "Equivalent"
+    NOT_EQUIVALENT = "not_equivalent", "Not equivalent"
+    UNSURE = "unsure", "Unsure"
+
+
 class Experiment(models.Model):
     class Scheme(models.TextChoices):
         JACCARD = "jaccard", "Jaccard (JDD §7)"
@@ -44,6 +50,9 @@ class Experiment(models.Model):
     replication = models.PositiveSmallIntegerField(default=1, help_text="Verdicts wanted per pair.")
     seed = models.BigIntegerField(default=0)
     confidence = models.FloatField(default=0.95)
+    gold_rate = models.FloatField(
+        default=0.1, help_text="Share of a rater's pairs that are gold questions, while gold pairs are left."
+    )
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="Progress of the current step, 0 to 1.")
@@ -66,6 +75,9 @@ class Experiment(models.Model):
             ),
             models.CheckConstraint(condition=Q(replication__gte=1), name="experiment_replication_positive"),
             models.CheckConstraint(condition=Q(n_draws__gte=1), name="experiment_n_draws_positive"),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="experiment_gold_rate_unit"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -141,7 +153,13 @@ class SampledPair(models.Model):
 
 
 class PairTask(models.Model):
-    """A distinct unordered non-self pair that needs verdicts, shown in random ``rank`` order."""
+    """A distinct unordered non-self pair that needs verdicts, shown in random ``rank`` order.
+
+    A *gold* task (``gold_answer`` set) is a pair with a known answer that admins mix into
+    raters' queues: any number of raters may judge it, and it counts in no estimate.
+    """
+
+    GOLD_ANSWERS = [(v, label) for v, label in Verdict.choices if v != Verdict.UNSURE]
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="tasks")
     item_a = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
@@ -149,15 +167,34 @@ class PairTask(models.Model):
     rank = models.PositiveIntegerField(help_text="Random position in the rating order.")
     wanted = models.PositiveSmallIntegerField(default=1, help_text="Verdicts wanted (replication).")
     verdicts = models.PositiveSmallIntegerField(default=0, help_text="Verdicts received.")
+    gold_answer = models.CharField(
+        max_length=20, blank=True, default="", choices=GOLD_ANSWERS, help_text="Known answer; empty unless gold."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["experiment", "rank"]
         constraints = [
-            models.UniqueConstraint(fields=["experiment", "item_a", "item_b"], name="task_unique_pair"),
-            models.UniqueConstraint(fields=["experiment", "rank"], name="task_unique_rank"),
-            models.CheckConstraint(condition=Q(verdicts__lte=F("wanted")), name="task_verdicts_within_wanted"),
+            models.UniqueConstraint(
+                fields=["experiment", "item_a", "item_b"], condition=Q(gold_answer=""), name="task_unique_pair"
+            ),
+            models.UniqueConstraint(
+                fields=["experiment", "item_a", "item_b"], condition=~Q(gold_answer=""), name="task_unique_gold_pair"
+            ),
+            models.UniqueConstraint(
+                fields=["experiment", "rank"], condition=Q(gold_answer=""), name="task_unique_rank"
+            ),
+            models.CheckConstraint(
+                condition=Q(verdicts__lte=F("wanted")) | ~Q(gold_answer=""), name="task_verdicts_within_wanted"
+            ),
         ]
         indexes = [models.Index(fields=["experiment", "verdicts", "rank"], name="task_queue")]
+
+    @property
+    def is_gold(self) -> bool:
+        return bool(self.gold_answer)
 
 
 class Lease(models.Model):
@@ -175,10 +212,7 @@ class Lease(models.Model):
 
 
 class Judgement(models.Model):
-    class Verdict(models.TextChoices):
-        EQUIVALENT = "equivalent", "Equivalent"
-        NOT_EQUIVALENT = "not_equivalent", "Not equivalent"
-        UNSURE = "unsure", "Unsure"
+    Verdict = Verdict
 
     task = models.ForeignKey(PairTask, on_delete=models.PROTECT, related_name="judgements")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements")
@@ -189,6 +223,49 @@ class Judgement(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["task", "rater"], name="judgement_one_per_rater")]
+        indexes = [models.Index(fields=["rater", "created_at"], name="judgement_rater_time")]
+
+
+class RetractedJudgement(models.Model):
+    """A verdict its rater undid: kept for the record (and to recognise a late retry of its
+    submit by ``client_id``), counted nowhere."""
+
+    task = models.ForeignKey(PairTask, on_delete=models.PROTECT, related_name="retracted_judgements")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    comment = models.TextField(blank=True)
+    client_id = models.UUIDField(unique=True)
+    judged_at = models.DateTimeField()
+    retracted_at = models.DateTimeField(auto_now_add=True)
+
+
+class PairReport(models.Model):
+    """A rater's report that a pair cannot be judged; the pair stays unjudged, for admins to look at."""
+
+    class Reason(models.TextChoices):
+        MISSING_DATA = "missing_data", "Data missing"
+        UNREADABLE = "unreadable", "Unreadable"
+        OTHER = "other", "Something else"
+
+    task = models.ForeignKey(PairTask, on_delete=models.CASCADE, related_name="reports")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pair_reports")
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "rater"], name="pair_report_one_per_rater")]
+
+
+class RaterProfile(models.Model):
+    """A rater's quotas: verdicts per day and in all, across experiments (none: unlimited)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rater_profile")
+    daily_quota = models.PositiveIntegerField(null=True, blank=True)
+    total_quota = models.PositiveIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"Rater profile of {self.user}"
 
 
 class EstimateSnapshot(models.Model):

@@ -151,6 +151,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Experiments, uploads, impact metrics, sampled pairs, judgements and estimates.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {
+        "PairReportReasonEnum": "raterapp.models.PairReport.Reason",
+        "QueueClosedReasonEnum": ["queue_empty", "quota_daily", "quota_total"],
+    },
 }
 
 LOGGING = {
@@ -175,4 +179,5 @@ if not DEBUG:
 
 # Raters' leases on pairs and the live estimates channel.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)
+UNDO_SECONDS = env.int("UNDO_SECONDS", default=600)
 ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=1.0)

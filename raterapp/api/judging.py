@@ -1,61 +1,101 @@
-"""Judging for raters: take the next pair (blind: two cards, no ids of items or clusters), submit a verdict.
+"""Judging for raters: lease the next pair (blind: two cards, no ids of items or clusters),
+keep it, submit or undo a verdict, report a broken pair, read one's own progress.
 
 Roles: raters only; everyone else is refused (403). Experiments that are not open for
-rating and tasks outside them answer 404.
+rating, and tasks or verdicts outside them or not the rater's, answer 404.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.core.exceptions import ValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from raterapp.access import access_experiment_for_rater, access_task_for_rater
-from raterapp.selectors.judging import task_cards_get
-from raterapp.services.judging import JudgementRefused, assignment_next, judgement_submit
+from raterapp.access import access_experiment_for_rater, access_judgement_for_rater, access_task_for_rater
+from raterapp.selectors.judging import rater_progress_get, task_cards_get
+from raterapp.services.judging import (
+    JudgementRefused,
+    QueueClosed,
+    assignment_next,
+    judgement_submit,
+    judgement_undo,
+    leases_renew,
+    pair_report_create,
+)
+from raterapp.signals import SESSION_START_KEY
 
 from .common import Conflict, IsRater, drf_validation_error
-from .serializers import JudgementCreateSerializer, JudgementSerializer, NextPairSerializer
+from .serializers import (
+    JudgementCreateSerializer,
+    JudgementSerializer,
+    JudgementUndoSerializer,
+    LeaseRenewRequestSerializer,
+    LeaseRenewSerializer,
+    NextPairRequestSerializer,
+    NextPairSerializer,
+    PairReportCreateSerializer,
+    PairReportSerializer,
+    RaterProgressSerializer,
+)
+
+NOT_FOUND = OpenApiResponse(description="No such experiment, pair or verdict open to you.")
+REFUSED = OpenApiResponse(description="Refused; nothing was recorded.")
+
+
+def _progress(request, experiment) -> dict:
+    started = request.session.get(SESSION_START_KEY) if hasattr(request, "session") else None
+    session_start = datetime.fromisoformat(started) if started else None
+    return rater_progress_get(experiment=experiment, rater=request.user, session_start=session_start)
+
+
+def _pair(task, rater) -> dict:
+    left, right = task_cards_get(task=task, rater=rater)
+    return {"task": task.pk, "lease_expires_at": task.lease.expires_at, "left": left, "right": right}
 
 
 class NextPairApi(APIView):
-    """Lease the next pair to judge (or renew the one the rater holds): 200 with the task,
-    its lease expiry and the two item cards in random left/right order; 204 when no pair
-    is left for this rater. Roles: rater."""
+    """Lease the next pair to judge, not one of ``holding`` (the pairs the page already
+    shows or preloaded); a pair the rater holds elsewhere is renewed and returned. ``pair``
+    is null when nothing is left for this rater, with ``reason`` saying why
+    (``queue_empty``, ``quota_daily``, ``quota_total``). 409 when the rater already holds
+    two pairs. Roles: rater."""
 
     permission_classes = [IsRater]
 
-    @extend_schema(
-        request=None,
-        responses={
-            200: NextPairSerializer,
-            204: OpenApiResponse(description="Nothing left to judge for you."),
-            404: OpenApiResponse(description="No such experiment open for rating."),
-        },
-    )
+    @extend_schema(request=NextPairRequestSerializer, responses={200: NextPairSerializer, 404: NOT_FOUND, 409: REFUSED})
     def post(self, request, experiment_id: int):
         experiment = access_experiment_for_rater(request.user, experiment_id)
-        task = assignment_next(experiment=experiment, rater=request.user)
-        if task is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        left, right = task_cards_get(task=task)
+        data = NextPairRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        pair, reason = None, None
+        try:
+            task = assignment_next(experiment=experiment, rater=request.user, holding=data.validated_data["holding"])
+        except QueueClosed as exc:
+            reason = exc.reason
+        except JudgementRefused as exc:
+            raise Conflict(str(exc)) from None
+        else:
+            if task is None:
+                reason = "queue_empty"
+            else:
+                pair = _pair(task, request.user)
         body = {
-            "task": task.pk,
-            "lease_expires_at": task.lease.expires_at,
+            "pair": pair,
+            "reason": reason,
             "question": experiment.question,
             "guidelines": experiment.guidelines,
-            "left": left,
-            "right": right,
+            "progress": _progress(request, experiment),
         }
         return Response(NextPairSerializer(body).data)
 
 
 class JudgementCreateApi(APIView):
     """Submit a verdict on a leased pair: 201 when recorded, 200 when ``client_id`` repeats
-    a recorded one (a retry), 409 when refused (already judged, not assigned, no slot left).
-    Roles: rater."""
+    a recorded one (a retry), 409 when refused (already judged, not assigned, no slot
+    left, undone). The answer carries the rater's progress. Roles: rater."""
 
     permission_classes = [IsRater]
 
@@ -65,8 +105,8 @@ class JudgementCreateApi(APIView):
             201: JudgementSerializer,
             200: JudgementSerializer,
             400: OpenApiResponse(description="Invalid verdict or client_id."),
-            404: OpenApiResponse(description="No such pair open for rating."),
-            409: OpenApiResponse(description="Refused; nothing was recorded."),
+            404: NOT_FOUND,
+            409: REFUSED,
         },
     )
     def post(self, request):
@@ -85,4 +125,76 @@ class JudgementCreateApi(APIView):
             raise drf_validation_error(exc) from None
         except JudgementRefused as exc:
             raise Conflict(str(exc)) from None
+        judgement.progress = _progress(request, task.experiment)
         return Response(JudgementSerializer(judgement).data, status=201 if created else 200)
+
+
+class JudgementUndoApi(APIView):
+    """Take back one's latest verdict in an experiment (within ``UNDO_SECONDS``): it is kept
+    aside and counted nowhere, and its pair is leased back to be answered afresh with a
+    new ``client_id``. Roles: rater (own verdicts)."""
+
+    permission_classes = [IsRater]
+
+    @extend_schema(request=None, responses={200: JudgementUndoSerializer, 404: NOT_FOUND, 409: REFUSED})
+    def post(self, request, judgement_id: int):
+        judgement = access_judgement_for_rater(request.user, judgement_id)
+        try:
+            task = judgement_undo(judgement_id=judgement.pk, rater=request.user)
+        except JudgementRefused as exc:
+            raise Conflict(str(exc)) from None
+        body = {"pair": _pair(task, request.user), "progress": _progress(request, task.experiment)}
+        return Response(JudgementUndoSerializer(body).data)
+
+
+class PairReportCreateApi(APIView):
+    """Report a held pair as broken (data missing or unreadable): the pair is released,
+    never offered to this rater again, stays unjudged and is listed for admins. 201 when
+    recorded, 200 for a repeat. Roles: rater."""
+
+    permission_classes = [IsRater]
+
+    @extend_schema(
+        request=PairReportCreateSerializer,
+        responses={201: PairReportSerializer, 200: PairReportSerializer, 404: NOT_FOUND, 409: REFUSED},
+    )
+    def post(self, request, task_id: int):
+        task = access_task_for_rater(request.user, task_id)
+        data = PairReportCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            report, created = pair_report_create(task=task, rater=request.user, **data.validated_data)
+        except ValidationError as exc:
+            raise drf_validation_error(exc) from None
+        except JudgementRefused as exc:
+            raise Conflict(str(exc)) from None
+        report.progress = _progress(request, task.experiment)
+        return Response(PairReportSerializer(report).data, status=201 if created else 200)
+
+
+class LeaseRenewApi(APIView):
+    """Keep the pairs a rater's page holds: each lease is extended by ``LEASE_SECONDS``;
+    ``lost`` lists the tasks whose lease is gone (expired and taken, or judged).
+    Roles: rater."""
+
+    permission_classes = [IsRater]
+
+    @extend_schema(request=LeaseRenewRequestSerializer, responses={200: LeaseRenewSerializer})
+    def post(self, request):
+        data = LeaseRenewRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        renewed, lost = leases_renew(rater=request.user, task_ids=data.validated_data["tasks"])
+        body = {"leases": [{"task": lease.task_id, "lease_expires_at": lease.expires_at} for lease in renewed]}
+        return Response(LeaseRenewSerializer({**body, "lost": lost}).data)
+
+
+class RaterProgressApi(APIView):
+    """The rater's own progress in an experiment: this session, today, in all, what the
+    experiment still wants and their quota. Roles: rater."""
+
+    permission_classes = [IsRater]
+
+    @extend_schema(responses={200: RaterProgressSerializer, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_rater(request.user, experiment_id)
+        return Response(RaterProgressSerializer(_progress(request, experiment)).data)

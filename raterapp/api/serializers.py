@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from raterapp.models import Experiment, ImpactGroup, Judgement
+from raterapp.models import Experiment, ImpactGroup, Judgement, PairReport, PairTask
 
 FILE_KINDS = ("items", "base", "exp", "weights", "catalogue")
 
@@ -38,8 +38,8 @@ class ExperimentSerializer(serializers.ModelSerializer):
         model = Experiment
         fields = (
             "id", "name", "description", "question", "guidelines", "owner", "scheme", "n_draws", "diff_share",
-            "replication", "seed", "confidence", "status", "progress", "error", "items_count", "dropped_items",
-            "created_at", "updated_at",
+            "replication", "seed", "confidence", "gold_rate", "status", "progress", "error", "items_count",
+            "dropped_items", "created_at", "updated_at",
         )  # fmt: skip
         read_only_fields = fields
 
@@ -132,13 +132,45 @@ class ItemCardSerializer(serializers.Serializer):
     attributes = serializers.DictField()
 
 
-class NextPairSerializer(serializers.Serializer):
+class QuotaSerializer(serializers.Serializer):
+    daily = serializers.IntegerField(allow_null=True, help_text="Verdicts per day; null: no daily quota.")
+    daily_left = serializers.IntegerField(allow_null=True)
+    total = serializers.IntegerField(allow_null=True, help_text="Verdicts in all; null: no total quota.")
+    total_left = serializers.IntegerField(allow_null=True)
+
+
+class RaterProgressSerializer(serializers.Serializer):
+    session = serializers.IntegerField(
+        allow_null=True, help_text="Your verdicts in this experiment since you signed in (null without a session)."
+    )
+    today = serializers.IntegerField(help_text="Your verdicts today, all experiments.")
+    mine = serializers.IntegerField(help_text="Your verdicts in this experiment.")
+    remaining = serializers.IntegerField(help_text="Verdicts the experiment still wants from all raters.")
+    quota = QuotaSerializer()
+
+
+class PairSerializer(serializers.Serializer):
     task = serializers.IntegerField()
     lease_expires_at = serializers.DateTimeField()
-    question = serializers.CharField()
-    guidelines = serializers.CharField()
     left = ItemCardSerializer()
     right = ItemCardSerializer()
+
+
+class NextPairRequestSerializer(serializers.Serializer):
+    holding = serializers.ListField(
+        child=serializers.IntegerField(), required=False, default=list, max_length=10,
+        help_text="Tasks the page already shows or preloaded: the answer is another one.",
+    )  # fmt: skip
+
+
+class NextPairSerializer(serializers.Serializer):
+    pair = PairSerializer(allow_null=True)
+    reason = serializers.ChoiceField(
+        choices=["queue_empty", "quota_daily", "quota_total"], allow_null=True, help_text="Why pair is null."
+    )
+    question = serializers.CharField()
+    guidelines = serializers.CharField(allow_blank=True)
+    progress = RaterProgressSerializer()
 
 
 class JudgementCreateSerializer(serializers.Serializer):
@@ -149,7 +181,83 @@ class JudgementCreateSerializer(serializers.Serializer):
 
 
 class JudgementSerializer(serializers.ModelSerializer):
+    progress = RaterProgressSerializer(read_only=True, required=False)
+
     class Meta:
         model = Judgement
-        fields = ("id", "task", "verdict", "client_id", "comment", "created_at")
+        fields = ("id", "task", "verdict", "client_id", "comment", "created_at", "progress")
+        read_only_fields = fields
+
+
+class JudgementUndoSerializer(serializers.Serializer):
+    pair = PairSerializer(help_text="The pair again, leased back to you, on the same sides.")
+    progress = RaterProgressSerializer()
+
+
+class PairReportCreateSerializer(serializers.Serializer):
+    reason = serializers.ChoiceField(choices=PairReport.Reason.choices)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class PairReportSerializer(serializers.ModelSerializer):
+    progress = RaterProgressSerializer(read_only=True, required=False)
+
+    class Meta:
+        model = PairReport
+        fields = ("id", "task", "reason", "note", "created_at", "progress")
+        read_only_fields = fields
+
+
+class LeaseRenewRequestSerializer(serializers.Serializer):
+    tasks = serializers.ListField(child=serializers.IntegerField(), max_length=10)
+
+
+class LeaseSerializer(serializers.Serializer):
+    task = serializers.IntegerField()
+    lease_expires_at = serializers.DateTimeField()
+
+
+class LeaseRenewSerializer(serializers.Serializer):
+    leases = LeaseSerializer(many=True)
+    lost = serializers.ListField(child=serializers.IntegerField(), help_text="Tasks whose lease is gone.")
+
+
+class GoldPairCreateSerializer(serializers.Serializer):
+    item_a = serializers.CharField(help_text="Item id.")
+    item_b = serializers.CharField(help_text="Item id.")
+    answer = serializers.ChoiceField(choices=PairTask.GOLD_ANSWERS)
+
+
+class GoldPairSerializer(serializers.Serializer):
+    task = serializers.IntegerField(source="pk")
+    item_a = serializers.CharField(source="item_a.item_id")
+    item_b = serializers.CharField(source="item_b.item_id")
+    answer = serializers.CharField(source="gold_answer")
+    judged = serializers.IntegerField(required=False, help_text="Verdicts given on it.")
+    correct = serializers.IntegerField(required=False, help_text="Verdicts equal to the answer.")
+
+
+class GoldAccuracySerializer(serializers.Serializer):
+    rater = serializers.IntegerField()
+    username = serializers.CharField()
+    answered = serializers.IntegerField(help_text="Gold questions answered.")
+    unsure = serializers.IntegerField()
+    correct = serializers.IntegerField()
+    accuracy = serializers.FloatField(allow_null=True, help_text="Correct among sure answers.")
+    ci_low = serializers.FloatField(allow_null=True, help_text="Wilson interval at the experiment's confidence.")
+    ci_high = serializers.FloatField(allow_null=True)
+
+
+class GoldRateSerializer(serializers.Serializer):
+    gold_rate = serializers.FloatField(min_value=0.0, max_value=0.5)
+
+
+class PairReportListSerializer(serializers.ModelSerializer):
+    item_a = serializers.CharField(source="task.item_a.item_id")
+    item_b = serializers.CharField(source="task.item_b.item_id")
+    rater = serializers.CharField(source="rater.username")
+
+    class Meta:
+        model = PairReport
+        fields = ("id", "task", "item_a", "item_b", "rater", "reason", "note", "created_at")
         read_only_fields = fields

@@ -11,7 +11,15 @@ from .experiments import (
 )
 from .exports import ExperimentEstimatesExportApi, ExperimentJudgementsExportApi, ExperimentPairsExportApi
 from .health import HealthApi
-from .judging import JudgementCreateApi, NextPairApi
+from .judging import (
+    JudgementCreateApi,
+    JudgementUndoApi,
+    LeaseRenewApi,
+    NextPairApi,
+    PairReportCreateApi,
+    RaterProgressApi,
+)
+from .quality import GoldAccuracyApi, GoldPairsApi, GoldRateApi, PairReportsApi
 
 experiment = "experiments/<int:experiment_id>/"
 
@@ -32,5 +40,13 @@ urlpatterns = [
     path(experiment + "exports/judgements/", ExperimentJudgementsExportApi.as_view(), name="api-export-judgements"),
     path(experiment + "exports/estimates/", ExperimentEstimatesExportApi.as_view(), name="api-export-estimates"),
     path(experiment + "next-pair/", NextPairApi.as_view(), name="api-next-pair"),
+    path(experiment + "progress/", RaterProgressApi.as_view(), name="api-rater-progress"),
     path("judgements/", JudgementCreateApi.as_view(), name="api-judgements"),
+    path("judgements/<int:judgement_id>/undo/", JudgementUndoApi.as_view(), name="api-judgement-undo"),
+    path("tasks/<int:task_id>/report/", PairReportCreateApi.as_view(), name="api-task-report"),
+    path("leases/renew/", LeaseRenewApi.as_view(), name="api-leases-renew"),
+    path(experiment + "gold-pairs/", GoldPairsApi.as_view(), name="api-gold-pairs"),
+    path(experiment + "gold-rate/", GoldRateApi.as_view(), name="api-gold-rate"),
+    path(experiment + "gold-accuracy/", GoldAccuracyApi.as_view(), name="api-gold-accuracy"),
+    path(experiment + "reports/", PairReportsApi.as_view(), name="api-pair-reports"),
 ]

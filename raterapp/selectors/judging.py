@@ -1,8 +1,16 @@
-"""What a rater sees of a task: two item cards and nothing that tells which clusters they are in."""
+"""What a rater sees: two item cards (nothing that tells which clusters they are in), their progress and quota."""
 
 from __future__ import annotations
 
-from raterapp.models import Item, PairTask
+import hashlib
+from datetime import datetime, time
+
+from django.conf import settings
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from raterapp.models import Experiment, Item, Judgement, Lease, PairTask, RaterProfile
 
 CARD_FIELDS = ("title", "description", "image_url", "url", "attributes")
 
@@ -12,12 +20,86 @@ def item_card_get(*, item: Item) -> dict:
     return {field: getattr(item, field) for field in CARD_FIELDS}
 
 
-def task_cards_get(*, task: PairTask) -> tuple[dict, dict]:
+def task_cards_get(*, task: PairTask, rater) -> tuple[dict, dict]:
     """The task's two cards as ``(left, right)``.
 
-    The side is random per lease (from its random token), so it stays put while the rater
-    reloads the page and differs between raters and between the rank order and the
-    screen.
+    The side is random per pair and rater (a keyed hash of both ids), so it differs between
+    raters and from the stored order, and stays put when the rater reloads or undoes.
     """
     a, b = item_card_get(item=task.item_a), item_card_get(item=task.item_b)
-    return (a, b) if task.lease.token.int & 1 else (b, a)
+    return (a, b) if _side_bit(task.pk, rater.pk) else (b, a)
+
+
+def _side_bit(task_id: int, rater_id: int) -> int:
+    key = hashlib.sha256(settings.SECRET_KEY.encode()).digest()[:32]
+    return hashlib.blake2b(f"{task_id}:{rater_id}".encode(), key=key, digest_size=1).digest()[0] & 1
+
+
+def rater_quota_left(*, rater) -> tuple[int | None, int | None]:
+    """Verdicts the rater may still give today and in all (``None``: no quota). Pairs they
+    hold under a live lease count as given, so a preloaded pair never exceeds a quota."""
+    profile = RaterProfile.objects.filter(user=rater).first()
+    if profile is None or (profile.daily_quota is None and profile.total_quota is None):
+        return None, None
+    held = Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count()
+    daily_left = total_left = None
+    if profile.daily_quota is not None:
+        daily_left = max(profile.daily_quota - rater_verdicts_since(rater=rater, since=_today_start()) - held, 0)
+    if profile.total_quota is not None:
+        total_left = max(profile.total_quota - Judgement.objects.filter(rater=rater).count() - held, 0)
+    return daily_left, total_left
+
+
+def rater_verdicts_since(*, rater, since: datetime, experiment: Experiment | None = None) -> int:
+    judgements = Judgement.objects.filter(rater=rater, created_at__gte=since)
+    if experiment is not None:
+        judgements = judgements.filter(task__experiment=experiment)
+    return judgements.count()
+
+
+def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime | None = None) -> dict:
+    """The rater's progress: this session and today, in the experiment, what the experiment
+    still wants (gold pairs excluded) and their quota."""
+    profile = RaterProfile.objects.filter(user=rater).first()
+    daily_left, total_left = rater_quota_left(rater=rater)
+    wanted = PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
+        left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
+    )
+    return {
+        "session": (
+            None
+            if session_start is None
+            else rater_verdicts_since(rater=rater, since=session_start, experiment=experiment)
+        ),
+        "today": rater_verdicts_since(rater=rater, since=_today_start()),
+        "mine": Judgement.objects.filter(rater=rater, task__experiment=experiment).count(),
+        "remaining": wanted["left"],
+        "quota": {
+            "daily": profile.daily_quota if profile else None,
+            "daily_left": daily_left,
+            "total": profile.total_quota if profile else None,
+            "total_left": total_left,
+        },
+    }
+
+
+def experiments_open_for_rating(*, rater) -> list[dict]:
+    """Experiments open for rating with what they still want and this rater's verdicts, newest first."""
+    experiments = Experiment.objects.filter(status=Experiment.Status.RATING).annotate(
+        wanted=Coalesce(Sum("tasks__wanted", filter=Q(tasks__gold_answer="")), 0),
+        received=Coalesce(Sum("tasks__verdicts", filter=Q(tasks__gold_answer="")), 0),
+    )
+    mine = dict(
+        Judgement.objects.filter(rater=rater, task__experiment__status=Experiment.Status.RATING)
+        .values("task__experiment")
+        .annotate(n=Count("pk"))
+        .values_list("task__experiment", "n")
+    )
+    return [
+        {"experiment": e, "remaining": e.wanted - e.received, "mine": mine.get(e.pk, 0)}
+        for e in experiments.order_by("-created_at", "-pk")
+    ]
+
+
+def _today_start() -> datetime:
+    return timezone.make_aware(datetime.combine(timezone.localdate(), time.min))

@@ -47,7 +47,7 @@ def pair_sample_get(*, experiment: Experiment, population) -> PairSample:
 
 def judgement_columns_get(*, experiment: Experiment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions of both items and the verdict of every judgement of the experiment."""
-    columns = Judgement.objects.filter(task__experiment=experiment).values_list(
+    columns = Judgement.objects.filter(task__experiment=experiment, task__gold_answer="").values_list(
         "task__item_a__position", "task__item_b__position", "verdict"
     )
     a, b, verdict = _columns(columns, 3)
@@ -93,9 +93,10 @@ def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
 
 
 def judgements_rows(*, experiment: Experiment) -> list[dict]:
-    """Every verdict with the item ids of its pair, oldest first."""
+    """Every verdict on a sampled pair (gold questions are not part of the sample) with the
+    item ids of its pair, oldest first."""
     rows = (
-        Judgement.objects.filter(task__experiment=experiment)
+        Judgement.objects.filter(task__experiment=experiment, task__gold_answer="")
         .order_by("created_at", "pk")
         .values("task__item_a__item_id", "task__item_b__item_id", "verdict", "task", "rater", "comment", "created_at")
     )

@@ -75,8 +75,8 @@ def test_upload_sample_judge_and_estimate_through_the_api(celery_worker_process,
 
     judged = 0
     values = []
-    while (pair := rater.post(f"/api/experiments/{experiment_id}/next-pair/")).status_code == 200:
-        task = PairTask.objects.select_related("item_a", "item_b").get(pk=pair.json()["task"])
+    while (pair := rater.post(f"/api/experiments/{experiment_id}/next-pair/").json())["pair"] is not None:
+        task = PairTask.objects.select_related("item_a", "item_b").get(pk=pair["pair"]["task"])
         same = truth[task.item_a.item_id] == truth[task.item_b.item_id]
         verdict = "unsure" if judged % 13 == 5 else ("equivalent" if same else "not_equivalent")
         answer = {"task": task.pk, "verdict": verdict, "client_id": str(uuid.uuid4())}
@@ -90,7 +90,7 @@ def test_upload_sample_judge_and_estimate_through_the_api(celery_worker_process,
                 what=f"a snapshot with {judged} judgements",
             )
             values.append(snapshot["estimates"]["GoodMergeDistance"]["value"])
-    assert pair.status_code == 204
+    assert pair["reason"] == "queue_empty"
     assert judged == PairTask.objects.filter(experiment_id=experiment_id).count() > 40
     assert values[0] != values[1]
 

@@ -10,8 +10,12 @@ from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
 
-def next_pair(client, experiment):
-    return client.post(f"/api/experiments/{experiment.pk}/next-pair/")
+def next_pair(client, experiment, holding=()):
+    return client.post(f"/api/experiments/{experiment.pk}/next-pair/", {"holding": list(holding)}, format="json")
+
+
+def next_task(client, experiment, holding=()):
+    return next_pair(client, experiment, holding).json()["pair"]["task"]
 
 
 def submit(client, task, verdict="equivalent", client_id=None, **extra):
@@ -22,11 +26,13 @@ def submit(client, task, verdict="equivalent", client_id=None, **extra):
 def test_next_pair_gives_two_cards_and_nothing_that_tells_their_clusters(client_of, experiment):
     response = next_pair(client_of("rater"), experiment)
     assert response.status_code == 200
-    body = response.json()
+    outer = response.json()
+    assert set(outer) == {"pair", "reason", "question", "guidelines", "progress"}
+    assert (outer["question"], outer["guidelines"], outer["reason"]) == ("Same person?", "Look at the names.", None)
+    body = outer["pair"]
     task = PairTask.objects.get(pk=body["task"])
     lease = Lease.objects.get(task=task)
-    assert set(body) == {"task", "lease_expires_at", "question", "guidelines", "left", "right"}
-    assert (body["question"], body["guidelines"]) == ("Same person?", "Look at the names.")
+    assert set(body) == {"task", "lease_expires_at", "left", "right"}
     assert body["lease_expires_at"].replace("Z", "+00:00") == lease.expires_at.isoformat()
     assert set(body["left"]) == set(body["right"]) == set(CARD_FIELDS)
     assert {body["left"]["title"], body["right"]["title"]} == {task.item_a.title, task.item_b.title}
@@ -37,13 +43,13 @@ def test_next_pair_gives_two_cards_and_nothing_that_tells_their_clusters(client_
     assert "cluster" not in text
 
 
-def test_left_and_right_are_random_per_lease(people):
+def test_left_and_right_are_random_per_rater(people):
     experiment = experiment_prepared(owner=people["owner"], replication=20)
     first_is_a = set()
     for rater in UserFactory.create_batch(20, roles=["rater"]):
         client = APIClient()
         client.force_authenticate(rater)
-        body = next_pair(client, experiment).json()
+        body = next_pair(client, experiment).json()["pair"]
         task = PairTask.objects.get(pk=body["task"])
         first_is_a.add(body["left"]["title"] == task.item_a.title)
     assert first_is_a == {True, False}
@@ -51,17 +57,19 @@ def test_left_and_right_are_random_per_lease(people):
 
 def test_asking_again_keeps_the_pair_and_its_sides(client_of, experiment):
     client = client_of("rater")
-    first, again = next_pair(client, experiment).json(), next_pair(client, experiment).json()
+    first, again = next_pair(client, experiment).json()["pair"], next_pair(client, experiment).json()["pair"]
     assert (again["task"], again["left"], again["right"]) == (first["task"], first["left"], first["right"])
     assert again["lease_expires_at"] >= first["lease_expires_at"]
 
 
-def test_no_pair_left_is_204(client_of, experiment):
+def test_no_pair_left_is_a_null_pair_with_its_reason(client_of, experiment):
     client = client_of("rater")
     for _ in range(PairTask.objects.filter(experiment=experiment).count()):
-        assert submit(client, next_pair(client, experiment).json()["task"]).status_code == 201
+        assert submit(client, next_task(client, experiment)).status_code == 201
     response = next_pair(client, experiment)
-    assert response.status_code == 204
+    assert response.status_code == 200
+    assert (response.json()["pair"], response.json()["reason"]) == (None, "queue_empty")
+    assert response.json()["progress"]["remaining"] == 0
     assert not Lease.objects.exists()
 
 
@@ -74,7 +82,7 @@ def test_experiments_not_open_for_rating_are_404_for_raters(client_of, experimen
 
 def test_a_verdict_is_201_and_its_retry_200_with_the_same_judgement(client_of, experiment):
     client = client_of("rater")
-    task = next_pair(client, experiment).json()["task"]
+    task = next_task(client, experiment)
     client_id = uuid.uuid4()
     first = submit(client, task, client_id=client_id, comment="twins?")
     again = submit(client, task, client_id=client_id, comment="twins?")
@@ -95,7 +103,7 @@ def state():
 
 def test_a_second_verdict_on_a_pair_is_409_and_changes_nothing(client_of, experiment):
     client = client_of("rater")
-    task = next_pair(client, experiment).json()["task"]
+    task = next_task(client, experiment)
     submit(client, task)
     before = state()
     response = submit(client, task)
@@ -122,7 +130,7 @@ def test_a_verdict_on_a_pair_never_leased_is_409(client_of, experiment):
 )
 def test_bad_verdicts_are_refused_and_change_nothing(client_of, experiment, change, status, key):
     client = client_of("rater")
-    task = next_pair(client, experiment).json()["task"]
+    task = next_task(client, experiment)
     body = {"task": task, "verdict": "equivalent", "client_id": str(uuid.uuid4()), **change}
     before = state()
     response = client.post("/api/judgements/", body, format="json")
@@ -136,8 +144,8 @@ def test_a_client_id_reused_for_another_pair_is_400(client_of, people):
     experiment = experiment_prepared(owner=people["owner"], replication=1)
     client = client_of("rater")
     client_id = uuid.uuid4()
-    submit(client, next_pair(client, experiment).json()["task"], client_id=client_id)
-    other = next_pair(client, experiment).json()["task"]
+    submit(client, next_task(client, experiment), client_id=client_id)
+    other = next_task(client, experiment)
     before = state()
     response = submit(client, other, client_id=client_id)
     assert response.status_code == 400
@@ -147,7 +155,7 @@ def test_a_client_id_reused_for_another_pair_is_400(client_of, people):
 
 def test_a_task_of_an_experiment_closed_for_rating_is_404(client_of, experiment):
     client = client_of("rater")
-    task = next_pair(client, experiment).json()["task"]
+    task = next_task(client, experiment)
     Experiment.objects.filter(pk=experiment.pk).update(status="done")
     before = state()
     assert submit(client, task).status_code == 404
@@ -155,6 +163,6 @@ def test_a_task_of_an_experiment_closed_for_rating_is_404(client_of, experiment)
 
 
 def test_items_of_a_card_are_the_task_items(client_of, experiment):
-    body = next_pair(client_of("rater"), experiment).json()
+    body = next_pair(client_of("rater"), experiment).json()["pair"]
     titles = {body["left"]["title"], body["right"]["title"]}
     assert Item.objects.filter(title__in=titles, experiment=experiment).count() == 2

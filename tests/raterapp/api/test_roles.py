@@ -6,9 +6,18 @@ import uuid
 import pytest
 from django.db.models import Sum
 
-from raterapp.models import EstimateSnapshot, Experiment, Judgement, Lease, PairTask, UploadedFile
+from raterapp.models import (
+    EstimateSnapshot,
+    Experiment,
+    Judgement,
+    Lease,
+    PairReport,
+    PairTask,
+    RetractedJudgement,
+    UploadedFile,
+)
 from raterapp.services.estimates import estimates_refresh
-from raterapp.services.judging import assignment_next
+from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.api.conftest import ROLES
 from tests.raterapp.services.files import tiny_files
 
@@ -45,8 +54,30 @@ TABLE = [
     ("get", E + "next-pair/", None, (403, 405, 403, 403, 403)),
     ("post", "/api/judgements/", "judgement", (403, 201, 403, 403, 403)),
     ("get", "/api/judgements/", None, (403, 405, 403, 403, 403)),
+    ("post", "/api/judgements/{j}/undo/", None, (403, 200, 403, 403, 403)),
+    ("get", "/api/judgements/{j}/undo/", None, (403, 405, 403, 403, 403)),
+    ("post", "/api/tasks/{t}/report/", "report", (403, 201, 403, 403, 403)),
+    ("post", "/api/leases/renew/", "renew", (403, 200, 403, 403, 403)),
+    ("get", E + "progress/", None, (403, 200, 403, 403, 403)),
+    ("post", E + "progress/", None, (403, 405, 403, 403, 403)),
+    ("get", E + "gold-pairs/", None, READ),
+    ("post", E + "gold-pairs/", "gold", (403, 403, 403, 404, 201)),
+    ("put", E + "gold-rate/", "gold_rate", (403, 403, 403, 404, 200)),
+    ("get", E + "gold-rate/", None, (403, 403, 405, 405, 405)),
+    ("get", E + "gold-accuracy/", None, READ),
+    ("get", E + "reports/", None, READ),
+    ("post", E + "reports/", None, NO),
 ]
-WRITES = {("post", "/api/experiments/"), ("post", E + "next-pair/"), ("post", "/api/judgements/")}
+WRITES = {
+    ("post", "/api/experiments/"),
+    ("post", E + "next-pair/"),
+    ("post", "/api/judgements/"),
+    ("post", "/api/judgements/{j}/undo/"),
+    ("post", "/api/tasks/{t}/report/"),
+    ("post", "/api/leases/renew/"),
+    ("post", E + "gold-pairs/"),
+    ("put", E + "gold-rate/"),
+}
 
 
 def database_state():
@@ -57,15 +88,21 @@ def database_state():
         "judgements": sorted(Judgement.objects.values_list("pk", "task", "rater", "verdict")),
         "verdicts": PairTask.objects.aggregate(n=Sum("verdicts"))["n"],
         "snapshots": EstimateSnapshot.objects.count(),
+        "retracted": RetractedJudgement.objects.count(),
+        "reports": PairReport.objects.count(),
+        "tasks": PairTask.objects.count(),
+        "gold_rates": sorted(Experiment.objects.values_list("pk", "gold_rate")),
     }
 
 
 @pytest.fixture
 def world(people, experiment):
-    """The owner's experiment with a snapshot, and a pair leased to the rater."""
+    """The owner's experiment with a snapshot, a verdict of the rater and a pair leased to them."""
+    judged = assignment_next(experiment=experiment, rater=people["rater"])
+    judgement, _ = judgement_submit(task=judged, rater=people["rater"], verdict="equivalent", client_id=uuid.uuid4())
     task = assignment_next(experiment=experiment, rater=people["rater"])
     estimates_refresh(experiment_id=experiment.pk)
-    return {"experiment": experiment, "task": task}
+    return {"experiment": experiment, "task": task, "judgement": judgement}
 
 
 def body_of(kind, world):
@@ -73,7 +110,20 @@ def body_of(kind, world):
         return {"name": "uploaded", "n_draws": "50", **tiny_files()}
     if kind == "judgement":
         return {"task": world["task"].pk, "verdict": "equivalent", "client_id": str(uuid.uuid4())}
+    if kind == "report":
+        return {"reason": "unreadable", "note": "blank image"}
+    if kind == "renew":
+        return {"tasks": [world["task"].pk]}
+    if kind == "gold":
+        task = world["task"]
+        return {"item_a": task.item_a.item_id, "item_b": task.item_b.item_id, "answer": "equivalent"}
+    if kind == "gold_rate":
+        return {"gold_rate": 0.2}
     return None
+
+
+def url_of(path, world):
+    return path.format(e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk)
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -82,10 +132,10 @@ def body_of(kind, world):
 )
 def test_role_table(client_of, world, role, method, path, body, statuses):
     expected = statuses[ROLES.index(role)]
-    url = path.format(e=world["experiment"].pk)
+    url = url_of(path, world)
     data = body_of(body, world)
     before = database_state()
-    response = getattr(client_of(role), method)(url, data=data, format="multipart" if body == "upload" else None)
+    response = getattr(client_of(role), method)(url, data=data, format="multipart" if body == "upload" else "json")
     assert response.status_code == expected, response.content[:300]
     if not ((method, path) in WRITES and expected < 300):
         assert database_state() == before

@@ -14,6 +14,14 @@ PATHS = [
     "/api/experiments/{experiment_id}/exports/estimates/",
     "/api/experiments/{experiment_id}/next-pair/",
     "/api/judgements/",
+    "/api/judgements/{judgement_id}/undo/",
+    "/api/tasks/{task_id}/report/",
+    "/api/leases/renew/",
+    "/api/experiments/{experiment_id}/progress/",
+    "/api/experiments/{experiment_id}/gold-pairs/",
+    "/api/experiments/{experiment_id}/gold-rate/",
+    "/api/experiments/{experiment_id}/gold-accuracy/",
+    "/api/experiments/{experiment_id}/reports/",
 ]
 
 

@@ -1,0 +1,62 @@
+"""What admins and engineers see of raters' quality: gold accuracy and reported pairs."""
+
+from __future__ import annotations
+
+from django.db.models import Count, F, Q, QuerySet
+
+from metrics_core.proportions import proportion_interval
+from raterapp.models import Experiment, Judgement, PairReport, PairTask, Verdict
+
+
+def gold_pairs_list(*, experiment: Experiment) -> QuerySet[PairTask]:
+    return (
+        PairTask.objects.filter(experiment=experiment)
+        .exclude(gold_answer="")
+        .select_related("item_a", "item_b")
+        .annotate(
+            judged=Count("judgements"), correct=Count("judgements", filter=Q(judgements__verdict=F("gold_answer")))
+        )
+        .order_by("pk")
+    )
+
+
+def gold_accuracy_list(*, experiment: Experiment) -> list[dict]:
+    """Per rater who answered gold questions of the experiment: answers, unsure, correct,
+    accuracy among sure answers and its Wilson interval at the experiment's confidence."""
+    rows = (
+        Judgement.objects.filter(task__experiment=experiment)
+        .exclude(task__gold_answer="")
+        .values("rater", "rater__username")
+        .annotate(
+            answered=Count("pk"),
+            unsure=Count("pk", filter=Q(verdict=Verdict.UNSURE)),
+            correct=Count("pk", filter=Q(verdict=F("task__gold_answer"))),
+        )
+        .order_by("rater__username")
+    )
+    result = []
+    for row in rows:
+        sure = row["answered"] - row["unsure"]
+        interval = proportion_interval(row["correct"], sure, experiment.confidence)
+        result.append(
+            {
+                "rater": row["rater"],
+                "username": row["rater__username"],
+                "answered": row["answered"],
+                "unsure": row["unsure"],
+                "correct": row["correct"],
+                "accuracy": row["correct"] / sure if sure else None,
+                "ci_low": interval[0] if interval else None,
+                "ci_high": interval[1] if interval else None,
+            }
+        )
+    return result
+
+
+def pair_reports_list(*, experiment: Experiment) -> QuerySet[PairReport]:
+    """Reports of broken pairs, newest first, with the pair's items and the reporter."""
+    return (
+        PairReport.objects.filter(task__experiment=experiment)
+        .select_related("task__item_a", "task__item_b", "rater")
+        .order_by("-created_at", "-pk")
+    )

@@ -1,0 +1,177 @@
+"""Leases: which pair a rater judges next, and keeping it while they are on it."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Collection, Iterable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from raterapp.models import Experiment, Judgement, Lease, PairReport, PairTask
+from raterapp.selectors.judging import rater_quota_left
+
+from .errors import JudgementRefused, QueueClosed
+from .locks import serialise_writers_on_sqlite, task_lock
+
+MAX_HELD = 2  # the pair on screen and the preloaded next one
+MAX_RENEW = 10
+
+
+def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] = ()) -> PairTask | None:
+    """The task this rater should judge next, leased to them; ``None`` when none is left.
+
+    ``holding`` lists the tasks the rater's page already shows or preloaded. A live lease
+    the rater holds on another task of the experiment is renewed and returned (a reload
+    finds its pair again). Otherwise a new task: a gold one at the experiment's
+    ``gold_rate`` while gold tasks are left for this rater, else the first task in rank
+    order that still wants verdicts, that this rater has neither judged nor reported, and
+    that other raters' live leases do not fill. The returned task carries its ``lease``.
+
+    Raises :class:`QueueClosed` when the rater's quota is spent and
+    :class:`JudgementRefused` when they already hold ``MAX_HELD`` tasks.
+    """
+    holding = set(holding)
+    with transaction.atomic():
+        serialise_writers_on_sqlite(experiment.pk)
+        held = list(
+            Lease.objects.filter(rater=rater, task__experiment=experiment, expires_at__gt=timezone.now()).order_by(
+                "created_at", "pk"
+            )
+        )
+        for lease in held:
+            if lease.task_id not in holding:
+                task = _lease_renew(lease, rater=rater)
+                if task is not None:
+                    return task
+        if len([lease for lease in held if lease.task_id in holding]) >= MAX_HELD:
+            raise JudgementRefused(f"You already hold {MAX_HELD} pairs: judge one first.")
+        _quota_check(rater)
+        if experiment.gold_rate > 0 and random.random() < experiment.gold_rate:
+            task = _lease_take(_gold_queue(experiment=experiment, rater=rater), rater=rater)
+            if task is not None:
+                return task
+        return _lease_take(_task_queue(experiment=experiment, rater=rater, now=timezone.now()), rater=rater)
+
+
+def leases_renew(*, rater, task_ids: Iterable[int]) -> tuple[list[Lease], list[int]]:
+    """Extend the rater's leases on these tasks; ``(renewed leases, lost task ids)``.
+
+    A lease that expired meanwhile is renewed when its slot is still free; it is lost
+    (and deleted) when other raters' leases and verdicts filled the task, or when the
+    rater judged the task already.
+    """
+    renewed, lost = [], []
+    for task_id in list(dict.fromkeys(task_ids))[:MAX_RENEW]:
+        lease = Lease.objects.filter(task_id=task_id, rater=rater).select_related("task").first()
+        if lease is None:
+            lost.append(task_id)
+            continue
+        with transaction.atomic():
+            serialise_writers_on_sqlite(lease.task.experiment_id)
+            task = _lease_renew(lease, rater=rater)
+        if task is None:
+            lost.append(task_id)
+        else:
+            renewed.append(task.lease)
+    return renewed, lost
+
+
+def _lease_renew(lease: Lease, *, rater) -> PairTask | None:
+    """Renew a lease of the rater (in a transaction); the task with its ``lease``, or
+    ``None`` (and the lease deleted) when its slot is gone."""
+    task = task_lock(lease.task_id)
+    now = timezone.now()
+    if task is None or not _slot_free(task, rater=rater, now=now):
+        Lease.objects.filter(pk=lease.pk).delete()
+        return None
+    expires_at = now + timedelta(seconds=settings.LEASE_SECONDS)
+    if not Lease.objects.filter(pk=lease.pk).update(expires_at=expires_at):
+        return None
+    lease.expires_at = expires_at
+    task.lease = lease
+    return task
+
+
+def _lease_take(queue: QuerySet[PairTask], *, rater) -> PairTask | None:
+    """Lease the first task of ``queue`` whose slot is still free once its row is locked."""
+    last_rank = None
+    while True:
+        candidates = queue if last_rank is None else queue.filter(rank__gt=last_rank)
+        if connection.features.has_select_for_update_skip_locked:
+            candidates = candidates.select_for_update(skip_locked=True)
+        task = candidates.first()
+        if task is None:
+            return None
+        now = timezone.now()
+        if _slot_free(task, rater=rater, now=now):
+            task.lease, _ = Lease.objects.update_or_create(
+                task=task,
+                rater=rater,
+                defaults={"expires_at": now + timedelta(seconds=settings.LEASE_SECONDS), "token": uuid.uuid4()},
+            )
+            return task
+        if task.is_gold:
+            return None  # another request of this rater took it meanwhile; gold is optional
+        last_rank = task.rank
+
+
+def _open_to(rater) -> QuerySet[PairTask]:
+    """Tasks the rater has neither judged nor reported."""
+    return PairTask.objects.exclude(Exists(Judgement.objects.filter(task=OuterRef("pk"), rater=rater))).exclude(
+        Exists(PairReport.objects.filter(task=OuterRef("pk"), rater=rater))
+    )
+
+
+def _task_queue(*, experiment: Experiment, rater, now) -> QuerySet[PairTask]:
+    """Sampled tasks open to this rater that others' live leases do not fill, in rank order."""
+    held = (
+        Lease.objects.filter(task=OuterRef("pk"), expires_at__gt=now)
+        .exclude(rater=rater)
+        .order_by()
+        .values("task")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        _open_to(rater)
+        .filter(experiment=experiment, gold_answer="", verdicts__lt=F("wanted"))
+        .alias(held=Coalesce(Subquery(held), Value(0)))
+        .filter(verdicts__lt=F("wanted") - F("held"))
+        .order_by("rank")
+    )
+
+
+def _gold_queue(*, experiment: Experiment, rater) -> QuerySet[PairTask]:
+    """Gold tasks open to this rater and not leased to them already, in random order."""
+    return (
+        _open_to(rater)
+        .filter(experiment=experiment)
+        .exclude(gold_answer="")
+        .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater)))
+        .order_by("?")
+    )
+
+
+def _slot_free(task: PairTask, *, rater, now) -> bool:
+    """Whether this rater may hold the task: checked with the task row locked, in fresh
+    statements that see every committed lease and verdict."""
+    if Judgement.objects.filter(task=task, rater=rater).exists():
+        return False
+    if task.is_gold:
+        return True
+    held = Lease.objects.filter(task=task, expires_at__gt=now).exclude(rater=rater).count()
+    return task.verdicts + held < task.wanted
+
+
+def _quota_check(rater) -> None:
+    daily_left, total_left = rater_quota_left(rater=rater)
+    if daily_left is not None and daily_left <= 0:
+        raise QueueClosed("quota_daily", "You reached your daily quota of verdicts.")
+    if total_left is not None and total_left <= 0:
+        raise QueueClosed("quota_total", "You reached your quota of verdicts.")

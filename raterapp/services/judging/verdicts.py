@@ -1,0 +1,146 @@
+"""Recording verdicts, and taking the last one back."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from functools import partial
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from raterapp.access import RATER, has_role
+from raterapp.models import Judgement, Lease, PairTask, RetractedJudgement, Verdict
+from raterapp.services.estimates import estimates_refresh_schedule
+
+from .errors import JudgementRefused
+from .locks import serialise_writers_on_sqlite, task_lock
+
+
+def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment: str = "") -> tuple[Judgement, bool]:
+    """Record a rater's verdict on a task; ``(judgement, created)``.
+
+    Idempotent by ``client_id``: a retry returns the stored judgement with
+    ``created=False``; a ``client_id`` already used for another task or rater is a
+    ``ValidationError``. Raises :class:`JudgementRefused` when the rater already judged
+    the task, never held a lease on it, the task has no free slot left, or the verdict
+    of this ``client_id`` was undone. A late verdict (its lease expired) is kept when the
+    task still has a free slot once the other raters' live leases are reserved. On
+    commit, a (debounced) recompute of the estimates is scheduled.
+    """
+    if verdict not in Verdict.values:
+        raise ValidationError({"verdict": f"Must be one of {', '.join(Verdict.values)}."})
+    client_id = _uuid(client_id)
+    if not has_role(rater, RATER):
+        raise PermissionDenied("Only raters submit verdicts.")
+    retried = _retry_of(client_id=client_id, task=task, rater=rater)
+    if retried is not None:
+        return retried, False
+    try:
+        with transaction.atomic():
+            judgement = _judgement_record(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
+    except (IntegrityError, JudgementRefused) as exc:
+        # The original of this retry may have committed while we waited for the task's lock.
+        retried = _retry_of(client_id=client_id, task=task, rater=rater)
+        if retried is not None:
+            return retried, False
+        if isinstance(exc, IntegrityError):
+            raise JudgementRefused("You already judged this pair.") from None
+        raise
+    return judgement, True
+
+
+def judgement_undo(*, judgement_id: int, rater) -> PairTask:
+    """Take back the rater's latest verdict in its experiment, within ``UNDO_SECONDS``.
+
+    The verdict moves to :class:`RetractedJudgement` (kept, counted nowhere), the task
+    gets its slot back and is leased to the rater again, who judges it afresh (a new
+    submit with a new ``client_id``). Returns the task with its ``lease``. Raises
+    :class:`JudgementRefused` for someone else's, an older or a too old verdict.
+    """
+    judgement = Judgement.objects.select_related("task").filter(pk=judgement_id, rater=rater).first()
+    if judgement is None:
+        raise JudgementRefused("There is no such verdict of yours.")
+    task = judgement.task
+    with transaction.atomic():
+        serialise_writers_on_sqlite(task.experiment_id)
+        task_lock(task.pk)
+        latest = (
+            Judgement.objects.filter(rater=rater, task__experiment_id=task.experiment_id)
+            .order_by("-created_at", "-pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if latest is None or not Judgement.objects.filter(pk=judgement.pk).exists():
+            raise JudgementRefused("This verdict was already undone.")
+        if latest != judgement.pk:
+            raise JudgementRefused("Only your latest verdict in an experiment can be undone.")
+        now = timezone.now()
+        if now - judgement.created_at > timedelta(seconds=settings.UNDO_SECONDS):
+            raise JudgementRefused(f"Verdicts can be undone for {settings.UNDO_SECONDS // 60} minutes only.")
+        RetractedJudgement.objects.create(
+            task=task,
+            rater=rater,
+            verdict=judgement.verdict,
+            comment=judgement.comment,
+            client_id=judgement.client_id,
+            judged_at=judgement.created_at,
+        )
+        judgement.delete()
+        PairTask.objects.filter(pk=task.pk).update(verdicts=F("verdicts") - 1)
+        task.lease, _ = Lease.objects.update_or_create(
+            task=task,
+            rater=rater,
+            defaults={"expires_at": now + timedelta(seconds=settings.LEASE_SECONDS), "token": uuid.uuid4()},
+        )
+        transaction.on_commit(partial(estimates_refresh_schedule, experiment_id=task.experiment_id), robust=True)
+    task.refresh_from_db(fields=["verdicts"])
+    return task
+
+
+def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UUID, comment: str) -> Judgement:
+    serialise_writers_on_sqlite(task.experiment_id)
+    task_lock(task.pk)
+    if Judgement.objects.filter(task=task, rater=rater).exists():
+        raise JudgementRefused("You already judged this pair.")
+    lease = Lease.objects.filter(task=task, rater=rater).first()
+    if lease is None:
+        raise JudgementRefused("This pair is not assigned to you.")
+    now = timezone.now()
+    tasks = PairTask.objects.filter(pk=task.pk)
+    if not task.is_gold:
+        reserved = 0
+        if lease.expires_at <= now:
+            reserved = Lease.objects.filter(task=task, expires_at__gt=now).exclude(rater=rater).count()
+        tasks = tasks.filter(verdicts__lt=F("wanted") - reserved)
+    if not tasks.update(verdicts=F("verdicts") + 1):
+        raise JudgementRefused("This pair already has all the verdicts it needs.")
+    judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
+    lease.delete()
+    if not task.is_gold:
+        transaction.on_commit(partial(estimates_refresh_schedule, experiment_id=task.experiment_id), robust=True)
+    return judgement
+
+
+def _retry_of(*, client_id: uuid.UUID, task: PairTask, rater) -> Judgement | None:
+    judgement = Judgement.objects.filter(client_id=client_id).first()
+    if judgement is None:
+        retracted = RetractedJudgement.objects.filter(client_id=client_id).first()
+        if retracted is None:
+            return None
+        if retracted.task_id != task.pk or retracted.rater_id != rater.pk:
+            raise ValidationError({"client_id": "Already used for another judgement."})
+        raise JudgementRefused("This verdict was undone; answer the pair again.")
+    if judgement.task_id != task.pk or judgement.rater_id != rater.pk:
+        raise ValidationError({"client_id": "Already used for another judgement."})
+    return judgement
+
+
+def _uuid(value) -> uuid.UUID:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    except ValueError:
+        raise ValidationError({"client_id": "Must be a UUID."}) from None
