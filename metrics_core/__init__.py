@@ -12,6 +12,7 @@ precise than Base.
 """
 
 from .estimation import ESTIMATED_METRICS, estimate_quality, metrics_for_scheme
+from .external import EXTERNAL_MEASURES, external_measures, external_per_item
 from .gold import quality_from_gold
 from .impact import (
     POINTWISE_METRICS,
@@ -38,6 +39,7 @@ from .sampling import (
 
 __all__ = [
     "ESTIMATED_METRICS",
+    "EXTERNAL_MEASURES",
     "IMPACT_METRICS",
     "PAIR_CLASSES",
     "POINTWISE_METRICS",
@@ -53,6 +55,8 @@ __all__ = [
     "QualityEstimates",
     "SampleError",
     "estimate_quality",
+    "external_measures",
+    "external_per_item",
     "impact_by_group",
     "impact_metrics",
     "impact_per_base_cluster",
