@@ -8,13 +8,14 @@ million clusters, so the problem is cut down exactly before any dense work:
 1. **Dominant cells.** If ``value[i, j]`` is at least the largest other value of row i
    plus the largest other value of column j, some optimal matching pairs i with j
    (swapping i and j into any optimal matching loses nothing), so the cell is fixed
-   and its row and column leave the problem. Repeated while it pays.
+   and its row and column leave the problem. Repeated until no cell is dominant.
 2. **Blocks.** Zero cells cost nothing, so the rest is a maximum-weight matching on the
    bipartite graph of the remaining nonzero cells, which splits into its connected
    components. A component with one row or one column takes its largest cell.
-3. **Hungarian method.** Every other component is solved densely by the shortest
-   augmenting path method (Kuhn–Munkres with Jonker–Volgenant's potentials), its inner
-   loop vectorised over columns. A component too large for that makes the result None.
+3. **Hungarian method.** Every other component is solved densely by the Hungarian method
+   in its shortest-augmenting-path form with row and column potentials, O(rows² · columns),
+   its inner loop vectorised over columns. A component too large for that makes the
+   result None.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from .contingency import group_top_two
 # Largest block solved densely: O(rows² · columns) work, Python overhead per step.
 MAX_BLOCK_SIDE = 1500
 MAX_BLOCK_CELLS = 20_000_000
-# Stop the dominance rounds when one fixes fewer than this share of the remaining cells.
-_MIN_ROUND_GAIN = 0.001
 
 
 def max_matching_total(row: np.ndarray, col: np.ndarray, value: np.ndarray, n: int) -> float | None:
@@ -64,16 +63,23 @@ def max_matching_total(row: np.ndarray, col: np.ndarray, value: np.ndarray, n: i
 def _fix_dominant_cells(
     row: np.ndarray, col: np.ndarray, value: np.ndarray, n: int
 ) -> tuple[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Fix dominant cells round after round; returns their total and the remaining cells."""
+    """Fix dominant cells round after round; returns their total and the remaining cells.
+
+    Rows and columns with no cell left drop out of the codes once the cells are few, so a
+    round costs O(remaining cells), not O(n). A row's largest other value is at least 0 (an
+    absent cell) whenever two columns remain, and with one row and one column left the only
+    cell is dominant anyway, so dropping empty rows and columns changes no decision.
+    """
     total = 0.0
     while len(value):
+        if len(value) < n // 4:
+            row, col, n = _compact(row, col)
         row_arg, _, row_second = group_top_two(row, n, value)
         col_arg, _, col_second = group_top_two(col, n, value)
         cells = np.arange(len(value))
         # One cell per row and column at most: ties for a maximum go to the first cell.
         dominant = (row_arg[row] == cells) & (col_arg[col] == cells) & (value >= row_second[row] + col_second[col])
-        n_fixed = int(np.count_nonzero(dominant))
-        if n_fixed == 0:
+        if not dominant.any():
             break
         total += float(value[dominant].sum())
         row_done, col_done = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
@@ -81,9 +87,14 @@ def _fix_dominant_cells(
         col_done[col[dominant]] = True
         keep = ~(row_done[row] | col_done[col])
         row, col, value = row[keep], col[keep], value[keep]
-        if n_fixed < _MIN_ROUND_GAIN * len(cells):
-            break
     return total, (row, col, value)
+
+
+def _compact(row: np.ndarray, col: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Rows and columns renumbered over those that have a cell; the larger count."""
+    rows, row = np.unique(row, return_inverse=True)
+    cols, col = np.unique(col, return_inverse=True)
+    return row, col, max(len(rows), len(cols))
 
 
 def _components_total(row: np.ndarray, col: np.ndarray, value: np.ndarray) -> float | None:

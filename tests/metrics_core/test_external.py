@@ -605,6 +605,22 @@ def test_matching_reductions_and_blocks_match_scipy(seed):
     assert max_matching_total(row, col, value, n) == pytest.approx(dense_optimum(row, col, value, n), rel=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_matching_of_many_clusters_with_planted_partners_matches_scipy(seed):
+    # Like a real comparison: most clusters keep a clear partner, some are small and noisy,
+    # so the dominance rounds shrink the table and the rest falls into small blocks.
+    rng = np.random.default_rng(seed)
+    n = 2000
+    partner = rng.permutation(n)
+    cells = {(i, int(partner[i])): float(rng.integers(1, 12)) for i in range(n)}
+    for _ in range(3 * n):
+        cells[(int(rng.integers(n)), int(rng.integers(n)))] = float(rng.integers(1, 4))
+    keys = list(cells)
+    row, col = np.array([k[0] for k in keys]), np.array([k[1] for k in keys])
+    value = np.array([cells[k] for k in keys])
+    assert max_matching_total(row, col, value, n) == pytest.approx(dense_optimum(row, col, value, n), rel=1e-12)
+
+
 def test_matching_too_large_for_the_dense_method_is_none_with_a_warning(monkeypatch):
     monkeypatch.setattr(assignment, "MAX_BLOCK_SIDE", 1)
     truth, pred = labels_from_confusion([[3, 2, 1], [2, 3, 1], [1, 2, 3]])
