@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="ABCDE clustering-change metrics.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{impact,sample,estimate}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{impact,sample,estimate,compare}")
 
     impact = commands.add_parser("impact", help="exact impact metrics of Base -> Exp")
     impact.add_argument("items", metavar="ITEMS", help="item_id, base_cluster, exp_cluster[, weight]")

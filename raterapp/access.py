@@ -18,11 +18,16 @@ ROLES = (RATER, ENGINEER, ADMIN)
 
 
 def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
+    """The user's roles, looked up once per user object (that is, once per request)."""
     if not user.is_authenticated:
         return set()
     if user.is_superuser:
         return set(ROLES)
-    return set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+    roles = getattr(user, "_raterapp_roles", None)
+    if roles is None:
+        roles = frozenset(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+        user._raterapp_roles = roles
+    return set(roles)
 
 
 def has_role(user, role: str) -> bool:

@@ -1,11 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from raterapp.views import rating
+
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="experiment-list", permanent=False), name="home"),
+    path("", rating.home, name="home"),
     path("", include("raterapp.views.urls")),
     path("login/", auth_views.LoginView.as_view(template_name="raterapp/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -35,10 +35,12 @@ def _side_bit(task_id: int, rater_id: int) -> int:
     return hashlib.blake2b(f"{task_id}:{rater_id}".encode(), key=key, digest_size=1).digest()[0] & 1
 
 
-def rater_quota_left(*, rater) -> tuple[int | None, int | None]:
+def rater_quota_left(*, rater, profile: RaterProfile | None | bool = False) -> tuple[int | None, int | None]:
     """Verdicts the rater may still give today and in all (``None``: no quota). Pairs they
-    hold under a live lease count as given, so a preloaded pair never exceeds a quota."""
-    profile = RaterProfile.objects.filter(user=rater).first()
+    hold under a live lease count as given, so a preloaded pair never exceeds a quota.
+    ``profile`` saves a query when the caller has read it already."""
+    if profile is False:
+        profile = RaterProfile.objects.filter(user=rater).first()
     if profile is None or (profile.daily_quota is None and profile.total_quota is None):
         return None, None
     held = Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count()
@@ -61,7 +63,7 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
     """The rater's progress: this session and today, in the experiment, what the experiment
     still wants (gold pairs excluded) and their quota."""
     profile = RaterProfile.objects.filter(user=rater).first()
-    daily_left, total_left = rater_quota_left(rater=rater)
+    daily_left, total_left = rater_quota_left(rater=rater, profile=profile)
     wanted = PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
         left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
     )

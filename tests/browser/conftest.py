@@ -53,3 +53,96 @@ def browser(monkeypatch):
 def screenshots_dir():
     SCREENSHOTS.mkdir(exist_ok=True)
     return SCREENSHOTS
+
+
+# ---- The judging page: a rating-ready experiment with person records, and a rater. ----
+
+PEOPLE = [
+    # Base cluster 0 (positions 0-5): one person written six ways.
+    ("Jane Smith", "Jane", "Smith", "12 Kent Street", "Deakin", "2600", "1971-03-02"),
+    ("Jane Smyth", "Jane", "Smyth", "12 Kent St", "Deakin", "2600", "1971-03-02"),
+    ("J. Smith", "J.", "Smith", "12 Kent Street", "Deakin", "2600", ""),
+    ("Jane Smith-Brown", "Jane", "Smith-Brown", "12 Kent Street, Apt 4", "Deakin", "2600", "1971-03-02"),
+    ("Janet Smith", "Janet", "Smith", "21 Kent Street", "Deakin", "2600", "1971-02-03"),
+    ("Jayne Smith", "Jayne", "Smith", "12 Kent Street", "Deakin ACT", "2600", "1971-03-02"),
+    # Base cluster 1 (positions 6-9).
+    ("Oliver Nguyen", "Oliver", "Nguyen", "5 Banks Road", "Mosman", "2088", "1988-11-30"),
+    ("Olivier Nguyen", "Olivier", "Nguyen", "5 Banks Rd", "Mosman", "2088", "1988-11-30"),
+    ("Oliver Nguyen", "Oliver", "Nguyen", "7 Banks Road", "Mosman", "2088", "1989-11-30"),
+    ("O. Nguyen", "O.", "Nguyen", "5 Banks Road", "Mosman", "2088", "1988-11-30"),
+    # Base cluster 2 (positions 10-11).
+    ("Priya Raman", "Priya", "Raman", "88 Ocean Parade", "Coogee", "2034", "1995-06-14"),
+    ("Priya Ramen", "Priya", "Ramen", "88 Ocean Pde", "Coogee", "2034", "1995-06-14"),
+]
+PORTRAIT_COLOURS = ["#3b6fb6", "#2f8f6a", "#b8612e", "#7a4fb0", "#b33b5c", "#4d7a8c"]
+
+
+@pytest.fixture
+def rating_experiment(transactional_db, settings, tmp_path):
+    """An experiment open for rating whose items look like person records, with pictures."""
+    from raterapp.models import Item
+    from tests.raterapp.factories import UserFactory
+    from tests.raterapp.prepared import experiment_prepared
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    experiment = experiment_prepared(owner=UserFactory(roles=["engineer"]), name="Customer records, dedup v2")
+    experiment.question = "Are these two records the same person?"
+    experiment.guidelines = (
+        "Equivalent: the same person, even with typos, initials or an old address.\n"
+        "Not equivalent: different people, e.g. relatives living at the same address.\n"
+        "Unsure: the records do not say enough. Use the comment to say why."
+    )
+    experiment.save()
+    for item in Item.objects.filter(experiment=experiment):
+        title, given, surname, street, suburb, postcode, born = PEOPLE[item.position]
+        item.title = title
+        source = ["web shop", "call centre", "loyalty card"][item.position % 3]
+        item.description = f"Customer record from the {source} system."
+        if item.position == 3:
+            item.description += " " + "Notes from the call centre about a change of address and a new surname. " * 12
+        item.image_url = f"https://img.example/{item.position}.svg"
+        item.url = f"https://crm.example/customers/{1000 + item.position}"
+        item.attributes = {
+            "given_name": given,
+            "surname": surname,
+            "address": street,
+            "suburb": suburb,
+            "postcode": postcode,
+            "date_of_birth": born or None,
+        }
+        item.save()
+    return experiment
+
+
+@pytest.fixture
+def rater(transactional_db):
+    from tests.raterapp.factories import UserFactory
+
+    user = UserFactory(username="rita", roles=["rater"])
+    user.set_password("pw-rita")
+    user.save()
+    return user
+
+
+def portrait_svg(number: int) -> str:
+    """A small placeholder portrait: a coloured card with a head and shoulders."""
+    colour = PORTRAIT_COLOURS[number % len(PORTRAIT_COLOURS)]
+    return (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="240" height="160" viewBox="0 0 240 160">'
+        f'<rect width="240" height="160" fill="{colour}" opacity=".18"/>'
+        f'<circle cx="120" cy="62" r="30" fill="{colour}"/>'
+        f'<path d="M60 160c0-38 27-60 60-60s60 22 60 60z" fill="{colour}"/></svg>'
+    )
+
+
+def serve_portraits(context) -> None:
+    """Answer the items' picture requests (there is no network); picture 5 is missing (404)."""
+
+    def handle(route):
+        number = int(route.request.url.rsplit("/", 1)[1].split(".")[0])
+        if number == 5:
+            route.fulfill(status=404, body="not found")
+        else:
+            route.fulfill(status=200, content_type="image/svg+xml", body=portrait_svg(number))
+
+    context.route("https://img.example/**", handle)

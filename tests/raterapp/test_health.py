@@ -28,3 +28,9 @@ def test_openapi_schema_and_docs_are_served(client):
     assert schema.status_code == 200
     assert b"/api/health/" in schema.content
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_every_response_says_how_long_the_server_took(client, db):
+    response = client.get("/api/health/")
+    name, duration = response["Server-Timing"].split(";dur=")
+    assert name == "app" and 0 < float(duration) < 60_000

@@ -12,6 +12,10 @@ write locks the task row first (``SELECT ... FOR UPDATE``; SKIP LOCKED while sea
 the queue on PostgreSQL) and only then counts leases and verdicts, in fresh statements
 that see everything committed before.
 
+A late verdict (its lease expired) is kept while the task wants verdicts, even when the
+pair went to another rater meanwhile: a given answer is worth more than a promised one,
+so the newest leases the task can no longer honour are withdrawn.
+
 Gold tasks (a known answer, chosen by admins) are mixed into the queue at the
 experiment's ``gold_rate``; they have no replication limit and count in no estimate.
 """

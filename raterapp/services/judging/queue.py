@@ -129,7 +129,8 @@ def _open_to(rater) -> QuerySet[PairTask]:
 
 
 def _task_queue(*, experiment: Experiment, rater, now) -> QuerySet[PairTask]:
-    """Sampled tasks open to this rater that others' live leases do not fill, in rank order."""
+    """Sampled tasks open to this rater, not held by them, that others' live leases do not
+    fill, in rank order."""
     held = (
         Lease.objects.filter(task=OuterRef("pk"), expires_at__gt=now)
         .exclude(rater=rater)
@@ -141,6 +142,7 @@ def _task_queue(*, experiment: Experiment, rater, now) -> QuerySet[PairTask]:
     return (
         _open_to(rater)
         .filter(experiment=experiment, gold_answer="", verdicts__lt=F("wanted"))
+        .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater, expires_at__gt=now)))
         .alias(held=Coalesce(Subquery(held), Value(0)))
         .filter(verdicts__lt=F("wanted") - F("held"))
         .order_by("rank")

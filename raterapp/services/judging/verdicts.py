@@ -26,10 +26,11 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
     Idempotent by ``client_id``: a retry returns the stored judgement with
     ``created=False``; a ``client_id`` already used for another task or rater is a
     ``ValidationError``. Raises :class:`JudgementRefused` when the rater already judged
-    the task, never held a lease on it, the task has no free slot left, or the verdict
-    of this ``client_id`` was undone. A late verdict (its lease expired) is kept when the
-    task still has a free slot once the other raters' live leases are reserved. On
-    commit, a (debounced) recompute of the estimates is scheduled.
+    the task, never held a lease on it, the task has all its verdicts, or the verdict
+    of this ``client_id`` was undone. A late verdict (its lease expired, and maybe the
+    pair went to someone else meanwhile) is kept while the task wants verdicts; leases
+    it over-promises are withdrawn. On commit, a (debounced) recompute of the estimates
+    is scheduled.
     """
     if verdict not in Verdict.values:
         raise ValidationError({"verdict": f"Must be one of {', '.join(Verdict.values)}."})
@@ -109,20 +110,31 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
     lease = Lease.objects.filter(task=task, rater=rater).first()
     if lease is None:
         raise JudgementRefused("This pair is not assigned to you.")
-    now = timezone.now()
     tasks = PairTask.objects.filter(pk=task.pk)
     if not task.is_gold:
-        reserved = 0
-        if lease.expires_at <= now:
-            reserved = Lease.objects.filter(task=task, expires_at__gt=now).exclude(rater=rater).count()
-        tasks = tasks.filter(verdicts__lt=F("wanted") - reserved)
+        tasks = tasks.filter(verdicts__lt=F("wanted"))
     if not tasks.update(verdicts=F("verdicts") + 1):
         raise JudgementRefused("This pair already has all the verdicts it needs.")
+    if not task.is_gold:
+        _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
     lease.delete()
     if not task.is_gold:
         transaction.on_commit(partial(estimates_refresh_schedule, experiment_id=task.experiment_id), robust=True)
     return judgement
+
+
+def _leases_beyond_wanted_revoke(*, task_id: int, rater) -> None:
+    """A late verdict (its lease had expired and the pair went to someone else) is kept;
+    if the task is now over-promised, the newest other leases on it are withdrawn: their
+    holders have not answered yet, and their pages learn it on the next renewal."""
+    task = PairTask.objects.get(pk=task_id)
+    others = Lease.objects.filter(task_id=task_id, expires_at__gt=timezone.now()).exclude(rater=rater)
+    excess = task.verdicts + others.count() - task.wanted
+    if excess > 0:
+        Lease.objects.filter(
+            pk__in=list(others.order_by("-created_at", "-pk").values_list("pk", flat=True)[:excess])
+        ).delete()
 
 
 def _retry_of(*, client_id: uuid.UUID, task: PairTask, rater) -> Judgement | None:

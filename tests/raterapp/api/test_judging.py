@@ -166,3 +166,82 @@ def test_items_of_a_card_are_the_task_items(client_of, experiment):
     body = next_pair(client_of("rater"), experiment).json()["pair"]
     titles = {body["left"]["title"], body["right"]["title"]}
     assert Item.objects.filter(title__in=titles, experiment=experiment).count() == 2
+
+
+# ---------------------------------------------------------------- the page's loop through the API
+
+
+def test_preloading_holds_two_pairs_and_a_third_request_is_409(client_of, experiment):
+    client = client_of("rater")
+    current = next_task(client, experiment)
+    preloaded = next_task(client, experiment, holding=[current])
+    assert preloaded != current
+    response = next_pair(client, experiment, holding=[current, preloaded])
+    assert response.status_code == 409 and "hold 2" in response.json()["detail"]
+    assert Lease.objects.count() == 2
+
+
+def test_undo_through_the_api_gives_the_pair_back_on_the_same_sides(client_of, experiment, people):
+    client = client_of("rater")
+    shown = next_pair(client, experiment).json()["pair"]
+    verdict = submit(client, shown["task"], verdict="not_equivalent").json()
+    assert verdict["progress"]["mine"] == 1
+    undone = client.post(f"/api/judgements/{verdict['id']}/undo/")
+    assert undone.status_code == 200
+    body = undone.json()
+    assert body["pair"]["task"] == shown["task"]
+    assert (body["pair"]["left"], body["pair"]["right"]) == (shown["left"], shown["right"])
+    assert body["progress"]["mine"] == 0
+    assert client.post(f"/api/judgements/{verdict['id']}/undo/").status_code == 404  # it is gone
+    assert submit(client, shown["task"], verdict="equivalent").status_code == 201
+    assert list(Judgement.objects.values_list("task", "verdict")) == [(shown["task"], "equivalent")]
+
+
+def test_a_verdict_of_another_rater_cannot_be_undone(client_of, experiment):
+    client = client_of("rater")
+    verdict = submit(client, next_task(client, experiment)).json()
+    intruder = APIClient()
+    intruder.force_authenticate(UserFactory(roles=["rater"]))
+    before = state()
+    assert intruder.post(f"/api/judgements/{verdict['id']}/undo/").status_code == 404
+    assert state() == before
+
+
+def test_a_report_through_the_api_is_201_then_200_and_frees_the_lease(client_of, experiment):
+    client = client_of("rater")
+    task = next_task(client, experiment)
+    first = client.post(f"/api/tasks/{task}/report/", {"reason": "unreadable", "note": "garbled"}, format="json")
+    again = client.post(f"/api/tasks/{task}/report/", {"reason": "other"}, format="json")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["id"] == again.json()["id"] and first.json()["reason"] == "unreadable"
+    assert not Lease.objects.exists()
+    bad = client.post(f"/api/tasks/{task}/report/", {"reason": "dull"}, format="json")
+    assert bad.status_code == 400 and "reason" in bad.json()
+    assert next_task(client, experiment) != task
+
+
+def test_renewal_through_the_api_lists_renewed_and_lost(client_of, experiment):
+    client = client_of("rater")
+    task = next_task(client, experiment)
+    response = client.post("/api/leases/renew/", {"tasks": [task, 10**9]}, format="json")
+    assert response.status_code == 200
+    body = response.json()
+    assert [lease["task"] for lease in body["leases"]] == [task] and body["lost"] == [10**9]
+    assert body["leases"][0]["lease_expires_at"].replace("Z", "+00:00") == Lease.objects.get().expires_at.isoformat()
+
+
+def test_progress_counts_the_session_from_sign_in(experiment, people, client):
+    rater = people["rater"]
+    rater.set_password("pw")
+    rater.save()
+    api = APIClient()
+    api.force_authenticate(rater)
+    submit(api, next_task(api, experiment))  # before this session
+    assert client.login(username=rater.username, password="pw")
+    body = client.post(f"/api/experiments/{experiment.pk}/next-pair/", {}, content_type="application/json").json()
+    task = body["pair"]["task"]
+    assert body["progress"]["session"] == 0 and body["progress"]["mine"] == 1
+    answer = {"task": task, "verdict": "unsure", "client_id": str(uuid.uuid4())}
+    assert client.post("/api/judgements/", answer, content_type="application/json").json()["progress"]["session"] == 1
+    progress = client.get(f"/api/experiments/{experiment.pk}/progress/").json()
+    assert (progress["session"], progress["today"], progress["mine"]) == (1, 2, 2)

@@ -1,4 +1,7 @@
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from tests.raterapp.factories import UserFactory
 
@@ -13,3 +16,18 @@ def media(settings, tmp_path):
 @pytest.fixture
 def engineer(db):
     return UserFactory(roles=["engineer"])
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """timezone.now() under the test's control: ``clock.advance(seconds)``."""
+
+    class Clock:
+        now = timezone.now()
+
+        def advance(self, seconds):
+            self.now += timedelta(seconds=seconds)
+
+    c = Clock()
+    monkeypatch.setattr(timezone, "now", lambda: c.now)
+    return c

@@ -20,21 +20,6 @@ def make_raters(n):
     return UserFactory.create_batch(n, roles=["rater"])
 
 
-@pytest.fixture
-def clock(monkeypatch):
-    """timezone.now() under the test's control: ``clock.advance(seconds)``."""
-
-    class Clock:
-        now = timezone.now()
-
-        def advance(self, seconds):
-            self.now += timedelta(seconds=seconds)
-
-    c = Clock()
-    monkeypatch.setattr(timezone, "now", lambda: c.now)
-    return c
-
-
 def state(experiment):
     """Everything judging may change, to assert that a refused action changed nothing."""
     return (
@@ -215,16 +200,41 @@ def test_a_late_submit_is_kept_while_the_task_has_a_free_slot(experiment, users,
     assert task.verdicts == 1
 
 
-def test_a_late_submit_is_refused_when_another_raters_live_lease_holds_the_last_slot(experiment, clock):
+def test_an_expired_lease_returns_the_pair_to_the_queue_and_the_late_verdict_is_still_kept(experiment, clock):
     late, punctual = make_raters(2)
     task = assignment_next(experiment=experiment, rater=late)
     clock.advance(settings.LEASE_SECONDS + 1)
-    assert assignment_next(experiment=experiment, rater=punctual).pk == task.pk
+    assert assignment_next(experiment=experiment, rater=punctual).pk == task.pk  # back in the queue
+    judgement, created = submit(task, late, verdict="not_equivalent")
+    assert created and judgement.verdict == "not_equivalent"
+    task.refresh_from_db()
+    assert task.verdicts == task.wanted == 1
+    # The punctual rater's lease can no longer be honoured: withdrawn, and their submit refused.
+    assert not Lease.objects.filter(task=task).exists()
     before = state(experiment)
-    with pytest.raises(JudgementRefused, match="all the verdicts"):
-        submit(task, late)
+    with pytest.raises(JudgementRefused, match="all the verdicts|not assigned"):
+        submit(task, punctual)
     assert state(experiment) == before
-    assert submit(task, punctual)[1]
+    assert list(Judgement.objects.filter(task=task).values_list("rater", flat=True)) == [late.pk]
+
+
+def test_a_late_verdict_with_replication_keeps_the_count_at_k(users, clock):
+    experiment = experiment_prepared(owner=users["engineer"], replication=2)
+    late, second, third = make_raters(3)
+    task = assignment_next(experiment=experiment, rater=late)
+    clock.advance(settings.LEASE_SECONDS + 1)
+    assert assignment_next(experiment=experiment, rater=second).pk == task.pk
+    assert assignment_next(experiment=experiment, rater=third).pk == task.pk
+    assert submit(task, late)[1]
+    assert Lease.objects.filter(task=task).count() == 1  # the newest lease was withdrawn
+    kept = Lease.objects.get(task=task).rater
+    assert kept == second
+    assert submit(task, second)[1]
+    with pytest.raises(JudgementRefused):
+        submit(task, third)
+    task.refresh_from_db()
+    assert task.verdicts == 2
+    assert sorted(Judgement.objects.filter(task=task).values_list("rater", flat=True)) == sorted([late.pk, second.pk])
 
 
 def test_a_submit_on_a_full_task_is_refused(experiment, clock):

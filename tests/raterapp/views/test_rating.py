@@ -1,0 +1,192 @@
+"""Rater pages: role tables of /rate/ and /rate/<id>/, their 404s and context, and the home redirect."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from raterapp.models import Experiment, Judgement
+from tests.raterapp.factories import ExperimentFactory, UserFactory
+from tests.raterapp.prepared import experiment_prepared
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def superuser(db):
+    return User.objects.create_superuser("root", password="pw-root")
+
+
+@pytest.fixture
+def experiment(users):
+    return experiment_prepared(owner=users["engineer"], name="Open <b>for</b> rating")
+
+
+def _login(client, users, superuser, who):
+    if who == "superuser":
+        client.force_login(superuser)
+    elif who != "anonymous":
+        client.force_login(users[who])
+    return client
+
+
+ROLE_TABLE = [
+    ("anonymous", 302),
+    ("nobody", 403),
+    ("rater", 200),
+    ("engineer", 403),
+    ("admin", 403),
+    ("superuser", 200),
+]
+
+
+@pytest.mark.parametrize("who, expected", ROLE_TABLE)
+def test_rater_home_role_table(client, users, superuser, who, expected):
+    url = reverse("rate-home")
+    response = _login(client, users, superuser, who).get(url)
+    assert response.status_code == expected
+    if expected == 302:
+        assert response["Location"] == f"/login/?next={url}"
+    if expected == 403:
+        assert b"This page is for raters" in response.content
+
+
+@pytest.mark.parametrize("who, expected", ROLE_TABLE)
+def test_judging_page_role_table(client, users, superuser, experiment, who, expected):
+    url = reverse("rate-experiment", args=[experiment.pk])
+    response = _login(client, users, superuser, who).get(url)
+    assert response.status_code == expected
+    if expected == 302:
+        assert response["Location"] == f"/login/?next={url}"
+    if expected == 403:
+        assert b"This page is for raters" in response.content
+
+
+@pytest.mark.parametrize(
+    "status",
+    [s for s in Experiment.Status.values if s != Experiment.Status.RATING],
+)
+def test_judging_page_of_an_experiment_not_open_for_rating_is_404(client, users, status):
+    experiment = ExperimentFactory(owner=users["engineer"], status=status)
+    client.force_login(users["rater"])
+    assert client.get(reverse("rate-experiment", args=[experiment.pk])).status_code == 404
+
+
+def test_judging_page_of_a_missing_experiment_is_404(client, users):
+    client.force_login(users["rater"])
+    assert client.get(reverse("rate-experiment", args=[999_999])).status_code == 404
+
+
+def test_judging_page_context_and_config(client, users, experiment, settings):
+    settings.LEASE_SECONDS, settings.UNDO_SECONDS = 90, 300
+    client.force_login(users["rater"])
+    response = client.get(reverse("rate-experiment", args=[experiment.pk]))
+    assert response.context["experiment"] == experiment
+    assert response.context["lease_seconds"] == 90
+    assert response.context["undo_seconds"] == 300
+    content = response.content.decode()
+    match = re.search(r'<script id="judging-config" type="application/json">(.*?)</script>', content, re.S)
+    assert match, "the page's configuration travels in a json_script block"
+    assert json.loads(match.group(1)) == {
+        "experiment": experiment.pk,
+        "leaseSeconds": 90,
+        "undoSeconds": 300,
+        "urls": {
+            "home": "/rate/",
+            "nextPair": f"/api/experiments/{experiment.pk}/next-pair/",
+            "judgements": "/api/judgements/",
+            "undo": "/api/judgements/0/undo/",
+            "report": "/api/tasks/0/report/",
+            "renew": "/api/leases/renew/",
+        },
+    }
+    # The only scripts: the config (data, not code) and the module file.
+    assert re.findall(r"<script\b[^>]*>", content) == [
+        '<script id="judging-config" type="application/json">',
+        '<script type="module" src="/static/raterapp/js/judging.js">',
+    ]
+    assert experiment.question in content
+    assert "Look at the names." in content  # the guidelines, behind a disclosure
+    assert 'aria-labelledby="item-left-label"' in content and ">Item A</h2>" in content
+    assert 'aria-live="polite"' in content
+    for label, keys in (("Equivalent", "1 E"), ("Not equivalent", "2 N"), ("Unsure", "3 U")):
+        assert f'aria-keyshortcuts="{keys}"' in content and f">{label}</span>" in content
+
+
+def test_judging_page_sends_no_item_or_cluster_ids(client, users, experiment):
+    client.force_login(users["rater"])
+    content = client.get(reverse("rate-experiment", args=[experiment.pk])).content.decode()
+    for item in experiment.items.all():
+        assert item.item_id not in content
+        assert item.title not in content  # the cards come from the API, not the page
+
+
+def test_rater_home_lists_experiments_open_for_rating_with_counts(client, users, experiment):
+    ExperimentFactory(owner=users["engineer"], name="still sampling", status=Experiment.Status.SAMPLING)
+    ExperimentFactory(owner=users["engineer"], name="finished", status=Experiment.Status.DONE)
+    task = experiment.tasks.order_by("rank").first()
+    Judgement.objects.create(task=task, rater=users["rater"], verdict="equivalent", client_id="0" * 32)
+    task.verdicts = 1
+    task.save()
+    client.force_login(users["rater"])
+    response = client.get(reverse("rate-home"))
+    content = response.content.decode()
+    assert "Open &lt;b&gt;for&lt;/b&gt; rating" in content
+    assert "still sampling" not in content and "finished" not in content
+    assert [row["experiment"] for row in response.context["experiments"]] == [experiment]
+    wanted = experiment.tasks.count() - 1
+    assert re.search(rf"<dd data-remaining>{wanted}</dd>", content)
+    assert "<dd data-mine>1</dd>" in content
+    assert "Same person?" in content
+    assert f'href="{reverse("rate-experiment", args=[experiment.pk])}"' in content
+    assert "Continue rating" in content
+
+
+def test_rater_home_without_experiments(client, users):
+    client.force_login(users["rater"])
+    content = client.get(reverse("rate-home")).content.decode()
+    assert "No experiment is open for rating right now." in content
+    assert "Start rating" not in content
+
+
+@pytest.mark.parametrize(
+    "roles, expected",
+    [
+        (["rater"], "/rate/"),
+        (["engineer"], "/experiments/"),
+        (["admin"], "/experiments/"),
+        (["rater", "engineer"], "/experiments/"),
+        (["rater", "admin"], "/experiments/"),
+        ([], "/experiments/"),
+    ],
+)
+def test_home_sends_raters_to_rate_and_everyone_else_to_experiments(client, roles, expected):
+    client.force_login(UserFactory(roles=roles))
+    response = client.get(reverse("home"))
+    assert response.status_code == 302
+    assert response["Location"] == expected
+
+
+def test_home_sends_anonymous_visitors_to_sign_in_and_back(client):
+    response = client.get(reverse("home"))
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?next=/"
+
+
+@pytest.mark.parametrize("who, shown", [("rater", True), ("engineer", False), ("admin", False)])
+def test_nav_shows_the_rate_link_to_raters(client, users, who, shown):
+    client.force_login(users[who])
+    page = "rate-home" if who == "rater" else "experiment-list"
+    content = client.get(reverse(page)).content.decode()
+    assert (f'<a href="{reverse("rate-home")}"' in content) is shown
+    if shown:
+        assert 'aria-current="page">Rate</a>' in content
