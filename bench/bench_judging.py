@@ -15,7 +15,7 @@ What it does:
    the throughput; then checks that the database holds exactly one verdict per submit.
 
 Run (PostgreSQL on localhost, trust auth):
-  .venv/bin/python bench/bench_judging.py [--raters 50] [--seconds 30] [--workers 4]
+  .venv/bin/python bench/bench_judging.py [--raters 50] [--seconds 30] [--workers CORES] [--output report.json]
 """
 
 from __future__ import annotations
@@ -160,10 +160,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--raters", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="gunicorn workers (default: cores)")
     parser.add_argument("--draws", type=int, default=40000)
     parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--db", default="rater_bench_judging")
+    parser.add_argument("--output", help="also write the report (JSON) to this file")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/6", help="flushed at the end")
     args = parser.parse_args()
 
@@ -218,6 +219,8 @@ def main() -> int:
             "errors": errors[:5],
         }
         print(json.dumps(report, indent=2))
+        if args.output:
+            Path(args.output).write_text(json.dumps(report, indent=2))
         return 0 if report["every_verdict_stored_once"] and not errors else 1
     finally:
         if server is not None:

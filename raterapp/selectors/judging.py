@@ -43,38 +43,26 @@ def rater_quota_left(*, rater, profile: RaterProfile | None | bool = False) -> t
         profile = RaterProfile.objects.filter(user=rater).first()
     if profile is None or (profile.daily_quota is None and profile.total_quota is None):
         return None, None
-    held = Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count()
-    daily_left = total_left = None
-    if profile.daily_quota is not None:
-        daily_left = max(profile.daily_quota - rater_verdicts_since(rater=rater, since=_today_start()) - held, 0)
-    if profile.total_quota is not None:
-        total_left = max(profile.total_quota - Judgement.objects.filter(rater=rater).count() - held, 0)
-    return daily_left, total_left
-
-
-def rater_verdicts_since(*, rater, since: datetime, experiment: Experiment | None = None) -> int:
-    judgements = Judgement.objects.filter(rater=rater, created_at__gte=since)
-    if experiment is not None:
-        judgements = judgements.filter(task__experiment=experiment)
-    return judgements.count()
+    counts = _rater_counts(rater=rater)
+    return _quota_left(profile, counts, held=Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count())
 
 
 def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime | None = None) -> dict:
     """The rater's progress: this session and today, in the experiment, what the experiment
     still wants (gold pairs excluded) and their quota."""
     profile = RaterProfile.objects.filter(user=rater).first()
-    daily_left, total_left = rater_quota_left(rater=rater, profile=profile)
+    counts = _rater_counts(rater=rater, experiment=experiment, session_start=session_start)
+    daily_left = total_left = None
+    if profile is not None and (profile.daily_quota is not None or profile.total_quota is not None):
+        held = Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count()
+        daily_left, total_left = _quota_left(profile, counts, held=held)
     wanted = PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
         left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
     )
     return {
-        "session": (
-            None
-            if session_start is None
-            else rater_verdicts_since(rater=rater, since=session_start, experiment=experiment)
-        ),
-        "today": rater_verdicts_since(rater=rater, since=_today_start()),
-        "mine": Judgement.objects.filter(rater=rater, task__experiment=experiment).count(),
+        "session": counts["session"] if session_start is not None else None,
+        "today": counts["today"],
+        "mine": counts["mine"],
         "remaining": wanted["left"],
         "quota": {
             "daily": profile.daily_quota if profile else None,
@@ -83,6 +71,24 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
             "total_left": total_left,
         },
     }
+
+
+def _rater_counts(*, rater, experiment: Experiment | None = None, session_start: datetime | None = None) -> dict:
+    """The rater's verdicts in all, today, in the experiment and in it since ``session_start``: one query."""
+    in_experiment = Q(task__experiment=experiment) if experiment is not None else Q(pk__in=[])
+    since = session_start or timezone.now()
+    return Judgement.objects.filter(rater=rater).aggregate(
+        total=Count("pk"),
+        today=Count("pk", filter=Q(created_at__gte=_today_start())),
+        mine=Count("pk", filter=in_experiment),
+        session=Count("pk", filter=in_experiment & Q(created_at__gte=since)),
+    )
+
+
+def _quota_left(profile: RaterProfile, counts: dict, *, held: int) -> tuple[int | None, int | None]:
+    daily_left = None if profile.daily_quota is None else max(profile.daily_quota - counts["today"] - held, 0)
+    total_left = None if profile.total_quota is None else max(profile.total_quota - counts["total"] - held, 0)
+    return daily_left, total_left
 
 
 def experiments_open_for_rating(*, rater) -> list[dict]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Collection, Iterable
 from datetime import timedelta
 
@@ -110,10 +109,9 @@ def _lease_take(queue: QuerySet[PairTask], *, rater) -> PairTask | None:
             return None
         now = timezone.now()
         if _slot_free(task, rater=rater, now=now):
-            task.lease, _ = Lease.objects.update_or_create(
-                task=task,
-                rater=rater,
-                defaults={"expires_at": now + timedelta(seconds=settings.LEASE_SECONDS), "token": uuid.uuid4()},
+            Lease.objects.filter(task=task, rater=rater).delete()  # an expired one of the rater's
+            task.lease = Lease.objects.create(
+                task=task, rater=rater, expires_at=now + timedelta(seconds=settings.LEASE_SECONDS)
             )
             return task
         if task.is_gold:

@@ -105,17 +105,19 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
 def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UUID, comment: str) -> Judgement:
     serialise_writers_on_sqlite(task.experiment_id)
     task_lock(task.pk)
-    if Judgement.objects.filter(task=task, rater=rater).exists():
-        raise JudgementRefused("You already judged this pair.")
     lease = Lease.objects.filter(task=task, rater=rater).first()
     if lease is None:
+        if Judgement.objects.filter(task=task, rater=rater).exists():
+            raise JudgementRefused("You already judged this pair.")
         raise JudgementRefused("This pair is not assigned to you.")
+    # A lease is deleted with the verdict it led to, so the rater has not judged the task
+    # (the unique constraint would stop a second verdict anyway).
     tasks = PairTask.objects.filter(pk=task.pk)
     if not task.is_gold:
         tasks = tasks.filter(verdicts__lt=F("wanted"))
     if not tasks.update(verdicts=F("verdicts") + 1):
         raise JudgementRefused("This pair already has all the verdicts it needs.")
-    if not task.is_gold:
+    if not task.is_gold and lease.expires_at <= timezone.now():
         _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
     lease.delete()

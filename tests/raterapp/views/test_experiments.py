@@ -253,3 +253,12 @@ def test_current_step_shows_its_progress(client, users):
     assert 'aria-current="step"' in content
     assert 'value="40"' in content
     assert "data-poll" in content
+
+
+@pytest.mark.parametrize("model", ["pairreport", "retractedjudgement", "raterprofile", "pairtask"])
+def test_admins_list_the_judging_records_in_the_django_admin(client, db, model):
+    from django.contrib.auth.models import User
+
+    User.objects.create_superuser("root", "root@example.org", "pw-root-123")
+    client.login(username="root", password="pw-root-123")
+    assert client.get(f"/admin/raterapp/{model}/").status_code == 200
