@@ -74,7 +74,17 @@ def _components(n: int, keys: list[np.ndarray]) -> np.ndarray:
 
 
 DEMO_NAME = "Febrl 3: strict rules vs looser rules"
-DEMO_USERS = {"engineer": "engineer", "admin": "admin", "rater1": "rater", "rater2": "rater", "rater3": "rater"}
+# rater1-3 are simulated; "rater" is for the person trying the judging page (the simulation
+# would otherwise answer the pair they hold, as it asks for the next pair in their name).
+DEMO_USERS = {
+    "engineer": "engineer",
+    "admin": "admin",
+    "rater": "rater",
+    "rater1": "rater",
+    "rater2": "rater",
+    "rater3": "rater",
+}
+SIMULATED_RATERS = ("rater1", "rater2", "rater3")
 
 
 def demo_files_write(*, folder: Path) -> dict[str, Path]:

@@ -1,3 +1,5 @@
+import uuid
+
 import numpy as np
 import pytest
 
@@ -5,11 +7,13 @@ from raterapp.access import user_roles
 from raterapp.models import Experiment, Judgement, PairTask
 from raterapp.services.demo import (
     DEMO_USERS,
+    SIMULATED_RATERS,
     demo_experiment_ensure,
     demo_raters_simulate,
     demo_truth,
     demo_users_ensure,
 )
+from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.preparation import experiment_prepare
 
 
@@ -26,12 +30,17 @@ def test_demo_experiment_is_prepared_and_simulated_raters_answer_from_the_truth(
     assert experiment.status == Experiment.Status.RATING, experiment.error
     assert experiment.items_count == 5000
 
-    raters = [users[name] for name in ("rater1", "rater2", "rater3")]
+    # The person trying the page holds a pair while the simulation runs: it is left to them.
+    held = assignment_next(experiment=experiment, rater=users["rater"])
+    raters = [users[name] for name in SIMULATED_RATERS]
     count = demo_raters_simulate(experiment=experiment, raters=raters, rng=np.random.default_rng(0), unsure_rate=0.0)
+    assert not Judgement.objects.filter(task=held).exists()
+    assert judgement_submit(task=held, rater=users["rater"], verdict="unsure", client_id=uuid.uuid4())[1]
     tasks = PairTask.objects.filter(experiment=experiment)
-    assert count == tasks.count() > 0
+    assert count + 1 == tasks.count() > 0
     assert all(task.verdicts == task.wanted for task in tasks)
     truth = demo_truth()
     for judgement in Judgement.objects.filter(task__experiment=experiment).select_related("task__item_a", "task__item_b"):
         same = truth[judgement.task.item_a.item_id] == truth[judgement.task.item_b.item_id]
-        assert judgement.verdict == ("equivalent" if same else "not_equivalent")
+        if judgement.rater != users["rater"]:
+            assert judgement.verdict == ("equivalent" if same else "not_equivalent")

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from raterapp.models import Experiment
-from raterapp.services.demo import demo_experiment_ensure, demo_raters_simulate, demo_users_ensure
+from raterapp.services.demo import SIMULATED_RATERS, demo_experiment_ensure, demo_raters_simulate, demo_users_ensure
 
 
 class Command(BaseCommand):
@@ -30,11 +30,14 @@ class Command(BaseCommand):
             replication=options["replication"],
         )
         self.stdout.write(f"{'Created' if created else 'Found'} experiment {experiment.pk}: {experiment.name}")
-        self.stdout.write(f"Users engineer, admin, rater1, rater2, rater3; password {options['password']!r}")
+        self.stdout.write(
+            f"Users engineer, admin and rater (judge at /rate/); password {options['password']!r}. "
+            f"Simulated raters: {', '.join(SIMULATED_RATERS)}."
+        )
         if not options["simulate"]:
             return
         experiment = self._wait_until_ready(experiment, options["wait"])
-        raters = [users[name] for name in ("rater1", "rater2", "rater3")]
+        raters = [users[name] for name in SIMULATED_RATERS]
         count = demo_raters_simulate(
             experiment=experiment, raters=raters, rng=np.random.default_rng(), pace=options["pace"]
         )
