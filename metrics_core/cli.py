@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow.compute as pc
 
 from . import (
     IMPACT_METRICS,
@@ -39,11 +38,11 @@ from .external import EXTERNAL_MEASURES, external_measures_from_population
 from .io import (
     InputError,
     ItemTable,
-    TableSource,
     check_output_path,
     read_items,
     read_judgements,
     read_pairs,
+    read_truth_and_prediction,
     write_tables,
 )
 
@@ -188,31 +187,6 @@ def run_compare(args: argparse.Namespace) -> dict:
             name: None if measures[name] is None else json_number(measures[name]) for name in EXTERNAL_MEASURES
         },
     }
-
-
-def read_truth_and_prediction(truth_path: str, pred_path: str) -> ItemTable:
-    """TRUTH as ``base_cluster`` and PRED as ``exp_cluster`` on their common items, in TRUTH's order.
-
-    The weight comes from TRUTH's optional ``weight`` column (1.0 without one); items in
-    only one file are dropped and counted. Raises :class:`InputError`.
-    """
-    truth = TableSource.open(truth_path, required=("item_id", "cluster_id"), optional=("weight",))
-    truth_ids = truth.ids("item_id")
-    truth.require_unique("item_id", truth_ids)
-    truth_labels = truth.labels("cluster_id")
-    weight = truth.weights("weight") if "weight" in truth.names else np.ones(truth.n_rows)
-    pred = TableSource.open(pred_path, required=("item_id", "cluster_id"))
-    pred_ids = pred.ids("item_id")
-    pred.require_unique("item_id", pred_ids)
-    pred_labels = pred.labels("cluster_id")
-    in_pred = pc.fill_null(pc.index_in(truth_ids, value_set=pred_ids), -1).to_numpy(zero_copy_only=False)
-    kept = np.flatnonzero(in_pred >= 0)
-    if len(kept) == 0:
-        raise InputError(pred_path, f"no item_id in common with {truth_path}")
-    dropped = (truth.n_rows - len(kept)) + (pred.n_rows - len(kept))
-    if len(kept) < truth.n_rows:
-        truth_ids, truth_labels, weight = truth_ids.take(kept), truth_labels.take(kept), weight[kept]
-    return ItemTable(truth.path, truth_ids, truth_labels, pred_labels.take(in_pred[kept]), weight, {}, dropped)
 
 
 # ---------------------------------------------------------------------------- outputs

@@ -28,6 +28,7 @@ from .tables import (
     read_items,
     read_judgements,
     read_pairs,
+    read_truth_and_prediction,
 )
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "read_items",
     "read_judgements",
     "read_pairs",
+    "read_truth_and_prediction",
     "write_table",
     "write_tables",
 ]

@@ -151,6 +151,37 @@ def read_clusterings(base_path: Any, exp_path: Any, weights_path: Any = None) ->
         base_read, exp_read = pool.submit(_read_clustering, base_path), pool.submit(_read_clustering, exp_path)
         base_ids, base_labels = base_read.result()
         exp_ids, exp_labels = exp_read.result()
+    _, base_ids, base_labels, exp_labels, dropped = _common_items(
+        base_path, base_ids, base_labels, exp_path, exp_ids, exp_labels
+    )
+    weight = np.ones(len(base_ids)) if weights_path is None else _read_weights_for(weights_path, base_ids)
+    return ItemTable(str(base_path), base_ids, base_labels, exp_labels, weight, {}, dropped)
+
+
+def read_truth_and_prediction(truth_path: Any, pred_path: Any) -> ItemTable:
+    """TRUTH as ``base_cluster`` and PRED as ``exp_cluster`` (both ``item_id, cluster_id``).
+
+    As :func:`read_clusterings`, but the weight comes from TRUTH's optional ``weight``
+    column (1.0 without one). Raises :class:`InputError`.
+    """
+    truth = TableSource.open(truth_path, required=("item_id", "cluster_id"), optional=("weight",))
+    truth_ids = truth.ids("item_id")
+    truth.require_unique("item_id", truth_ids)
+    truth_labels = truth.labels("cluster_id")
+    weight = truth.weights("weight") if "weight" in truth.names else np.ones(truth.n_rows)
+    pred_ids, pred_labels = _read_clustering(pred_path)
+    kept, truth_ids, truth_labels, pred_labels, dropped = _common_items(
+        truth_path, truth_ids, truth_labels, pred_path, pred_ids, pred_labels
+    )
+    weight = weight if len(kept) == len(weight) else weight[kept]
+    return ItemTable(truth.path, truth_ids, truth_labels, pred_labels, weight, {}, dropped)
+
+
+def _common_items(
+    base_path: Any, base_ids: pa.Array, base_labels: pa.Array, exp_path: Any, exp_ids: pa.Array, exp_labels: pa.Array
+) -> tuple[np.ndarray, pa.Array, pa.Array, pa.Array, int]:
+    """The items in both files, in the first file's order: ``(kept rows of the first file,
+    ids, first labels, second labels aligned to them, items dropped from either file)``."""
     in_exp = _codes_in(base_ids, exp_ids)
     kept = np.flatnonzero(in_exp >= 0)
     if len(kept) == 0:
@@ -161,8 +192,7 @@ def read_clusterings(base_path: Any, exp_path: Any, weights_path: Any = None) ->
     if not np.array_equal(order, np.arange(len(exp_ids))):
         exp_labels = exp_labels.take(order)
     dropped = (len(in_exp) - len(kept)) + (len(exp_ids) - len(kept))
-    weight = np.ones(len(kept)) if weights_path is None else _read_weights_for(weights_path, base_ids)
-    return ItemTable(str(base_path), base_ids, base_labels, exp_labels, weight, {}, dropped)
+    return kept, base_ids, base_labels, exp_labels, dropped
 
 
 def read_pairs(path: Any) -> PairsTable:

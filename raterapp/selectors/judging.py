@@ -31,20 +31,17 @@ def task_cards_get(*, task: PairTask, rater) -> tuple[dict, dict]:
 
 
 def _side_bit(task_id: int, rater_id: int) -> int:
-    key = hashlib.sha256(settings.SECRET_KEY.encode()).digest()[:32]
+    key = hashlib.sha256(settings.SECRET_KEY.encode()).digest()
     return hashlib.blake2b(f"{task_id}:{rater_id}".encode(), key=key, digest_size=1).digest()[0] & 1
 
 
-def rater_quota_left(*, rater, profile: RaterProfile | None | bool = False) -> tuple[int | None, int | None]:
+def rater_quota_left(*, rater) -> tuple[int | None, int | None]:
     """Verdicts the rater may still give today and in all (``None``: no quota). Pairs they
-    hold under a live lease count as given, so a preloaded pair never exceeds a quota.
-    ``profile`` saves a query when the caller has read it already."""
-    if profile is False:
-        profile = RaterProfile.objects.filter(user=rater).first()
-    if profile is None or (profile.daily_quota is None and profile.total_quota is None):
+    hold under a live lease count as given, so a preloaded pair never exceeds a quota."""
+    profile = RaterProfile.objects.filter(user=rater).first()
+    if not _has_quota(profile):
         return None, None
-    counts = _rater_counts(rater=rater)
-    return _quota_left(profile, counts, held=Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count())
+    return _quota_left(profile, _rater_counts(rater=rater), rater=rater)
 
 
 def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime | None = None) -> dict:
@@ -52,10 +49,7 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
     still wants (gold pairs excluded) and their quota."""
     profile = RaterProfile.objects.filter(user=rater).first()
     counts = _rater_counts(rater=rater, experiment=experiment, session_start=session_start)
-    daily_left = total_left = None
-    if profile is not None and (profile.daily_quota is not None or profile.total_quota is not None):
-        held = Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count()
-        daily_left, total_left = _quota_left(profile, counts, held=held)
+    daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
     wanted = PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
         left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
     )
@@ -85,7 +79,12 @@ def _rater_counts(*, rater, experiment: Experiment | None = None, session_start:
     )
 
 
-def _quota_left(profile: RaterProfile, counts: dict, *, held: int) -> tuple[int | None, int | None]:
+def _has_quota(profile: RaterProfile | None) -> bool:
+    return profile is not None and (profile.daily_quota is not None or profile.total_quota is not None)
+
+
+def _quota_left(profile: RaterProfile, counts: dict, *, rater) -> tuple[int | None, int | None]:
+    held = Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count()
     daily_left = None if profile.daily_quota is None else max(profile.daily_quota - counts["today"] - held, 0)
     total_left = None if profile.total_quota is None else max(profile.total_quota - counts["total"] - held, 0)
     return daily_left, total_left

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Max
 
 from raterapp.access import ADMIN, has_role
 from raterapp.models import Experiment, Item, PairTask
@@ -30,12 +29,11 @@ def gold_pair_create(*, experiment: Experiment, actor, item_a: str, item_b: str,
     first, second = sorted((items[item_a], items[item_b]), key=lambda item: item.position)
     try:
         with transaction.atomic():
-            rank = (PairTask.objects.filter(experiment=experiment).aggregate(m=Max("rank"))["m"] or 0) + 1
             return PairTask.objects.create(
                 experiment=experiment,
                 item_a=first,
                 item_b=second,
-                rank=rank,
+                rank=0,  # gold questions are served at random, not in rank order
                 wanted=0,
                 gold_answer=answer,
                 created_by=actor,

@@ -19,9 +19,6 @@ b: b self, a intersection, c split; c: c self, a and b split, d merge; d: d self
 
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pcsv
@@ -29,8 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from metrics_core import IMPACT_METRICS
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.metrics_core.cli_run import approx, run, run_json, write
 
 TINY = "item_id,base_cluster,exp_cluster\na,B1,E1\nb,B1,E1\nc,B1,E2\nd,B2,E2\n"
 TINY_METRICS = {
@@ -63,27 +59,6 @@ PRECISION_KEYS = ["DeltaPrecision", "GoodSplitRate", "BadSplitRate", "GoodMergeR
 UNSUPPORTED = "unsupported file type: use a .csv or .parquet file"
 DIFF_SHARE_ONLY_STRATIFIED = "--diff-share is only meaningful with --scheme stratified"
 ESTIMATE_KEYS = ["value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws"]
-
-
-def run(*args, cwd=REPO):
-    return subprocess.run(
-        [sys.executable, "-m", "metrics_core", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
-
-
-def run_json(*args):
-    done = run(*args)
-    assert (done.returncode, done.stderr) == (0, "")
-    return json.loads(done.stdout)
-
-
-def write(path, text):
-    path.write_text(text)
-    return path
-
-
-def approx(value):
-    return pytest.approx(value, rel=1e-12, abs=1e-15)
 
 
 def read_table(path):

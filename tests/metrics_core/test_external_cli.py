@@ -6,17 +6,13 @@ BCubed precision 0.65125, recall 0.6525, F1 0.65187.
 """
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import metrics_core as mc
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.metrics_core.cli_run import approx, run, run_json, write
 
 CONTRACT_KEYS = [
     "BCubedPrecision", "BCubedRecall", "BCubedF1", "BCubedPrecisionByCategory", "BCubedRecallByCategory",
@@ -26,27 +22,6 @@ CONTRACT_KEYS = [
 ]  # fmt: skip
 TRUTH = "item_id,cluster_id\na,t1\nb,t1\nc,t1\nd,t1\ne,t1\nf,t2\ng,t2\nh,t2\ni,t2\n"
 PRED = "item_id,cluster_id\na,c1\nb,c1\nc,c1\nd,c1\ne,c2\nf,c2\ng,c1\nh,c2\ni,c2\n"
-
-
-def run(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "metrics_core", *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
-
-
-def run_json(*args):
-    done = run(*args)
-    assert (done.returncode, done.stderr) == (0, "")
-    return json.loads(done.stdout)
-
-
-def write(path, text):
-    path.write_text(text)
-    return path
-
-
-def approx(value):
-    return pytest.approx(value, rel=1e-12, abs=1e-15)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
 from raterapp.models import Experiment, UploadedFile
@@ -32,21 +31,6 @@ def experiment(users):
     return ExperimentFactory(owner=users["engineer"], name="Owned <b>by</b> engineer")
 
 
-@pytest.fixture
-def other_engineer(db):
-    user = User.objects.create_user(username="other", password="pw-other")
-    user.groups.add(Group.objects.get_or_create(name="engineer")[0])
-    return user
-
-
-def _client_for(client, users, other_engineer, who):
-    if who == "other_engineer":
-        client.force_login(other_engineer)
-    elif who != "anonymous":
-        client.force_login(users[who])
-    return client
-
-
 ROLE_TABLE = [
     ("anonymous", 302),
     ("nobody", 403),
@@ -59,8 +43,8 @@ ROLE_TABLE = [
 
 @pytest.mark.parametrize("who, expected", ROLE_TABLE)
 @pytest.mark.parametrize("page", ["experiment-list", "experiment-new"])
-def test_list_and_new_pages_role_table(client, users, other_engineer, page, who, expected):
-    response = _client_for(client, users, other_engineer, who).get(reverse(page))
+def test_list_and_new_pages_role_table(sign_in, page, who, expected):
+    response = sign_in(who).get(reverse(page))
     assert response.status_code == expected
     if expected == 302:
         assert response["Location"] == f"/login/?next={reverse(page)}"
@@ -72,9 +56,9 @@ def test_list_and_new_pages_role_table(client, users, other_engineer, page, who,
     "who, expected",
     [("anonymous", 302), ("nobody", 403), ("rater", 403), ("engineer", 200), ("other_engineer", 404), ("admin", 200)],
 )
-def test_experiment_page_role_table(client, users, other_engineer, experiment, who, expected):
+def test_experiment_page_role_table(sign_in, experiment, who, expected):
     url = reverse("experiment-detail", args=[experiment.pk])
-    response = _client_for(client, users, other_engineer, who).get(url)
+    response = sign_in(who).get(url)
     assert response.status_code == expected
     if expected == 302:
         assert response["Location"] == f"/login/?next={url}"
@@ -256,9 +240,6 @@ def test_current_step_shows_its_progress(client, users):
 
 
 @pytest.mark.parametrize("model", ["pairreport", "retractedjudgement", "raterprofile", "pairtask"])
-def test_admins_list_the_judging_records_in_the_django_admin(client, db, model):
-    from django.contrib.auth.models import User
-
-    User.objects.create_superuser("root", "root@example.org", "pw-root-123")
-    client.login(username="root", password="pw-root-123")
+def test_admins_list_the_judging_records_in_the_django_admin(client, superuser, model):
+    client.force_login(superuser)
     assert client.get(f"/admin/raterapp/{model}/").status_code == 200

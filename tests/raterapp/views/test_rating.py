@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-from django.contrib.auth.models import User
 from django.urls import reverse
 
 from raterapp.models import Experiment, Judgement
@@ -22,21 +21,8 @@ def media(settings, tmp_path):
 
 
 @pytest.fixture
-def superuser(db):
-    return User.objects.create_superuser("root", password="pw-root")
-
-
-@pytest.fixture
 def experiment(users):
     return experiment_prepared(owner=users["engineer"], name="Open <b>for</b> rating")
-
-
-def _login(client, users, superuser, who):
-    if who == "superuser":
-        client.force_login(superuser)
-    elif who != "anonymous":
-        client.force_login(users[who])
-    return client
 
 
 ROLE_TABLE = [
@@ -49,21 +35,11 @@ ROLE_TABLE = [
 ]
 
 
+@pytest.mark.parametrize("page", ["rate-home", "rate-experiment"])
 @pytest.mark.parametrize("who, expected", ROLE_TABLE)
-def test_rater_home_role_table(client, users, superuser, who, expected):
-    url = reverse("rate-home")
-    response = _login(client, users, superuser, who).get(url)
-    assert response.status_code == expected
-    if expected == 302:
-        assert response["Location"] == f"/login/?next={url}"
-    if expected == 403:
-        assert b"This page is for raters" in response.content
-
-
-@pytest.mark.parametrize("who, expected", ROLE_TABLE)
-def test_judging_page_role_table(client, users, superuser, experiment, who, expected):
-    url = reverse("rate-experiment", args=[experiment.pk])
-    response = _login(client, users, superuser, who).get(url)
+def test_rater_pages_role_table(sign_in, experiment, page, who, expected):
+    url = reverse(page, args=[experiment.pk] if page == "rate-experiment" else [])
+    response = sign_in(who).get(url)
     assert response.status_code == expected
     if expected == 302:
         assert response["Location"] == f"/login/?next={url}"
