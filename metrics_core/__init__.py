@@ -11,6 +11,8 @@ Direction of the metrics: distances and rates are shares of weight in [0, 1];
 precise than Base.
 """
 
+from .agreement import AgreementSummary, RaterPairKappa, agreement_summary, cohens_kappa, pairwise_cohens_kappa
+from .contributions import group_contribution
 from .estimation import ESTIMATED_METRICS, estimate_quality, metrics_for_scheme
 from .external import EXTERNAL_MEASURES, external_measures, external_per_item
 from .gold import quality_from_gold
@@ -23,7 +25,9 @@ from .impact import (
     impact_per_item,
 )
 from .judgements import VERDICTS, PairVerdicts, verdicts_from_judgements
+from .planning import judgements_to_target
 from .population import Population, population_from_labels
+from .reading import interval_reading, metric_direction
 from .results import IMPACT_METRICS, Estimate, ImpactMetrics, ImpactTable, QualityEstimates
 from .sampling import (
     PAIR_CLASSES,
@@ -36,6 +40,8 @@ from .sampling import (
     pairs_for_judgement,
     sample_pairs,
 )
+from .situation import SITUATION_PARTS, AffectedItemSituation, affected_item_situation
+from .slices import SliceQuality, estimate_quality_by_slice
 
 __all__ = [
     "ESTIMATED_METRICS",
@@ -44,8 +50,11 @@ __all__ = [
     "PAIR_CLASSES",
     "POINTWISE_METRICS",
     "SCHEMES",
+    "SITUATION_PARTS",
     "STRATA",
     "VERDICTS",
+    "AffectedItemSituation",
+    "AgreementSummary",
     "Estimate",
     "ImpactMetrics",
     "ImpactTable",
@@ -53,19 +62,30 @@ __all__ = [
     "PairVerdicts",
     "Population",
     "QualityEstimates",
+    "RaterPairKappa",
     "SampleError",
+    "SliceQuality",
+    "affected_item_situation",
+    "agreement_summary",
+    "cohens_kappa",
     "estimate_quality",
+    "estimate_quality_by_slice",
     "external_measures",
     "external_per_item",
+    "group_contribution",
     "impact_by_group",
     "impact_metrics",
     "impact_per_base_cluster",
     "impact_per_exp_cluster",
     "impact_per_item",
+    "interval_reading",
     "jaccard_contributions",
+    "judgements_to_target",
+    "metric_direction",
     "metrics_for_scheme",
     "pair_classes_of",
     "pairs_for_judgement",
+    "pairwise_cohens_kappa",
     "population_from_labels",
     "quality_from_gold",
     "sample_pairs",

@@ -88,6 +88,35 @@ class Estimate:
     judged_draws: int
     drawn_draws: int
 
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Estimate:
+        """The inverse of :meth:`as_dict` (``None`` back to ``nan``), for stored estimates."""
+        number = lambda key: math.nan if data.get(key) is None else float(data[key])  # noqa: E731
+        return cls(
+            number("value"),
+            number("stderr"),
+            number("ci_low"),
+            number("ci_high"),
+            int(data.get("judged_draws") or 0),
+            int(data.get("drawn_draws") or 0),
+        )
+
+    def scaled(self, factor: float) -> Estimate:
+        """This estimate times an exactly known positive ``factor`` (interval and SE scale with it)."""
+        return Estimate(
+            self.value * factor,
+            self.stderr * factor,
+            self.ci_low * factor,
+            self.ci_high * factor,
+            self.judged_draws,
+            self.drawn_draws,
+        )
+
+    @property
+    def half_width(self) -> float:
+        """Half the width of the interval (nan when undefined)."""
+        return (self.ci_high - self.ci_low) / 2.0
+
     def as_dict(self) -> dict:
         return {
             "value": json_number(self.value),
@@ -109,6 +138,18 @@ class QualityEstimates:
 
     def __getitem__(self, name: str) -> Estimate:
         return self.estimates[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.estimates
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> QualityEstimates:
+        """The inverse of :meth:`as_dict`, for estimates stored as JSON."""
+        return cls(
+            data["scheme"],
+            float(data["confidence"]),
+            {name: Estimate.from_dict(values) for name, values in data["estimates"].items()},
+        )
 
     def as_dict(self) -> dict:
         return {
