@@ -8,10 +8,11 @@ experiments, ``admin`` (or a superuser) manages raters and budgets.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from .models import Experiment, Judgement, PairTask
+from .models import Experiment, Judgement, PairTask, SampledPair
 
 RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)
@@ -83,3 +84,23 @@ def access_judgement_for_rater(user, judgement_id: int) -> Judgement:
         )
     except (Judgement.DoesNotExist, ValueError, TypeError):
         raise Http404("No such verdict.") from None
+
+
+def access_sampled_pair_for_engineer(user, experiment_id: int, pair_id: int) -> SampledPair:
+    """A sampled pair of an experiment the engineer may see, with both items (404 otherwise)."""
+    experiment = access_experiment_for_engineer(user, experiment_id)
+    try:
+        return SampledPair.objects.select_related("experiment", "vantage", "partner", "task").get(
+            pk=pair_id, experiment=experiment
+        )
+    except (SampledPair.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such pair.") from None
+
+
+def access_experiment_for_owner(user, experiment_id: int) -> Experiment:
+    """An experiment the user may change: its owner's or, for admins, any. Engineers it was
+    only shared with may read it (403 here); others get 404 as for any invisible experiment."""
+    experiment = access_experiment_for_engineer(user, experiment_id)
+    if experiment.owner_id != user.pk and not has_role(user, ADMIN):
+        raise PermissionDenied("Only the experiment's owner or an admin may change it.")
+    return experiment

@@ -53,6 +53,9 @@ class Experiment(models.Model):
     gold_rate = models.FloatField(
         default=0.1, help_text="Share of a rater's pairs that are gold questions, while gold pairs are left."
     )
+    target_half_width = models.FloatField(
+        default=0.01, help_text="The ΔPrecision interval half-width at which the experiment has enough data."
+    )
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="Progress of the current step, 0 to 1.")
@@ -77,6 +80,10 @@ class Experiment(models.Model):
             models.CheckConstraint(condition=Q(n_draws__gte=1), name="experiment_n_draws_positive"),
             models.CheckConstraint(
                 condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="experiment_gold_rate_unit"
+            ),
+            models.CheckConstraint(
+                condition=Q(target_half_width__gt=0) & Q(target_half_width__lte=1),
+                name="experiment_target_half_width_positive",
             ),
         ]
 
@@ -280,6 +287,7 @@ class EstimateSnapshot(models.Model):
     class Meta:
         ordering = ["experiment", "-created_at"]
         get_latest_by = "created_at"
+        indexes = [models.Index(fields=["experiment", "created_at"], name="snapshot_history")]
 
 
 class ImpactGroup(models.Model):

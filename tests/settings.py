@@ -17,3 +17,6 @@ WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = True
 # A file, not memory, so that a Celery worker process in the end-to-end tests shares it.
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-db.sqlite3")}  # noqa: F405
+
+# Pages use {% static %}; the manifest storage of production needs collectstatic first.
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405

@@ -16,6 +16,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
+from metrics_core import IMPACT_METRICS
 from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows, sampled_pairs_rows
@@ -64,6 +65,24 @@ class ExperimentJudgementsExportApi(ExportApi):
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         return Response(JudgementExportSerializer(judgements_rows(experiment=experiment), many=True).data)
+
+
+class ExperimentImpactExportApi(ExportApi):
+    """The exact impact metrics over all items, one row per metric in the papers' order (as the
+    impact table of the experiment page). Roles: engineer (own or granted), admin."""
+
+    export_name = "impact"
+    csv_fields = ("metric", "value")
+
+    @_export_schema(OpenApiTypes.OBJECT)
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        if not experiment.impact:
+            raise NotFound("No impact metrics yet: the experiment is not prepared.")
+        if request.accepted_renderer.format == "csv":
+            metrics = experiment.impact["metrics"]
+            return Response([{"metric": name, "value": metrics[name]} for name in IMPACT_METRICS if name in metrics])
+        return Response(experiment.impact)
 
 
 class ExperimentEstimatesExportApi(ExportApi):

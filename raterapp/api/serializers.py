@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from raterapp.models import Experiment, ImpactGroup, Judgement, PairReport, PairTask
@@ -108,6 +110,11 @@ class EstimateSnapshotSerializer(serializers.Serializer):
     estimates = serializers.DictField(
         source="estimates.estimates", child=EstimateSerializer(), help_text="Estimated metric by name."
     )
+    agreement = serializers.SerializerMethodField(help_text="Rater agreement on replicated pairs (null before).")
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_agreement(self, snapshot) -> dict | None:
+        return snapshot.estimates.get("agreement")
 
 
 class EstimateRowSerializer(EstimateSerializer):
@@ -261,3 +268,9 @@ class PairReportListSerializer(serializers.ModelSerializer):
         model = PairReport
         fields = ("id", "task", "item_a", "item_b", "rater", "reason", "note", "created_at")
         read_only_fields = fields
+
+
+class TargetSerializer(serializers.Serializer):
+    target_half_width = serializers.FloatField(
+        min_value=0.0, max_value=1.0, help_text="ΔPrecision interval half-width at which there is enough data."
+    )

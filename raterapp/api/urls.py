@@ -1,5 +1,13 @@
 from django.urls import path
 
+from .dashboard import (
+    ExperimentCloseApi,
+    ExperimentConvergenceApi,
+    ExperimentDashboardApi,
+    ExperimentReopenApi,
+    ExperimentSlicesApi,
+    ExperimentTargetApi,
+)
 from .experiments import (
     ExperimentDetailApi,
     ExperimentEstimatesApi,
@@ -9,7 +17,13 @@ from .experiments import (
     ExperimentListCreateApi,
     ExperimentPairsApi,
 )
-from .exports import ExperimentEstimatesExportApi, ExperimentJudgementsExportApi, ExperimentPairsExportApi
+from .explorer import ExplorerClustersApi, ExplorerPairDetailApi, ExplorerPairsApi
+from .exports import (
+    ExperimentEstimatesExportApi,
+    ExperimentImpactExportApi,
+    ExperimentJudgementsExportApi,
+    ExperimentPairsExportApi,
+)
 from .health import HealthApi
 from .judging import (
     JudgementCreateApi,
@@ -30,6 +44,13 @@ urlpatterns = [
     path(experiment + "impact/", ExperimentImpactApi.as_view(), name="api-experiment-impact"),
     path(experiment + "impact/groups/", ExperimentImpactGroupsApi.as_view(), name="api-experiment-impact-groups"),
     path(experiment + "pairs/", ExperimentPairsApi.as_view(), name="api-experiment-pairs"),
+    path(experiment + "explorer/pairs/", ExplorerPairsApi.as_view(), name="api-explorer-pairs"),
+    path(
+        experiment + "explorer/pairs/<int:sampled_pair_id>/",
+        ExplorerPairDetailApi.as_view(),
+        name="api-explorer-pair",
+    ),
+    path(experiment + "explorer/clusters/", ExplorerClustersApi.as_view(), name="api-explorer-clusters"),
     path(experiment + "estimates/", ExperimentEstimatesApi.as_view(), name="api-experiment-estimates"),
     path(
         experiment + "estimates/history/",
@@ -39,6 +60,7 @@ urlpatterns = [
     path(experiment + "exports/pairs/", ExperimentPairsExportApi.as_view(), name="api-export-pairs"),
     path(experiment + "exports/judgements/", ExperimentJudgementsExportApi.as_view(), name="api-export-judgements"),
     path(experiment + "exports/estimates/", ExperimentEstimatesExportApi.as_view(), name="api-export-estimates"),
+    path(experiment + "exports/impact/", ExperimentImpactExportApi.as_view(), name="api-export-impact"),
     path(experiment + "next-pair/", NextPairApi.as_view(), name="api-next-pair"),
     path(experiment + "progress/", RaterProgressApi.as_view(), name="api-rater-progress"),
     path("judgements/", JudgementCreateApi.as_view(), name="api-judgements"),
@@ -49,4 +71,14 @@ urlpatterns = [
     path(experiment + "gold-rate/", GoldRateApi.as_view(), name="api-gold-rate"),
     path(experiment + "gold-accuracy/", GoldAccuracyApi.as_view(), name="api-gold-accuracy"),
     path(experiment + "reports/", PairReportsApi.as_view(), name="api-pair-reports"),
+    path(experiment + "dashboard/", ExperimentDashboardApi.as_view(), name="api-experiment-dashboard"),
+    path(
+        experiment + "estimates/convergence/",
+        ExperimentConvergenceApi.as_view(),
+        name="api-experiment-convergence",
+    ),
+    path(experiment + "slices/", ExperimentSlicesApi.as_view(), name="api-experiment-slices"),
+    path(experiment + "target/", ExperimentTargetApi.as_view(), name="api-experiment-target"),
+    path(experiment + "close/", ExperimentCloseApi.as_view(), name="api-experiment-close"),
+    path(experiment + "reopen/", ExperimentReopenApi.as_view(), name="api-experiment-reopen"),
 ]

@@ -7,10 +7,13 @@ people read, so exports carry ids, the columns of the metrics_core command line
 
 from __future__ import annotations
 
+import weakref
+from dataclasses import dataclass
+
 import numpy as np
 
-from metrics_core import PairSample, jaccard_contributions
-from raterapp.models import Experiment, Judgement, SampledPair
+from metrics_core import PairSample, PairVerdicts, Population, jaccard_contributions, verdicts_from_judgements
+from raterapp.models import Experiment, Judgement, PairTask, SampledPair
 from raterapp.services.population import population_for_experiment
 
 PAIR_FIELDS = (
@@ -26,6 +29,72 @@ PAIR_FIELDS = (
     "wanted",
 )
 JUDGEMENT_FIELDS = ("i", "j", "verdict", "task", "rater", "comment", "created_at")
+
+
+@dataclass(frozen=True)
+class JudgedSample:
+    """An experiment's population, sample and every verdict on it, as metrics_core takes them."""
+
+    population: Population
+    sample: PairSample
+    i: np.ndarray  # positions of the judged pairs' items, one row per verdict
+    j: np.ndarray
+    verdict: np.ndarray
+    verdicts: PairVerdicts
+
+
+@dataclass(frozen=True)
+class _FixedSample:
+    """What never changes once an experiment is open for rating: its sample, and the item
+    positions of its (non-gold) tasks by task id."""
+
+    sample: PairSample
+    task_ids: np.ndarray  # sorted
+    task_a: np.ndarray
+    task_b: np.ndarray
+
+
+# Per population object (itself cached per population file version), per experiment.
+_FIXED: weakref.WeakKeyDictionary[Population, dict[int, _FixedSample]] = weakref.WeakKeyDictionary()
+
+
+def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
+    """Everything an estimate of the experiment rests on, read in one go so that it agrees.
+
+    The sample and the tasks are read once per process (a recompute then reads only the
+    verdicts: one row per verdict, no join to the items).
+    """
+    _, population = population_for_experiment(experiment)
+    fixed = _fixed_sample(experiment, population)
+    rows = list(
+        Judgement.objects.filter(task__experiment=experiment, task__gold_answer="").values_list("task_id", "verdict")
+    )
+    task = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    verdict = np.array([row[1] for row in rows], dtype=object)
+    index = np.searchsorted(fixed.task_ids, task)
+    if len(task) and (index.max() >= len(fixed.task_ids) or (fixed.task_ids[index] != task).any()):
+        _FIXED[population].pop(experiment.pk, None)  # tasks changed under the cache: read them again
+        fixed = _fixed_sample(experiment, population)
+        index = np.searchsorted(fixed.task_ids, task)
+    i, j = fixed.task_a[index], fixed.task_b[index]
+    return JudgedSample(population, fixed.sample, i, j, verdict, verdicts_from_judgements(i, j, verdict))
+
+
+def _fixed_sample(experiment: Experiment, population: Population) -> _FixedSample:
+    cached = _FIXED.setdefault(population, {})
+    if experiment.pk in cached:
+        return cached[experiment.pk]
+    tasks = PairTask.objects.filter(experiment=experiment, gold_answer="").order_by("pk")
+    ids, a, b = _columns(tasks.values_list("pk", "item_a__position", "item_b__position"), 3)
+    fixed = _FixedSample(
+        pair_sample_get(experiment=experiment, population=population),
+        np.asarray(ids, dtype=np.int64),
+        np.asarray(a, dtype=np.int64),
+        np.asarray(b, dtype=np.int64),
+    )
+    if experiment.status in (Experiment.Status.RATING, Experiment.Status.DONE):  # sampling is over
+        cached[experiment.pk] = fixed
+    return fixed
 
 
 def pair_sample_get(*, experiment: Experiment, population) -> PairSample:

@@ -13,14 +13,14 @@ import json
 import logging
 import math
 
+import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
-from metrics_core import estimate_quality, impact_metrics, verdicts_from_judgements
+from metrics_core import agreement_summary, estimate_quality, impact_metrics
 from raterapp.models import EstimateSnapshot, Experiment
-from raterapp.selectors.samples import judgement_columns_get, pair_sample_get
-from raterapp.services.population import population_for_experiment
+from raterapp.selectors.samples import judged_sample_get
 
 logger = logging.getLogger(__name__)
 
@@ -54,24 +54,25 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     """Estimate every metric of the experiment's scheme from all verdicts; store and publish a snapshot.
 
     The snapshot's JSON is ``QualityEstimates.as_dict()`` plus ``exact`` (the impact
-    metrics), ``judgements`` (verdicts) and ``judged_pairs`` (distinct pairs with at least
-    one verdict, unsure included), all read from one list of rows so that they agree.
+    metrics), ``judgements`` (verdicts), ``judged_pairs`` (distinct pairs with at least
+    one verdict, unsure included) and ``agreement`` (among the raters of replicated
+    pairs), all read from one list of rows so that they agree.
     """
     cache.delete(_pending_key(experiment_id))
     experiment = Experiment.objects.get(pk=experiment_id)
-    _, population = population_for_experiment(experiment)
-    sample = pair_sample_get(experiment=experiment, population=population)
-    i, j, verdict = judgement_columns_get(experiment=experiment)
-    verdicts = verdicts_from_judgements(i, j, verdict)
-    quality = estimate_quality(population, sample, verdicts, confidence=experiment.confidence)
+    judged = judged_sample_get(experiment=experiment)
+    population, verdicts = judged.population, judged.verdicts
+    quality = estimate_quality(population, judged.sample, verdicts, confidence=experiment.confidence)
+    agreement = agreement_summary(unit=_unordered_pair(judged.i, judged.j, population.n_items), verdict=judged.verdict)
     payload = {
         **quality.as_dict(),
         "exact": _exact_metrics(experiment, population),
-        "judgements": len(verdict),
+        "judgements": len(judged.verdict),
         "judged_pairs": len(verdicts),
+        "agreement": agreement.as_dict(),
     }
     snapshot = EstimateSnapshot.objects.create(
-        experiment=experiment, judgements=len(verdict), judged_pairs=len(verdicts), estimates=payload
+        experiment=experiment, judgements=len(judged.verdict), judged_pairs=len(verdicts), estimates=payload
     )
     transaction.on_commit(lambda: _publish(snapshot), robust=True)
     return snapshot
@@ -102,6 +103,11 @@ def _publish(snapshot: EstimateSnapshot) -> None:
         client.publish(estimates_channel(snapshot.experiment_id), json.dumps(estimate_snapshot_as_dict(snapshot)))
     except redis.RedisError as exc:  # the snapshot is stored; live pages catch up on the next one
         logger.warning("estimates of experiment %s not published: %s", snapshot.experiment_id, exc)
+
+
+def _unordered_pair(i, j, n_items: int):
+    """One key per unordered pair of item positions: raters see a pair either way round."""
+    return np.minimum(i, j) * n_items + np.maximum(i, j)
 
 
 def _pending_key(experiment_id: int) -> str:

@@ -15,6 +15,7 @@ from django.views import View
 from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, user_roles
 from raterapp.forms import ExperimentCreateForm
 from raterapp.models import Experiment
+from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
 from raterapp.services.experiments import experiment_create
 
@@ -102,10 +103,10 @@ class EngineerPageMixin(LoginRequiredMixin):
 
 class ExperimentListPageView(EngineerPageMixin, View):
     def get(self, request):
-        experiments = list(experiment_list(user=request.user))
-        for experiment in experiments:
-            experiment.preparation_percent = preparation_percent(experiment)
-        return render(request, "raterapp/experiments/list.html", self.page_context(experiments=experiments))
+        rows = experiment_list_rows(experiments=experiment_list(user=request.user))
+        for row in rows:
+            row["preparation_percent"] = preparation_percent(row["experiment"])
+        return render(request, "raterapp/experiments/list.html", self.page_context(rows=rows))
 
 
 class ExperimentCreatePageView(EngineerPageMixin, View):
@@ -152,5 +153,7 @@ class ExperimentPageView(EngineerPageMixin, View):
             impact_rows=_impact_rows(experiment),
             judging=experiment_judging_progress_get(experiment=experiment),
             files=experiment.files.order_by("kind"),
+            dashboard=experiment_dashboard_get(experiment=experiment),
+            can_change=experiment.owner_id == request.user.pk or ADMIN in self.roles,
         )
         return render(request, "raterapp/experiments/detail.html", context)

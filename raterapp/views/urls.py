@@ -3,12 +3,14 @@
 from django.urls import path
 
 from .experiments import ExperimentCreatePageView, ExperimentListPageView, ExperimentPageView
+from .explorer import ExplorerPageView
 from .rating import JudgePageView, RaterHomePageView
 
 urlpatterns = [
     path("experiments/", ExperimentListPageView.as_view(), name="experiment-list"),
     path("experiments/new/", ExperimentCreatePageView.as_view(), name="experiment-new"),
     path("experiments/<int:experiment_id>/", ExperimentPageView.as_view(), name="experiment-detail"),
+    path("experiments/<int:experiment_id>/pairs/", ExplorerPageView.as_view(), name="experiment-pairs"),
     path("rate/", RaterHomePageView.as_view(), name="rate-home"),
     path("rate/<int:experiment_id>/", JudgePageView.as_view(), name="rate-experiment"),
 ]

@@ -19,12 +19,6 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
 
-@pytest.fixture(autouse=True)
-def plain_static_storage(settings):
-    """Pages use {% static %}; the manifest storage of production needs collectstatic first."""
-    settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
-
-
 @pytest.fixture
 def browser(monkeypatch):
     if not Path(CHROMIUM).is_file():
@@ -146,3 +140,26 @@ def serve_portraits(context) -> None:
             route.fulfill(status=200, content_type="image/svg+xml", body=portrait_svg(number))
 
     context.route("https://img.example/**", handle)
+
+
+def record_problems(page, problems: list[str], *, expected=lambda url: False) -> None:
+    """Collect page errors, console errors and failed requests (except URLs ``expected`` to fail)
+    into ``problems``, for a test to assert it stays empty."""
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: (
+            message.type == "error"
+            and not message.text.startswith("Failed to load resource")  # reported with its URL below
+            and problems.append(f"console: {message.text}")
+        ),
+    )
+    page.on(
+        "response",
+        lambda response: (
+            response.status >= 400
+            and not response.url.endswith("/favicon.ico")
+            and not expected(response.url)
+            and problems.append(f"HTTP {response.status}: {response.url}")
+        ),
+    )

@@ -115,7 +115,8 @@ def test_engineer_uploads_and_watches_the_preparation(request, browser, live_ser
     assert page.evaluate("window.__notReloaded") is True
     statuses = page.evaluate("window.__statuses")
     assert statuses[0] == "queued" and statuses[-1] == "rating", statuses
-    assert page.locator("[data-status-badge]").inner_text() == "Ready for rating"
+    page.locator("[data-status-badge] .badge--rating").wait_for()  # the dashboard's badge, polled each second
+    assert page.locator("[data-status-badge]").inner_text() == "Rating"
     assert page.locator(".step--done").count() == 4
     assert page.locator("[data-failure]").is_hidden()
 
@@ -146,6 +147,7 @@ def test_engineer_uploads_and_watches_the_preparation(request, browser, live_ser
     failed = Experiment.objects.get(name="Broken upload")
     assert failed.status == Experiment.Status.FAILED and failed.error
     assert page.locator("[data-failure-message]").inner_text() == failed.error
+    page.locator("[data-status-badge] .badge--failed").wait_for()
     assert page.locator("[data-status-badge]").inner_text() == "Failed"
     assert page.locator(".step--stopped").count() == 4
     assert page.locator("[data-results]").is_hidden()

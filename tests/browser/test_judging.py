@@ -14,7 +14,7 @@ import pytest
 from raterapp.models import Judgement, PairReport, PairTask, RaterProfile, RetractedJudgement
 from tests.e2e.conftest import wait_for
 
-from .conftest import serve_portraits
+from .conftest import record_problems, serve_portraits
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,24 +37,7 @@ def _open_page(browser, live_server, problems, *, dialogs=None):
     serve_portraits(context)
     page = context.new_page()
     page.set_default_timeout(15_000)
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: (
-            message.type == "error"
-            and not message.text.startswith("Failed to load resource")  # reported with its URL below
-            and problems.append(f"console: {message.text}")
-        ),
-    )
-    page.on(
-        "response",
-        lambda response: (
-            response.status >= 400
-            and not response.url.endswith("/favicon.ico")
-            and not response.url.startswith("https://img.example/5.")  # the missing picture, on purpose
-            and problems.append(f"HTTP {response.status}: {response.url}")
-        ),
-    )
+    record_problems(page, problems, expected=lambda url: url.startswith("https://img.example/5."))  # missing on purpose
     if dialogs is not None:
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     return context, page

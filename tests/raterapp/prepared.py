@@ -12,7 +12,8 @@ import numpy as np
 import pyarrow as pa
 
 from metrics_core import PAIR_CLASSES, STRATA, impact_metrics, pairs_for_judgement, sample_pairs
-from raterapp.models import Experiment, Item, PairTask, SampledPair
+from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
+from raterapp.services.impact_groups import impact_groups_build
 from raterapp.services.population import population_for_experiment, population_write
 
 # Base {0..5} {6..9} {10, 11}; Exp splits the first, merges the others: every pair class occurs.
@@ -33,7 +34,10 @@ def experiment_prepared(
     seed: int = 7,
     confidence: float = 0.95,
     name: str = "prepared",
+    slices: bool = False,
 ) -> Experiment:
+    """With ``slices``, the population has the items' ``colour`` attribute (red for odd
+    positions, blue for even, as their cards say) and the impact groups are stored."""
     experiment = Experiment.objects.create(
         name=name,
         owner=owner,
@@ -53,12 +57,17 @@ def experiment_prepared(
         "exp_cluster": pa.array([f"e{label}" for label in exp]),
         "weight": pa.array(np.ones(n) if weights is None else np.asarray(weights, dtype=float)),
     }
+    if slices:
+        columns["colour"] = pa.array(["red" if k % 2 else "blue" for k in range(n)])
     experiment.population_file = population_write(experiment_id=experiment.pk, columns=columns)
     _, population = population_for_experiment(experiment)
     experiment.impact = {**impact_metrics(population).as_dict(), "dropped_items": 0}
     experiment.items_count, experiment.dropped_items = n, 0
     experiment.status, experiment.progress = Experiment.Status.RATING, 1.0
     experiment.save()
+    if slices:
+        _, groups = impact_groups_build(experiment=experiment, on_progress=lambda _: None)
+        ImpactGroup.objects.bulk_create(groups)
 
     sample = sample_pairs(population, n_draws=n_draws, scheme=scheme, rng=np.random.default_rng(seed))
     task_a, task_b = pairs_for_judgement(sample, rng=np.random.default_rng(seed + 1))

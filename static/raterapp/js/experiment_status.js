@@ -1,7 +1,7 @@
 // Follows an experiment's preparation on its page without reloading it.
 // Polls GET /api/experiments/<id>/ every 2 s while the experiment is preparing, and updates
 // the step list, the current step's progress bar, the failure message and, once ready, the
-// impact table and judging progress. Everything from the server is written with textContent
+// impact table and judging progress (the status badge is dashboard.js's). Everything from the server is written with textContent
 // (never innerHTML): error texts and names are untrusted. The step rule mirrors
 // raterapp/views/experiments.py:preparation_steps.
 
@@ -52,13 +52,6 @@ function renderSteps(section, experiment) {
   });
   const queued = section.querySelector("[data-queued]");
   if (queued) queued.hidden = experiment.status !== "queued";
-}
-
-function renderBadge(status) {
-  const badge = document.querySelector("[data-status-badge] .badge");
-  if (!badge) return;
-  badge.className = `badge badge--${status}`;
-  badge.textContent = STATUS_LABELS[status] || status;
 }
 
 function renderFailure(experiment) {
@@ -118,10 +111,7 @@ async function poll(section) {
   const changed = experiment.status !== section.dataset.status;
   section.dataset.status = experiment.status;
   renderSteps(section, experiment);
-  if (changed) {
-    renderBadge(experiment.status);
-    announce(section, experiment.status);
-  }
+  if (changed) announce(section, experiment.status);
   const itemsCount = document.querySelector("[data-items-count]");
   if (itemsCount && experiment.items_count !== null && experiment.items_count !== undefined) {
     itemsCount.textContent = String(experiment.items_count);

@@ -14,6 +14,7 @@ from raterapp.models import (
     PairReport,
     PairTask,
     RetractedJudgement,
+    SampledPair,
     UploadedFile,
 )
 from raterapp.services.estimates import estimates_refresh
@@ -40,6 +41,13 @@ TABLE = [
     ("get", E + "impact/groups/", None, READ),
     ("get", E + "pairs/", None, READ),
     ("post", E + "pairs/", None, NO),
+    ("get", E + "explorer/pairs/", None, READ),
+    ("get", E + "explorer/pairs/?format=csv&pair_class=split", None, READ),
+    ("post", E + "explorer/pairs/", None, NO),
+    ("get", E + "explorer/pairs/{p}/", None, READ),
+    ("delete", E + "explorer/pairs/{p}/", None, NO),
+    ("get", E + "explorer/clusters/?side=exp&limit=5", None, READ),
+    ("post", E + "explorer/clusters/", None, NO),
     ("get", E + "estimates/", None, READ),
     ("post", E + "estimates/", None, NO),
     ("get", E + "estimates/history/", None, READ),
@@ -67,6 +75,18 @@ TABLE = [
     ("get", E + "gold-accuracy/", None, READ),
     ("get", E + "reports/", None, READ),
     ("post", E + "reports/", None, NO),
+    ("get", E + "exports/impact/?format=csv", None, READ),
+    ("get", E + "exports/impact/?format=json", None, READ),
+    ("get", E + "dashboard/", None, READ),
+    ("post", E + "dashboard/", None, NO),
+    ("get", E + "estimates/convergence/", None, READ),
+    ("get", E + "estimates/convergence/?format=csv", None, READ),
+    ("get", E + "slices/", None, READ),
+    ("delete", E + "slices/", None, NO),
+    ("put", E + "target/", "target", (403, 403, 200, 404, 200)),
+    ("get", E + "target/", None, NO),
+    ("post", E + "close/", None, (403, 403, 200, 404, 200)),
+    ("post", E + "reopen/", None, (403, 403, 400, 404, 400)),
 ]
 WRITES = {
     ("post", "/api/experiments/"),
@@ -77,6 +97,8 @@ WRITES = {
     ("post", "/api/leases/renew/"),
     ("post", E + "gold-pairs/"),
     ("put", E + "gold-rate/"),
+    ("put", E + "target/"),
+    ("post", E + "close/"),
 }
 
 
@@ -92,6 +114,7 @@ def database_state():
         "reports": PairReport.objects.count(),
         "tasks": PairTask.objects.count(),
         "gold_rates": sorted(Experiment.objects.values_list("pk", "gold_rate")),
+        "targets": sorted(Experiment.objects.values_list("pk", "target_half_width")),
     }
 
 
@@ -102,7 +125,8 @@ def world(people, experiment):
     judgement, _ = judgement_submit(task=judged, rater=people["rater"], verdict="equivalent", client_id=uuid.uuid4())
     task = assignment_next(experiment=experiment, rater=people["rater"])
     estimates_refresh(experiment_id=experiment.pk)
-    return {"experiment": experiment, "task": task, "judgement": judgement}
+    pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
+    return {"experiment": experiment, "task": task, "judgement": judgement, "pair": pair}
 
 
 def body_of(kind, world):
@@ -119,11 +143,13 @@ def body_of(kind, world):
         return {"item_a": task.item_a.item_id, "item_b": task.item_b.item_id, "answer": "equivalent"}
     if kind == "gold_rate":
         return {"gold_rate": 0.2}
+    if kind == "target":
+        return {"target_half_width": 0.05}
     return None
 
 
 def url_of(path, world):
-    return path.format(e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk)
+    return path.format(e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk, p=world["pair"].pk)
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -22,6 +22,16 @@ PATHS = [
     "/api/experiments/{experiment_id}/gold-rate/",
     "/api/experiments/{experiment_id}/gold-accuracy/",
     "/api/experiments/{experiment_id}/reports/",
+    "/api/experiments/{experiment_id}/explorer/pairs/",
+    "/api/experiments/{experiment_id}/explorer/pairs/{sampled_pair_id}/",
+    "/api/experiments/{experiment_id}/explorer/clusters/",
+    "/api/experiments/{experiment_id}/dashboard/",
+    "/api/experiments/{experiment_id}/exports/impact/",
+    "/api/experiments/{experiment_id}/estimates/convergence/",
+    "/api/experiments/{experiment_id}/slices/",
+    "/api/experiments/{experiment_id}/target/",
+    "/api/experiments/{experiment_id}/close/",
+    "/api/experiments/{experiment_id}/reopen/",
 ]
 
 

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from metrics_core import estimate_quality, impact_metrics, verdicts_from_judgements
+from metrics_core.agreement import agreement_summary
 from raterapp.models import Experiment
 from raterapp.services.estimates import (
     estimate_snapshot_as_dict,
@@ -69,7 +70,11 @@ def test_refresh_gives_what_metrics_core_gives_on_the_same_data(users, apply_asy
         "exact": impact_metrics(population).as_dict()["metrics"],
         "judgements": len(submitted),
         "judged_pairs": len(verdicts),
+        "agreement": agreement_summary(
+            unit=[f"{min(x, y)}-{max(x, y)}" for x, y in zip(a, b)], verdict=list(verdict)
+        ).as_dict(),
     }
+    assert snapshot.estimates["agreement"]["replicated_pairs"] == experiment.tasks.count()  # replication 2
     assert (snapshot.judgements, snapshot.judged_pairs) == (len(submitted), len(verdicts))
     assert snapshot.judged_pairs == experiment.tasks.count()
     assert snapshot.estimates["estimates"]["DeltaPrecision"]["value"] is not None

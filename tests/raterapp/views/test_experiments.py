@@ -243,3 +243,24 @@ def test_current_step_shows_its_progress(client, users):
 def test_admins_list_the_judging_records_in_the_django_admin(client, superuser, model):
     client.force_login(superuser)
     assert client.get(f"/admin/raterapp/{model}/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "who, expected",
+    [("anonymous", 302), ("nobody", 403), ("rater", 403), ("engineer", 200), ("other_engineer", 404), ("admin", 200)],
+)
+def test_pair_explorer_page_role_table(sign_in, experiment, who, expected):
+    url = reverse("experiment-pairs", args=[experiment.pk])
+    assert url == f"/experiments/{experiment.pk}/pairs/"
+    response = sign_in(who).get(url)
+    assert response.status_code == expected
+    if expected == 302:
+        assert response["Location"] == f"/login/?next={url}"
+    if expected == 403:
+        assert b"This page is for engineers" in response.content
+    if expected == 200:
+        content = response.content.decode()
+        assert "<h1>Pair explorer</h1>" in content
+        assert "Owned &lt;b&gt;by&lt;/b&gt; engineer" in content
+        assert "No sampled pairs yet" in content  # the factory's experiment has no sample
+        assert "pair_explorer.js" not in content

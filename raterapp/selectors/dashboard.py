@@ -1,0 +1,282 @@
+"""The engineer's dashboard of one experiment, and the headline of each experiment in the list.
+
+Everything is read from what the backbone stored: the experiment (exact impact), the latest
+estimate snapshot (estimates and rater agreement, recomputed by the worker as verdicts
+arrive) and the static totals of the sample. No estimate is recomputed per page view; the
+numbers come from metrics_core, this module only arranges them.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+import numpy as np
+from django.db.models import Count, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
+
+from metrics_core import (
+    Estimate,
+    QualityEstimates,
+    affected_item_situation,
+    interval_reading,
+    judgements_to_target,
+    metric_direction,
+    metrics_for_scheme,
+)
+from metrics_core.results import json_number
+from raterapp.models import EstimateSnapshot, Experiment, PairTask
+from raterapp.selectors.experiments import estimate_snapshot_latest
+
+Status = Experiment.Status
+
+PREPARING = (Status.QUEUED, Status.VALIDATING, Status.COMPUTING_IMPACT, Status.SAMPLING)
+HEADLINE = "DeltaPrecision"
+# The minimum-data guard (Statsig, Optimizely): no "enough data" before this many judged draws.
+MIN_JUDGED_DRAWS = 100
+RATE_WINDOW = timedelta(hours=1)
+
+BADGES = {
+    "preparing": "Preparing",
+    "rating": "Rating",
+    "enough_data": "Enough data",
+    "done": "Done",
+    "failed": "Failed",
+}
+
+
+def experiment_badge_get(*, experiment: Experiment, estimate: dict | None, progress: dict) -> dict:
+    """The status badge and the rules behind it (GrowthBook's and Eppo's status with reasons)."""
+    if experiment.status in PREPARING:
+        return _badge("preparing", [f"{experiment.get_status_display()}."])
+    if experiment.status == Status.FAILED:
+        return _badge("failed", ["The preparation failed; nothing of the upload was kept."])
+    if experiment.status == Status.DONE:
+        return _badge("done", ["Rating was closed by the experiment's owner or an admin."])
+    reasons = []
+    judged = (estimate or {}).get("judged_draws") or 0
+    half_width = _half_width(estimate)
+    target = experiment.target_half_width
+    if progress["wanted"] and progress["verdicts"] >= progress["wanted"]:
+        return _badge("enough_data", ["Every sampled pair has all the verdicts it wants."])
+    if judged < MIN_JUDGED_DRAWS:
+        reasons.append(f"{judged} of at least {MIN_JUDGED_DRAWS} judged draws.")
+    if half_width is None:
+        reasons.append("No ΔPrecision interval yet.")
+    elif half_width > target:
+        reasons.append(f"ΔPrecision is ±{half_width:.4f}; the target is ±{target:.4f}.")
+    if not reasons:
+        return _badge("enough_data", [f"ΔPrecision is ±{half_width:.4f}, within the target ±{target:.4f}."])
+    return _badge("rating", reasons)
+
+
+def experiment_dashboard_get(*, experiment: Experiment) -> dict:
+    """Every number the experiment page shows, as JSON-ready data (the page and the API share it)."""
+    snapshot = estimate_snapshot_latest(experiment=experiment)
+    stored = snapshot.estimates if snapshot is not None else None
+    totals = _sample_totals(experiment)
+    quality = QualityEstimates.from_dict(stored) if stored else None
+    exact = (experiment.impact or {}).get("metrics")
+    headline = stored["estimates"].get(HEADLINE) if stored else None
+    progress = _progress(experiment, snapshot, totals, headline)
+    situation = affected_item_situation(quality, exact=exact) if quality is not None and exact else None
+    return {
+        "experiment": {
+            "id": experiment.pk,
+            "name": experiment.name,
+            "status": experiment.status,
+            "status_label": experiment.get_status_display(),
+            "scheme": experiment.scheme,
+            "confidence": experiment.confidence,
+            "target_half_width": experiment.target_half_width,
+        },
+        "badge": experiment_badge_get(experiment=experiment, estimate=headline, progress=progress),
+        "version": dashboard_version(experiment=experiment, snapshot_id=snapshot.pk if snapshot else None),
+        "impact": experiment.impact,
+        "snapshot": _snapshot_summary(snapshot),
+        "estimates": metric_readings(quality) if quality is not None else None,
+        "situation": situation.as_dict() if situation is not None else None,
+        "progress": progress,
+        "agreement": stored.get("agreement") if stored else None,
+    }
+
+
+def dashboard_version(*, experiment: Experiment, snapshot_id: int | None) -> str:
+    """Changes whenever anything on the dashboard may change: a new snapshot or an experiment edit."""
+    return f"{snapshot_id or 0}-{experiment.updated_at.timestamp():.6f}"
+
+
+def dashboard_version_get(*, experiment: Experiment) -> str:
+    """The version of the dashboard without building it: one indexed query."""
+    latest = (
+        EstimateSnapshot.objects.filter(experiment=experiment)
+        .order_by("-created_at", "-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return dashboard_version(experiment=experiment, snapshot_id=latest)
+
+
+def experiment_list_rows(*, experiments) -> list[dict]:
+    """For the experiment list: each experiment's badge, judging progress and headline numbers,
+    in a fixed number of queries whatever the number of experiments."""
+    experiments = list(experiments)
+    ids = [e.pk for e in experiments]
+    latest = EstimateSnapshot.objects.filter(experiment=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
+    snapshot_of = dict(Experiment.objects.filter(pk__in=ids).annotate(s=Subquery(latest)).values_list("pk", "s"))
+    snapshots = EstimateSnapshot.objects.in_bulk([s for s in snapshot_of.values() if s])
+    totals = {
+        row["experiment"]: row
+        for row in PairTask.objects.filter(experiment__in=ids, gold_answer="")
+        .values("experiment")
+        .annotate(tasks=Count("pk"), wanted=Coalesce(Sum("wanted"), 0), verdicts=Coalesce(Sum("verdicts"), 0))
+    }
+    rows = []
+    for experiment in experiments:
+        snapshot = snapshots.get(snapshot_of.get(experiment.pk))
+        stored = snapshot.estimates if snapshot is not None else None
+        headline = stored["estimates"].get(HEADLINE) if stored else None
+        total = totals.get(experiment.pk, {"tasks": 0, "wanted": 0, "verdicts": 0})
+        progress = {"wanted": total["wanted"], "verdicts": total["verdicts"], "tasks": total["tasks"]}
+        rows.append(
+            {
+                "experiment": experiment,
+                "badge": experiment_badge_get(experiment=experiment, estimate=headline, progress=progress),
+                "progress": progress,
+                "progress_percent": round(100 * total["verdicts"] / total["wanted"]) if total["wanted"] else 0,
+                "jaccard_distance": ((experiment.impact or {}).get("metrics") or {}).get("JaccardDistance"),
+                "delta_precision": headline,
+                "delta_precision_half_width": _half_width(headline),
+                "reading": _reading(HEADLINE, headline),
+            }
+        )
+    return rows
+
+
+def _badge(key: str, reasons: list[str]) -> dict:
+    return {"key": key, "label": BADGES[key], "reasons": reasons}
+
+
+def _half_width(estimate: dict | None) -> float | None:
+    if not estimate or estimate.get("ci_low") is None or estimate.get("ci_high") is None:
+        return None
+    return (estimate["ci_high"] - estimate["ci_low"]) / 2
+
+
+def _reading(name: str, estimate: dict | None) -> str:
+    if not estimate:
+        return "no_data"
+    return interval_reading(Estimate.from_dict(estimate), direction=metric_direction(name))
+
+
+def metric_readings(quality: QualityEstimates) -> dict:
+    """Each metric of the scheme, in report order, with its direction and what its interval says."""
+    out = {}
+    for name in metrics_for_scheme(quality.scheme):
+        if name not in quality:
+            continue
+        estimate = quality[name]
+        direction = metric_direction(name)
+        out[name] = {
+            **estimate.as_dict(),
+            "half_width": json_number(estimate.half_width),
+            "direction": "higher_is_better" if direction > 0 else "lower_is_better",
+            "reading": interval_reading(estimate, direction=direction),
+        }
+    return out
+
+
+def _sample_totals(experiment: Experiment) -> dict:
+    """Distinct sampled pairs that need verdicts, and the verdicts they want (gold aside)."""
+    return PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
+        tasks=Count("pk"), wanted=Coalesce(Sum("wanted"), 0), verdicts=Coalesce(Sum("verdicts"), 0)
+    )
+
+
+def _snapshot_summary(snapshot: EstimateSnapshot | None) -> dict | None:
+    if snapshot is None:
+        return None
+    return {
+        "id": snapshot.pk,
+        "created_at": snapshot.created_at.isoformat(),
+        "judgements": snapshot.judgements,
+        "judged_pairs": snapshot.judged_pairs,
+    }
+
+
+def _progress(experiment: Experiment, snapshot: EstimateSnapshot | None, totals: dict, headline: dict | None) -> dict:
+    """Judged and drawn pairs, verdicts left in the sample, the current rate and the way to the target."""
+    verdicts = totals["verdicts"]
+    remaining = max(totals["wanted"] - verdicts, 0)
+    half_width = _half_width(headline)
+    judgements = snapshot.judgements if snapshot is not None else 0
+    more = (
+        judgements_to_target(
+            half_width=half_width, judgements=judgements, target_half_width=experiment.target_half_width
+        )
+        if half_width is not None
+        else math.nan
+    )
+    rate = _rate_per_hour(experiment, snapshot)
+    hours = more / rate if rate and math.isfinite(more) else None
+    return {
+        "tasks": totals["tasks"],
+        "wanted": totals["wanted"],
+        "verdicts": verdicts,
+        "remaining": remaining,
+        "judged_pairs": snapshot.judged_pairs if snapshot is not None else 0,
+        "judged_draws": (headline or {}).get("judged_draws", 0),
+        "drawn_draws": (headline or {}).get("drawn_draws", experiment.n_draws),
+        "rate_per_hour": rate,
+        "target_half_width": experiment.target_half_width,
+        "half_width": half_width,
+        "more_judgements": json_number(more),
+        "hours_to_target": json_number(hours) if hours is not None else None,
+        "sample_suffices": None if not math.isfinite(more) else bool(more <= remaining),
+    }
+
+
+def _rate_per_hour(experiment: Experiment, snapshot: EstimateSnapshot | None) -> float | None:
+    """Verdicts per hour over the last hour of snapshots (from the first one when younger)."""
+    if snapshot is None:
+        return None
+    history = EstimateSnapshot.objects.filter(experiment=experiment).values_list("created_at", "judgements")
+    since = snapshot.created_at - RATE_WINDOW
+    earlier = (
+        history.filter(created_at__lte=since).order_by("-created_at", "-pk").first()
+        or history.order_by("created_at", "pk").first()
+    )
+    if earlier is None:
+        return None
+    hours = (snapshot.created_at - earlier[0]).total_seconds() / 3600
+    if hours <= 0:
+        return None
+    return (snapshot.judgements - earlier[1]) / hours
+
+
+def estimate_convergence_get(*, experiment: Experiment, max_points: int = 200) -> dict:
+    """Each metric's estimate and interval against the number of verdicts, from the stored
+    snapshots: all of them up to ``max_points``, else that many evenly spread (the last included)."""
+    ids = list(
+        EstimateSnapshot.objects.filter(experiment=experiment).order_by("created_at", "pk").values_list("pk", flat=True)
+    )
+    if len(ids) > max_points:
+        ids = [ids[k] for k in np.unique(np.linspace(0, len(ids) - 1, max_points).round().astype(int))]
+    rows = (
+        EstimateSnapshot.objects.filter(pk__in=ids)
+        .order_by("created_at", "pk")
+        .values_list("pk", "created_at", "judgements", "estimates")
+    )
+    points = [
+        {
+            "snapshot": pk,
+            "created_at": created_at.isoformat(),
+            "judgements": judgements,
+            "estimates": {
+                name: {key: values.get(key) for key in ("value", "ci_low", "ci_high")}
+                for name, values in stored["estimates"].items()
+            },
+        }
+        for pk, created_at, judgements, stored in rows
+    ]
+    return {"metrics": list(metrics_for_scheme(experiment.scheme)), "points": points}
