@@ -26,9 +26,9 @@ import numpy as np
 import pyarrow.parquet as pq
 from django.db.models import Count, Q, QuerySet
 
-from metrics_core import Population, group_contribution, jaccard_contributions
+from metrics_core import Population, group_contribution
 from raterapp.models import Experiment, ImpactGroup, Item, Judgement, SampledPair, Verdict
-from raterapp.selectors.samples import pair_sample_get
+from raterapp.selectors.samples import sample_contributions_get
 from raterapp.services.population import POPULATION_COLUMNS, _path_of, population_for_experiment
 
 VERDICTS = tuple(Verdict.values)  # equivalent, not_equivalent, unsure
@@ -235,7 +235,7 @@ def _rows(
     values = list(pairs.order_by("pk").values(*fields))
     if not values:
         return []
-    contributions = _contributions(experiment)
+    contributions = sample_contributions_get(experiment=experiment)
     counts = _verdict_counts(experiment, task_ids=task_ids)
     rows = []
     for value in values:
@@ -260,19 +260,6 @@ def _rows(
             row["_attribute"] = _attribute_text(value["vantage__attributes"], attribute)
         rows.append(row)
     return rows
-
-
-def _contributions(experiment: Experiment) -> dict[int, float]:
-    """Every sampled pair's contribution to JaccardDistance, by pair id.
-
-    Computed over the whole sample: a row's contribution is its share of all diff draws.
-    ``pair_sample_get`` reads the rows in id order, as the ids are read here; the sample is
-    written once by the preparation and never changed.
-    """
-    pks = list(SampledPair.objects.filter(experiment=experiment).order_by("pk").values_list("pk", flat=True))
-    _, population = population_for_experiment(experiment)
-    values = jaccard_contributions(population, pair_sample_get(experiment=experiment, population=population))
-    return dict(zip(pks, values.tolist(), strict=True))
 
 
 def _verdict_counts(experiment: Experiment, *, task_ids=None) -> dict[int, dict[str, int]]:

@@ -8,7 +8,7 @@ people read, so exports carry ids, the columns of the metrics_core command line
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,13 +45,22 @@ class JudgedSample:
 
 @dataclass(frozen=True)
 class _FixedSample:
-    """What never changes once an experiment is open for rating: its sample, and the item
-    positions of its (non-gold) tasks by task id."""
+    """What never changes once an experiment is open for rating: its sample (rows in
+    ``SampledPair`` id order, ``pair_ids``), and the item positions of its (non-gold) tasks
+    by task id."""
 
     sample: PairSample
+    pair_ids: np.ndarray
     task_ids: np.ndarray  # sorted
     task_a: np.ndarray
     task_b: np.ndarray
+    # Computed on first use. No reference to the population: it is the cache's weak key.
+    derived: dict = field(default_factory=dict, compare=False)
+
+    def contributions(self, population: Population) -> np.ndarray:
+        if "contributions" not in self.derived:
+            self.derived["contributions"] = jaccard_contributions(population, self.sample)
+        return self.derived["contributions"]
 
 
 # Per population object (itself cached per population file version), per experiment.
@@ -80,15 +89,29 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     return JudgedSample(population, fixed.sample, i, j, verdict, verdicts_from_judgements(i, j, verdict))
 
 
+def pair_sample_get(*, experiment: Experiment, population) -> PairSample:
+    """The experiment's sample as a metrics_core PairSample, rows in ``SampledPair`` id order."""
+    return _fixed_sample(experiment, population).sample
+
+
+def sample_contributions_get(*, experiment: Experiment) -> dict[int, float]:
+    """Every sampled pair's contribution to JaccardDistance (JDD §4.5), by ``SampledPair`` id."""
+    _, population = population_for_experiment(experiment)
+    fixed = _fixed_sample(experiment, population)
+    return dict(zip(fixed.pair_ids.tolist(), fixed.contributions(population).tolist(), strict=True))
+
+
 def _fixed_sample(experiment: Experiment, population: Population) -> _FixedSample:
     cached = _FIXED.setdefault(population, {})
     if experiment.pk in cached:
         return cached[experiment.pk]
     tasks = PairTask.objects.filter(experiment=experiment, gold_answer="").order_by("pk")
-    ids, a, b = _columns(tasks.values_list("pk", "item_a__position", "item_b__position"), 3)
+    task_ids, a, b = _columns(tasks.values_list("pk", "item_a__position", "item_b__position"), 3)
+    pair_ids, sample = _sample_read(experiment, population)
     fixed = _FixedSample(
-        pair_sample_get(experiment=experiment, population=population),
-        np.asarray(ids, dtype=np.int64),
+        sample,
+        pair_ids,
+        np.asarray(task_ids, dtype=np.int64),
         np.asarray(a, dtype=np.int64),
         np.asarray(b, dtype=np.int64),
     )
@@ -97,12 +120,11 @@ def _fixed_sample(experiment: Experiment, population: Population) -> _FixedSampl
     return fixed
 
 
-def pair_sample_get(*, experiment: Experiment, population) -> PairSample:
-    """The experiment's sample as a metrics_core PairSample, rows in ``SampledPair`` id order."""
+def _sample_read(experiment: Experiment, population: Population) -> tuple[np.ndarray, PairSample]:
     rows = SampledPair.objects.filter(experiment=experiment).order_by("pk")
-    columns = rows.values_list("vantage__position", "partner__position", "draws", "pair_class", "stratum")
-    i, j, draws, pair_class, stratum = _columns(columns, 5)
-    return PairSample.from_columns(
+    columns = rows.values_list("pk", "vantage__position", "partner__position", "draws", "pair_class", "stratum")
+    pk, i, j, draws, pair_class, stratum = _columns(columns, 6)
+    return np.asarray(pk, dtype=np.int64), PairSample.from_columns(
         population,
         scheme=experiment.scheme,
         i=np.asarray(i, dtype=np.int64),
@@ -143,7 +165,7 @@ def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
     if not rows:
         return []  # not sampled yet, and maybe without a population file
     _, population = population_for_experiment(experiment)
-    contributions = jaccard_contributions(population, pair_sample_get(experiment=experiment, population=population))
+    contributions = _fixed_sample(experiment, population).contributions(population)
     return [
         {
             "i": row["vantage__item_id"],
