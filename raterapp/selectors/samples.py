@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metrics_core import PairSample, PairVerdicts, Population, jaccard_contributions, verdicts_from_judgements
-from raterapp.models import Experiment, Judgement, PairTask, SampledPair
+from raterapp.models import Experiment, Item, Judgement, PairTask, SampledPair
 from raterapp.services.population import population_for_experiment
 
 PAIR_FIELDS = (
@@ -105,30 +105,35 @@ def _fixed_sample(experiment: Experiment, population: Population) -> _FixedSampl
     cached = _FIXED.setdefault(population, {})
     if experiment.pk in cached:
         return cached[experiment.pk]
+    position_of = _item_positions(experiment)
     tasks = PairTask.objects.filter(experiment=experiment, gold_answer="").order_by("pk")
-    task_ids, a, b = _columns(tasks.values_list("pk", "item_a__position", "item_b__position"), 3)
-    pair_ids, sample = _sample_read(experiment, population)
-    fixed = _FixedSample(
-        sample,
-        pair_ids,
-        np.asarray(task_ids, dtype=np.int64),
-        np.asarray(a, dtype=np.int64),
-        np.asarray(b, dtype=np.int64),
-    )
+    task_ids, a, b = (np.asarray(c, dtype=np.int64) for c in _columns(tasks.values_list("pk", "item_a", "item_b"), 3))
+    pair_ids, sample = _sample_read(experiment, population, position_of)
+    fixed = _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b))
     if experiment.status in (Experiment.Status.RATING, Experiment.Status.DONE):  # sampling is over
         cached[experiment.pk] = fixed
     return fixed
 
 
-def _sample_read(experiment: Experiment, population: Population) -> tuple[np.ndarray, PairSample]:
+def _item_positions(experiment: Experiment):
+    """Item row id → population position, for reading pairs without joining the items."""
+    ids, positions = (
+        np.asarray(c, dtype=np.int64)
+        for c in _columns(Item.objects.filter(experiment=experiment).order_by("pk").values_list("pk", "position"), 2)
+    )
+    return lambda item_ids: positions[np.searchsorted(ids, item_ids)]
+
+
+def _sample_read(experiment: Experiment, population: Population, position_of) -> tuple[np.ndarray, PairSample]:
     rows = SampledPair.objects.filter(experiment=experiment).order_by("pk")
-    columns = rows.values_list("pk", "vantage__position", "partner__position", "draws", "pair_class", "stratum")
-    pk, i, j, draws, pair_class, stratum = _columns(columns, 6)
+    pk, i, j, draws, pair_class, stratum = _columns(
+        rows.values_list("pk", "vantage", "partner", "draws", "pair_class", "stratum"), 6
+    )
     return np.asarray(pk, dtype=np.int64), PairSample.from_columns(
         population,
         scheme=experiment.scheme,
-        i=np.asarray(i, dtype=np.int64),
-        j=np.asarray(j, dtype=np.int64),
+        i=position_of(np.asarray(i, dtype=np.int64)),
+        j=position_of(np.asarray(j, dtype=np.int64)),
         draws=np.asarray(draws, dtype=np.int64),
         pair_class=np.asarray(pair_class, dtype=object),
         stratum=np.asarray(stratum, dtype=object),
