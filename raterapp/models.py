@@ -304,3 +304,71 @@ class ImpactGroup(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["experiment", "dimension", "label"], name="impact_group_unique")]
         indexes = [models.Index(fields=["experiment", "dimension"], name="impact_group_dimension")]
+
+
+class BudgetPool(models.Model):
+    """Verdicts shared by several experiments: each verdict of any of them spends one."""
+
+    name = models.CharField(max_length=200, unique=True)
+    max_verdicts = models.PositiveIntegerField(help_text="Verdicts the pool pays for in all.")
+    spent = models.PositiveIntegerField(default=0, help_text="Verdicts given in its experiments.")
+    paused = models.BooleanField(default=False, help_text="No new pairs are leased while paused.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(spent__gte=0), name="budget_pool_spent_not_negative")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ExperimentBudget(models.Model):
+    """What an experiment may spend on verdicts. ``max_verdicts`` null: no limit.
+
+    ``spent`` counts the experiment's stored verdicts (gold questions included: raters are
+    paid for them too) and moves with them in the same transaction, by conditional updates,
+    so no interleaving of raters spends more than ``max_verdicts``. Lowering the maximum
+    below ``spent`` keeps every verdict and stops new leases.
+    """
+
+    experiment = models.OneToOneField(Experiment, on_delete=models.CASCADE, related_name="budget")
+    max_verdicts = models.PositiveIntegerField(null=True, blank=True)
+    cost_per_verdict = models.DecimalField(max_digits=12, decimal_places=4, default=0)
+    spent = models.PositiveIntegerField(default=0)
+    paused = models.BooleanField(default=False)
+    pool = models.ForeignKey(BudgetPool, null=True, blank=True, on_delete=models.PROTECT, related_name="budgets")
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(spent__gte=0), name="budget_spent_not_negative")]
+
+    def __str__(self) -> str:
+        return f"Budget of {self.experiment}"
+
+
+class BudgetChange(models.Model):
+    """The audit log: every change to a budget or pool, by whom, when, from what to what, why."""
+
+    class Via(models.TextChoices):
+        API = "api", "API"
+        PAGE = "page", "Page"
+        ADMIN = "admin", "Django admin"
+
+    budget = models.ForeignKey(
+        ExperimentBudget, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+    )
+    pool = models.ForeignKey(BudgetPool, null=True, blank=True, on_delete=models.CASCADE, related_name="changes")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    field = models.CharField(max_length=40)
+    old_value = models.CharField(max_length=100, blank=True)
+    new_value = models.CharField(max_length=100, blank=True)
+    reason = models.TextField(blank=True)
+    via = models.CharField(max_length=10, choices=Via.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(budget__isnull=False) | Q(pool__isnull=False), name="budget_change_has_subject"
+            )
+        ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.signals import user_logged_in
+from django.db.models.signals import post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
@@ -14,3 +15,13 @@ def session_start_record(sender, request, user, **kwargs) -> None:
     """When this sign-in began: raters' pages count "judged this session" from it."""
     if request is not None and hasattr(request, "session"):
         request.session[SESSION_START_KEY] = timezone.now().isoformat()
+
+
+@receiver(post_save, sender="raterapp.Experiment", dispatch_uid="raterapp-experiment-budget")
+def experiment_budget_create(sender, instance, created, raw=False, **kwargs) -> None:
+    """Every experiment has a budget row (unlimited until an admin sets one), so spending
+    is one conditional update on an existing row."""
+    if created and not raw:
+        from raterapp.models import ExperimentBudget
+
+        ExperimentBudget.objects.get_or_create(experiment=instance)

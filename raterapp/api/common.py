@@ -32,6 +32,10 @@ class IsEngineerOrAdmin(_RolePermission):
     roles = (ENGINEER, ADMIN)
 
 
+class IsAdmin(_RolePermission):
+    roles = (ADMIN,)
+
+
 class Conflict(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the current state."

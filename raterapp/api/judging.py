@@ -60,7 +60,8 @@ class NextPairApi(APIView):
     """Lease the next pair to judge, not one of ``holding`` (the pairs the page already
     shows or preloaded); a pair the rater holds elsewhere is renewed and returned. ``pair``
     is null when nothing is left for this rater, with ``reason`` saying why
-    (``queue_empty``, ``quota_daily``, ``quota_total``). 409 when the rater already holds
+    (``queue_empty``, ``quota_daily``, ``quota_total``, ``budget_spent``,
+    ``budget_paused``). 409 when the rater already holds
     two pairs. A page sends its pending verdict before asking: a pair whose verdict is
     still on its way is held, and so handed back. Roles: rater."""
 

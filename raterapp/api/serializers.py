@@ -6,7 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from raterapp.models import Experiment, ImpactGroup, Judgement, PairReport, PairTask
+from raterapp.models import BudgetChange, Experiment, ImpactGroup, Judgement, PairReport, PairTask
 
 FILE_KINDS = ("items", "base", "exp", "weights", "catalogue")
 
@@ -173,7 +173,9 @@ class NextPairRequestSerializer(serializers.Serializer):
 class NextPairSerializer(serializers.Serializer):
     pair = PairSerializer(allow_null=True)
     reason = serializers.ChoiceField(
-        choices=["queue_empty", "quota_daily", "quota_total"], allow_null=True, help_text="Why pair is null."
+        choices=["queue_empty", "quota_daily", "quota_total", "budget_spent", "budget_paused"],
+        allow_null=True,
+        help_text="Why pair is null.",
     )
     question = serializers.CharField()
     guidelines = serializers.CharField(allow_blank=True)
@@ -274,3 +276,70 @@ class TargetSerializer(serializers.Serializer):
     target_half_width = serializers.FloatField(
         min_value=0.0, max_value=1.0, help_text="ΔPrecision interval half-width at which there is enough data."
     )
+
+
+class BudgetPoolSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    max_verdicts = serializers.IntegerField()
+    spent = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    paused = serializers.BooleanField()
+    experiments = serializers.ListField(child=serializers.IntegerField())
+
+
+class BudgetPlanRowSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    half_width = serializers.FloatField(allow_null=True)
+    more_verdicts = serializers.FloatField(allow_null=True, help_text="Expected further verdicts to the target.")
+    cost = serializers.FloatField(allow_null=True)
+
+
+class BudgetPlanSerializer(serializers.Serializer):
+    target_half_width = serializers.FloatField()
+    judgements = serializers.IntegerField()
+    metrics = BudgetPlanRowSerializer(many=True)
+
+
+class BudgetSerializer(serializers.Serializer):
+    experiment = serializers.IntegerField()
+    max_verdicts = serializers.IntegerField(allow_null=True, help_text="Null: no limit.")
+    cost_per_verdict = serializers.DecimalField(max_digits=12, decimal_places=4)
+    total_cost = serializers.DecimalField(max_digits=24, decimal_places=4, allow_null=True)
+    spent = serializers.IntegerField(help_text="Verdicts given (gold questions included).")
+    spent_cost = serializers.DecimalField(max_digits=24, decimal_places=4)
+    remaining = serializers.IntegerField(allow_null=True)
+    held = serializers.IntegerField(help_text="Pairs leased to raters right now.")
+    paused = serializers.BooleanField()
+    pool = BudgetPoolSerializer(allow_null=True)
+    plan = BudgetPlanSerializer()
+
+
+class BudgetUpdateSerializer(serializers.Serializer):
+    max_verdicts = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    cost_per_verdict = serializers.DecimalField(max_digits=12, decimal_places=4, min_value=0, required=False)
+    paused = serializers.BooleanField(required=False)
+    pool = serializers.IntegerField(allow_null=True, required=False, help_text="A pool id, or null for none.")
+    reason = serializers.CharField(max_length=2000, help_text="Why: written to the audit log.")
+
+
+class BudgetPoolCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    max_verdicts = serializers.IntegerField(min_value=0)
+    reason = serializers.CharField(max_length=2000)
+
+
+class BudgetPoolUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    max_verdicts = serializers.IntegerField(min_value=0, required=False)
+    paused = serializers.BooleanField(required=False)
+    reason = serializers.CharField(max_length=2000)
+
+
+class BudgetChangeSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.get_username")
+    experiment = serializers.IntegerField(source="budget.experiment_id", allow_null=True, default=None)
+
+    class Meta:
+        model = BudgetChange
+        fields = ("id", "experiment", "pool", "actor", "field", "old_value", "new_value", "reason", "via", "created_at")

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .budgets import BudgetPoolApi, BudgetPoolsApi, ExperimentBudgetApi, ExperimentBudgetChangesApi
 from .dashboard import (
     ExperimentCloseApi,
     ExperimentConvergenceApi,
@@ -81,4 +82,8 @@ urlpatterns = [
     path(experiment + "target/", ExperimentTargetApi.as_view(), name="api-experiment-target"),
     path(experiment + "close/", ExperimentCloseApi.as_view(), name="api-experiment-close"),
     path(experiment + "reopen/", ExperimentReopenApi.as_view(), name="api-experiment-reopen"),
+    path(experiment + "budget/", ExperimentBudgetApi.as_view(), name="api-experiment-budget"),
+    path(experiment + "budget/changes/", ExperimentBudgetChangesApi.as_view(), name="api-experiment-budget-changes"),
+    path("budget-pools/", BudgetPoolsApi.as_view(), name="api-budget-pools"),
+    path("budget-pools/<int:pool_id>/", BudgetPoolApi.as_view(), name="api-budget-pool"),
 ]

@@ -17,6 +17,7 @@ from raterapp.selectors.judging import rater_quota_left
 
 from .errors import JudgementRefused, QueueClosed
 from .locks import serialise_writers_on_sqlite, task_lock
+from .spending import budget_lease_check
 
 MAX_HELD = 2  # the pair on screen and the preloaded next one
 MAX_RENEW = 10
@@ -32,7 +33,8 @@ def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] =
     order that still wants verdicts, that this rater has neither judged nor reported, and
     that other raters' live leases do not fill. The returned task carries its ``lease``.
 
-    Raises :class:`QueueClosed` when the rater's quota is spent and
+    Raises :class:`QueueClosed` when the rater's quota or the experiment's budget is spent
+    (or the budget paused), and
     :class:`JudgementRefused` when they already hold ``MAX_HELD`` tasks.
     """
     holding = set(holding)
@@ -51,6 +53,7 @@ def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] =
         if len([lease for lease in held if lease.task_id in holding]) >= MAX_HELD:
             raise JudgementRefused(f"You already hold {MAX_HELD} pairs: judge one first.")
         _quota_check(rater)
+        budget_lease_check(experiment=experiment)
         if experiment.gold_rate > 0 and random.random() < experiment.gold_rate:
             task = _lease_take(_gold_queue(experiment=experiment, rater=rater), rater=rater)
             if task is not None:

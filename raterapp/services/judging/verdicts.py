@@ -18,6 +18,7 @@ from raterapp.services.estimates import estimates_refresh_schedule
 
 from .errors import JudgementRefused
 from .locks import serialise_writers_on_sqlite, task_lock
+from .spending import budget_consume, budget_refund
 
 
 def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment: str = "") -> tuple[Judgement, bool]:
@@ -26,11 +27,11 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
     Idempotent by ``client_id``: a retry returns the stored judgement with
     ``created=False``; a ``client_id`` already used for another task or rater is a
     ``ValidationError``. Raises :class:`JudgementRefused` when the rater already judged
-    the task, never held a lease on it, the task has all its verdicts, or the verdict
-    of this ``client_id`` was undone. A late verdict (its lease expired, and maybe the
-    pair went to someone else meanwhile) is kept while the task wants verdicts; leases
-    it over-promises are withdrawn. On commit, a (debounced) recompute of the estimates
-    is scheduled.
+    the task, never held a lease on it, the task has all its verdicts, the verdict
+    of this ``client_id`` was undone, or (``BudgetSpent``) the budget is spent. A late
+    verdict (its lease expired, and maybe the pair went to someone else meanwhile) is kept
+    while the task wants verdicts; leases it over-promises are withdrawn. On commit, a
+    (debounced) recompute of the estimates is scheduled.
     """
     if verdict not in Verdict.values:
         raise ValidationError({"verdict": f"Must be one of {', '.join(Verdict.values)}."})
@@ -92,6 +93,7 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
         )
         judgement.delete()
         PairTask.objects.filter(pk=task.pk).update(verdicts=F("verdicts") - 1)
+        budget_refund(experiment_id=task.experiment_id)
         task.lease, _ = Lease.objects.update_or_create(
             task=task,
             rater=rater,
@@ -117,6 +119,7 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
         tasks = tasks.filter(verdicts__lt=F("wanted"))
     if not tasks.update(verdicts=F("verdicts") + 1):
         raise JudgementRefused("This pair already has all the verdicts it needs.")
+    budget_consume(experiment_id=task.experiment_id)
     if not task.is_gold and lease.expires_at <= timezone.now():
         _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)

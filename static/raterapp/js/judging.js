@@ -26,6 +26,8 @@ const END_TEXT = {
   queue_empty: ["No pairs left for you", "This experiment needs no more verdicts from you right now."],
   quota_daily: ["Daily quota reached", "You have given today's quota of verdicts. Come back tomorrow to rate more pairs."],
   quota_total: ["Total quota reached", "You have given all the verdicts your quota allows."],
+  budget_spent: ["Budget spent", "This experiment has all the verdicts its budget pays for. Thank you!"],
+  budget_paused: ["Rating paused", "An admin paused rating of this experiment. Try again later."],
 };
 const RETRY_DELAYS_MS = [500, 1000, 2000, 4000, 8000, 15000];
 const STATUS_CLEAR_MS = 4000;

@@ -7,8 +7,11 @@ import pytest
 from django.db.models import Sum
 
 from raterapp.models import (
+    BudgetChange,
+    BudgetPool,
     EstimateSnapshot,
     Experiment,
+    ExperimentBudget,
     Judgement,
     Lease,
     PairReport,
@@ -87,6 +90,17 @@ TABLE = [
     ("get", E + "target/", None, NO),
     ("post", E + "close/", None, (403, 403, 200, 404, 200)),
     ("post", E + "reopen/", None, (403, 403, 400, 404, 400)),
+    ("get", E + "budget/", None, READ),
+    ("patch", E + "budget/", "budget", (403, 403, 403, 404, 200)),
+    ("put", E + "budget/", "budget", NO),
+    ("delete", E + "budget/", None, NO),
+    ("get", E + "budget/changes/", None, READ),
+    ("post", E + "budget/changes/", None, NO),
+    ("get", "/api/budget-pools/", None, (403, 403, 403, 403, 200)),
+    ("post", "/api/budget-pools/", "pool", (403, 403, 403, 403, 201)),
+    ("get", "/api/budget-pools/{pool}/", None, (403, 403, 403, 403, 200)),
+    ("patch", "/api/budget-pools/{pool}/", "pool_change", (403, 403, 403, 403, 200)),
+    ("delete", "/api/budget-pools/{pool}/", None, (403, 403, 403, 403, 405)),
 ]
 WRITES = {
     ("post", "/api/experiments/"),
@@ -99,6 +113,9 @@ WRITES = {
     ("put", E + "gold-rate/"),
     ("put", E + "target/"),
     ("post", E + "close/"),
+    ("patch", E + "budget/"),
+    ("post", "/api/budget-pools/"),
+    ("patch", "/api/budget-pools/{pool}/"),
 }
 
 
@@ -115,6 +132,9 @@ def database_state():
         "tasks": PairTask.objects.count(),
         "gold_rates": sorted(Experiment.objects.values_list("pk", "gold_rate")),
         "targets": sorted(Experiment.objects.values_list("pk", "target_half_width")),
+        "budgets": sorted(ExperimentBudget.objects.values_list("pk", "max_verdicts", "paused", "pool", "spent")),
+        "pools": sorted(BudgetPool.objects.values_list("pk", "name", "max_verdicts", "paused")),
+        "budget_changes": BudgetChange.objects.count(),
     }
 
 
@@ -126,7 +146,8 @@ def world(people, experiment):
     task = assignment_next(experiment=experiment, rater=people["rater"])
     estimates_refresh(experiment_id=experiment.pk)
     pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
-    return {"experiment": experiment, "task": task, "judgement": judgement, "pair": pair}
+    pool = BudgetPool.objects.create(name="team pool", max_verdicts=1000)
+    return {"experiment": experiment, "task": task, "judgement": judgement, "pair": pair, "pool": pool}
 
 
 def body_of(kind, world):
@@ -145,11 +166,19 @@ def body_of(kind, world):
         return {"gold_rate": 0.2}
     if kind == "target":
         return {"target_half_width": 0.05}
+    if kind == "budget":
+        return {"max_verdicts": 500, "paused": True, "reason": "role table"}
+    if kind == "pool":
+        return {"name": "new pool", "max_verdicts": 100, "reason": "role table"}
+    if kind == "pool_change":
+        return {"max_verdicts": 1, "reason": "role table"}
     return None
 
 
 def url_of(path, world):
-    return path.format(e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk, p=world["pair"].pk)
+    return path.format(
+        e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk, p=world["pair"].pk, pool=world["pool"].pk
+    )
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -32,6 +32,10 @@ PATHS = [
     "/api/experiments/{experiment_id}/target/",
     "/api/experiments/{experiment_id}/close/",
     "/api/experiments/{experiment_id}/reopen/",
+    "/api/experiments/{experiment_id}/budget/",
+    "/api/experiments/{experiment_id}/budget/changes/",
+    "/api/budget-pools/",
+    "/api/budget-pools/{pool_id}/",
 ]
 
 

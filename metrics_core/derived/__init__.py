@@ -1,0 +1,43 @@
+"""Derived metrics of MQM: ΔRecall and IQ from the expected-affected-item diagram, with bootstrap intervals.
+
+Conventions: ``DeltaRecall`` > 0 means Exp has more recall than Base (it is a
+difference of weight shares, in [-1, 1]); ``IQ`` in [-1, 1] is higher-is-better
+(1: every step of the diff brings Exp closer to the Ideal clustering; 0: neutral;
+-1: every step takes it further away).
+
+Both are approximations, not estimates of a sampled quantity: MQM §3.2 builds one
+Venn diagram for a "typical" affected item from the ABCDE rates and ΔPrecision of
+the affected items (:mod:`.diagram`) and reads Recall and the JaccardDistances to
+Ideal from it; the result depends on the parameter ``Recall_Base(AffectedItems)``
+(and ``Precision_Base`` for Variant 2). The intervals (abcde-spec §7, ours) are
+bootstrap percentile intervals of that approximation over the sampling of the pairs
+(:mod:`.bootstrap`): they cover the value the approximation converges to with many
+verdicts, not the true ΔRecall, and say nothing about the approximation's own error.
+
+Resampling (ours): by default the bootstrap resamples the draws of each stratum as the
+sample was drawn, so that the number of draws of each class varies as it does between
+real samples. Resampling only the judged draws within each class (spec §7's wording,
+``resampling="class"``) holds the class counts fixed and misses that variation: the
+``jaccard`` ΔPrecision estimate is not post-stratified, so its interval is then too
+narrow (see ``tests/metrics_core/test_derived.py`` for the coverage of both).
+"""
+
+from .diagram import (
+    AffectedItemDiagram,
+    RecallBaseCurve,
+    RecallPrecisionHeatMap,
+    affected_item_diagram,
+    affected_item_diagram_from_metrics,
+)
+from .metrics import DERIVED_METRICS, DerivedMetrics, derived_metrics
+
+__all__ = [
+    "DERIVED_METRICS",
+    "AffectedItemDiagram",
+    "DerivedMetrics",
+    "RecallBaseCurve",
+    "RecallPrecisionHeatMap",
+    "affected_item_diagram",
+    "affected_item_diagram_from_metrics",
+    "derived_metrics",
+]

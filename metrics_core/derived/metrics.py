@@ -1,0 +1,207 @@
+"""ΔRecall and IQ with bootstrap intervals from a judged sample (MQM §3-4; abcde-spec §7)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import generator, open_unit_interval, positive_int
+from ..estimation import _Draws, estimate_quality
+from ..impact import impact_metrics
+from ..judgements import PairVerdicts
+from ..population import Population
+from ..results import Estimate, QualityEstimates
+from ..sampling import PairSample
+from .bootstrap import RESAMPLING, replicate_inputs
+from .diagram import (
+    AffectedItemDiagram,
+    RecallBaseCurve,
+    RecallPrecisionHeatMap,
+    affected_item_diagram_from_metrics,
+    diagram_arrays,
+    unit_parameter,
+)
+
+DERIVED_METRICS: tuple[str, ...] = ("DeltaRecall", "IQ")
+
+
+@dataclass(frozen=True)
+class DerivedMetrics:
+    """ΔRecall(T) and IQ with bootstrap intervals, and the diagram they come from.
+
+    ``estimates`` maps ``DeltaRecall`` and ``IQ`` to :class:`Estimate`: the value read
+    from the diagram of the point estimates, the bootstrap percentile interval
+    (widened to contain the value if it does not), the bootstrap standard deviation as
+    ``stderr``, and the judged and drawn draws of the sample. ``undefined_replicates``
+    counts the replicates with no value (a class left without judged draws).
+    """
+
+    scheme: str
+    confidence: float
+    n_boot: int
+    estimates: Mapping[str, Estimate]
+    diagram: AffectedItemDiagram
+    curve: RecallBaseCurve
+    heat_map: RecallPrecisionHeatMap
+    undefined_replicates: Mapping[str, int]
+    resampling: str
+
+    def __getitem__(self, name: str) -> Estimate:
+        return self.estimates[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.estimates
+
+    def details_dict(self) -> dict:
+        """Everything but the estimates, JSON-ready (the CLI's ``derived`` object)."""
+        return {
+            "variant": self.diagram.variant,
+            "recall_base": self.diagram.as_dict()["recall_base"],
+            "recall_base_rule": self.diagram.recall_base_rule,
+            "precision_base": self.diagram.as_dict()["precision_base"],
+            "bootstrap": {
+                "n_boot": self.n_boot,
+                "resampling": self.resampling,
+                "undefined_replicates": dict(self.undefined_replicates),
+            },
+            "diagram": self.diagram.as_dict(),
+            "curve": self.curve.as_dict(),
+            "heat_map": self.heat_map.as_dict(),
+        }
+
+    def as_dict(self) -> dict:
+        return {
+            "scheme": self.scheme,
+            "confidence": self.confidence,
+            "estimates": {name: e.as_dict() for name, e in self.estimates.items()},
+            **self.details_dict(),
+        }
+
+
+def derived_metrics(
+    population: Population,
+    sample: PairSample,
+    verdicts: PairVerdicts,
+    *,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+    recall_base: float | None = None,
+    precision_base: float | None = None,
+    n_boot: int = 1000,
+    recall_grid: Any = None,
+    precision_grid: Any = None,
+    resampling: str = "stratum",
+) -> DerivedMetrics:
+    """ΔRecall(T) (MQM §3.2) and IQ (MQM §4.2) of a judged sample, with bootstrap intervals.
+
+    Parameters
+    ----------
+    population : Population
+    sample : PairSample
+        Any scheme: ``jaccard``, ``stratified`` and ``precision`` all estimate the four
+        rates and ΔPrecision the diagram needs.
+    verdicts : PairVerdicts
+    rng : numpy.random.Generator
+        Drives the bootstrap (the only randomness).
+    confidence : float
+        Level of the percentile intervals, in (0, 1).
+    recall_base : float in (0, 1], optional
+        ``Recall_Base(AffectedItems)``; default the 60%/80% rule of MQM §3.3, applied to
+        the point estimate and to each replicate's diagram.
+    precision_base : float in (0, 1], optional
+        ``Precision_Base(AffectedItems)``: Variant 2. Default Variant 1 (from ΔPrecision).
+    n_boot : int
+        Bootstrap replicates.
+    recall_grid, precision_grid : sequence of float in (0, 1], optional
+        Grids of the curve and the heat map (default 0.05, 0.10, ..., 1.00).
+    resampling : {"stratum", "class"}
+        ``"stratum"`` (default) resamples all draws of each stratum as the sample was
+        drawn, judged or not; ``"class"`` resamples the judged draws within each class
+        and stratum, keeping the class counts fixed (narrower; see the module notes of
+        :mod:`metrics_core.derived`).
+
+    Returns
+    -------
+    DerivedMetrics
+
+    Examples
+    --------
+    Base {a,b,c},{d}; Exp {a,b},{c,d}; every pair judged by Ideal {a,b},{c,d}.
+
+    >>> import numpy as np
+    >>> from metrics_core import population_from_labels, sample_pairs, verdicts_from_judgements
+    >>> pop = population_from_labels(["B1", "B1", "B1", "B2"], ["E1", "E1", "E2", "E2"])
+    >>> s = sample_pairs(pop, n_draws=400, rng=np.random.default_rng(1))
+    >>> v = verdicts_from_judgements([0, 0, 1, 2], [1, 2, 2, 3], ["equivalent", "not_equivalent",
+    ...     "not_equivalent", "equivalent"])
+    >>> d = derived_metrics(pop, s, v, rng=np.random.default_rng(0), n_boot=200)
+    >>> d.diagram.variant, d.diagram.recall_base, list(d.estimates)
+    (1, 0.6, ['DeltaRecall', 'IQ'])
+    >>> e = d["DeltaRecall"]
+    >>> bool(e.ci_low <= e.value <= e.ci_high), e.drawn_draws
+    (True, 400)
+    """
+    confidence = open_unit_interval("confidence", confidence)
+    n_boot = positive_int("n_boot", n_boot)
+    rng = generator("rng", rng)
+    if recall_base is not None:
+        recall_base = unit_parameter("recall_base", recall_base)
+    if precision_base is not None:
+        precision_base = unit_parameter("precision_base", precision_base)
+    if resampling not in RESAMPLING:
+        raise ValueError(f"resampling must be one of {', '.join(RESAMPLING)}; got {resampling!r}")
+    quality = estimate_quality(population, sample, verdicts, confidence=confidence)
+    exact = impact_metrics(population).metrics
+    diagram = affected_item_diagram_from_metrics(quality, exact, recall_base=recall_base, precision_base=precision_base)
+
+    draws = _Draws.build(population, sample, verdicts, None)
+    replicates = replicate_inputs(draws, sample.scheme, n_boot=n_boot, rng=rng, within=resampling)
+    arrays = diagram_arrays(
+        affected_weight_fraction=exact["AffectedWeightFraction"],
+        good_split_rate=replicates["GoodSplitRate"],
+        bad_split_rate=replicates["BadSplitRate"],
+        good_merge_rate=replicates["GoodMergeRate"],
+        bad_merge_rate=replicates["BadMergeRate"],
+        delta_precision=replicates["DeltaPrecision"],
+        weight_fraction_of_base_cluster=exact["WeightFractionOfBaseCluster"],
+        jaccard_distance=exact["JaccardDistance"],
+        recall_base=recall_base,
+        precision_base=precision_base,
+    )
+    estimates, undefined = {}, {}
+    for name in DERIVED_METRICS:
+        values = np.broadcast_to(arrays[name], (n_boot,))
+        estimates[name], undefined[name] = _bootstrap_estimate(diagram.values[name], values, confidence, quality)
+    return DerivedMetrics(
+        scheme=sample.scheme,
+        confidence=confidence,
+        n_boot=n_boot,
+        estimates=estimates,
+        diagram=diagram,
+        curve=diagram.recall_base_curve(recall_grid),
+        heat_map=diagram.heat_map(precision_grid, recall_grid),
+        undefined_replicates=undefined,
+        resampling=resampling,
+    )
+
+
+def _bootstrap_estimate(
+    value: float, replicates: np.ndarray, confidence: float, quality: QualityEstimates
+) -> tuple[Estimate, int]:
+    """The point value with the percentile interval and SD of its defined replicates."""
+    defined = replicates[np.isfinite(replicates)]
+    draws = quality["DeltaPrecision"]
+    undefined = len(replicates) - len(defined)
+    if math.isnan(value) or len(defined) < 2:
+        return Estimate(value, math.nan, math.nan, math.nan, draws.judged_draws, draws.drawn_draws), undefined
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(defined, [tail, 1.0 - tail])
+    stderr = float(np.std(defined, ddof=1))
+    estimate = Estimate(
+        value, stderr, min(float(low), value), max(float(high), value), draws.judged_draws, draws.drawn_draws
+    )
+    return estimate, undefined

@@ -1,0 +1,76 @@
+"""What a budget has spent and has left, its audit log, and what reaching a precision costs."""
+
+from __future__ import annotations
+
+import math
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from metrics_core import judgements_to_target
+from metrics_core.results import json_number
+from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, Lease
+from raterapp.selectors.experiments import estimate_snapshot_latest
+
+
+def budget_summary_get(*, budget: ExperimentBudget) -> dict:
+    """An experiment's budget: limit, cost, spent, left, pause, its pool, and the plan."""
+    experiment = budget.experiment
+    live = Lease.objects.filter(task__experiment=experiment, expires_at__gt=timezone.now()).count()
+    return {
+        "experiment": experiment.pk,
+        "max_verdicts": budget.max_verdicts,
+        "cost_per_verdict": budget.cost_per_verdict,
+        "total_cost": None if budget.max_verdicts is None else budget.max_verdicts * budget.cost_per_verdict,
+        "spent": budget.spent,
+        "spent_cost": budget.spent * budget.cost_per_verdict,
+        "remaining": None if budget.max_verdicts is None else max(budget.max_verdicts - budget.spent, 0),
+        "held": live,
+        "paused": budget.paused,
+        "pool": pool_summary_get(pool=budget.pool) if budget.pool_id else None,
+        "plan": budget_plan_get(experiment=experiment, cost_per_verdict=float(budget.cost_per_verdict)),
+    }
+
+
+def pool_summary_get(*, pool: BudgetPool) -> dict:
+    return {
+        "id": pool.pk,
+        "name": pool.name,
+        "max_verdicts": pool.max_verdicts,
+        "spent": pool.spent,
+        "remaining": max(pool.max_verdicts - pool.spent, 0),
+        "paused": pool.paused,
+        "experiments": list(pool.budgets.order_by("experiment_id").values_list("experiment_id", flat=True)),
+    }
+
+
+def budget_plan_get(*, experiment: Experiment, cost_per_verdict: float, target: float | None = None) -> dict:
+    """For each estimated metric: its interval half-width now, and the further verdicts (and
+    their cost) expected to bring it to ``target`` (the experiment's target half-width)."""
+    target = target or experiment.target_half_width
+    snapshot = estimate_snapshot_latest(experiment=experiment)
+    rows = []
+    if snapshot is not None:
+        for name, estimate in snapshot.estimates.get("estimates", {}).items():
+            low, high = estimate.get("ci_low"), estimate.get("ci_high")
+            half_width = (high - low) / 2 if low is not None and high is not None else math.nan
+            more = judgements_to_target(half_width=half_width, judgements=snapshot.judgements, target_half_width=target)
+            rows.append(
+                {
+                    "metric": name,
+                    "half_width": json_number(half_width),
+                    "more_verdicts": json_number(more),
+                    "cost": json_number(more * cost_per_verdict),
+                }
+            )
+    return {"target_half_width": target, "judgements": snapshot.judgements if snapshot else 0, "metrics": rows}
+
+
+def budget_changes_list(*, experiment: Experiment | None = None, pool: BudgetPool | None = None) -> QuerySet:
+    """The audit log of a budget or a pool, newest first."""
+    changes = BudgetChange.objects.select_related("actor")
+    if experiment is not None:
+        changes = changes.filter(budget__experiment=experiment)
+    if pool is not None:
+        changes = changes.filter(pool=pool)
+    return changes.order_by("-created_at", "-pk")

@@ -1,0 +1,146 @@
+"""Judgement budgets: what an experiment (and a pool of experiments) may spend on verdicts.
+
+Spending is enforced in the database, inside the transactions that lease pairs and record
+verdicts (``judging/spending.py``): a verdict spends one unit of its experiment's budget and
+of the budget's pool by conditional updates (``spent < max_verdicts``; no row updated means
+refused and the verdict's transaction rolls back), so no interleaving of raters overspends;
+a new pair is leased only while ``spent + live leases < max_verdicts``, with the budget (and
+pool) row locked; an undone verdict gives its unit back.
+
+Every change to a budget or pool goes through ``budget_update`` / ``pool_update`` here and
+is written to the audit log (``BudgetChange``): who, when, from what to what, why, and
+through which door (API, page, Django admin). Only admins change budgets.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+
+from raterapp.access import ADMIN, has_role
+from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget
+
+from .judging.spending import BudgetSpent
+
+__all__ = ["BudgetSpent", "budget_for", "budget_update", "pool_create", "pool_update"]
+
+BUDGET_FIELDS = ("max_verdicts", "cost_per_verdict", "paused", "pool")
+POOL_FIELDS = ("name", "max_verdicts", "paused")
+
+
+def budget_for(experiment: Experiment) -> ExperimentBudget:
+    """The experiment's budget (created unlimited on first use)."""
+    budget, _ = ExperimentBudget.objects.get_or_create(experiment=experiment)
+    return budget
+
+
+# ---- changes, with the audit log ------------------------------------------------------
+
+
+def budget_update(*, budget: ExperimentBudget, actor, changes: dict, reason: str, via: str) -> ExperimentBudget:
+    """Change an experiment's budget (admins only); one audit entry per changed field.
+
+    ``changes`` may hold ``max_verdicts`` (None: no limit), ``cost_per_verdict``, ``paused``
+    and ``pool`` (a BudgetPool or None). A maximum below what is spent is allowed: every
+    verdict stays and no pair is leased any more.
+    """
+    _admin_only(actor)
+    values = _clean_budget_changes(changes)
+    with transaction.atomic():
+        budget = ExperimentBudget.objects.select_for_update().get(pk=budget.pk)
+        _apply(budget, values, actor=actor, reason=reason, via=via, subject={"budget": budget})
+    return budget
+
+
+def pool_create(*, actor, name: str, max_verdicts: int, reason: str, via: str) -> BudgetPool:
+    _admin_only(actor)
+    values = _clean_pool_changes({"name": name, "max_verdicts": max_verdicts})
+    with transaction.atomic():
+        pool = BudgetPool.objects.create(**values)
+        for field, value in values.items():
+            BudgetChange.objects.create(
+                pool=pool, actor=actor, field=field, old_value="", new_value=_text(value), reason=reason, via=via
+            )
+    return pool
+
+
+def pool_update(*, pool: BudgetPool, actor, changes: dict, reason: str, via: str) -> BudgetPool:
+    """Change a pool (admins only); one audit entry per changed field."""
+    _admin_only(actor)
+    values = _clean_pool_changes(changes)
+    with transaction.atomic():
+        pool = BudgetPool.objects.select_for_update().get(pk=pool.pk)
+        _apply(pool, values, actor=actor, reason=reason, via=via, subject={"pool": pool})
+    return pool
+
+
+def _apply(record, values: dict, *, actor, reason: str, via: str, subject: dict) -> None:
+    changed = []
+    for field, value in values.items():
+        old = getattr(record, field)
+        if old == value:
+            continue
+        BudgetChange.objects.create(
+            **subject, actor=actor, field=field, old_value=_text(old), new_value=_text(value), reason=reason, via=via
+        )
+        setattr(record, field, value)
+        changed.append(field)
+    if changed:
+        record.save(update_fields=changed)
+
+
+def _admin_only(actor) -> None:
+    if not has_role(actor, ADMIN):
+        raise PermissionDenied("Only admins change budgets.")
+
+
+def _clean_budget_changes(changes: dict) -> dict:
+    unknown = set(changes) - set(BUDGET_FIELDS)
+    if unknown:
+        raise ValidationError({name: "Not a budget setting." for name in sorted(unknown)})
+    values = dict(changes)
+    if "max_verdicts" in values and values["max_verdicts"] is not None:
+        values["max_verdicts"] = _count("max_verdicts", values["max_verdicts"])
+    if "cost_per_verdict" in values:
+        try:
+            cost = Decimal(str(values["cost_per_verdict"]))
+        except InvalidOperation:
+            raise ValidationError({"cost_per_verdict": "Give a number."}) from None
+        if not cost.is_finite() or cost < 0 or cost >= Decimal("1e8"):
+            raise ValidationError({"cost_per_verdict": "Give a number from 0 to 99,999,999."})
+        values["cost_per_verdict"] = cost.quantize(Decimal("0.0001"))
+    if "paused" in values and not isinstance(values["paused"], bool):
+        raise ValidationError({"paused": "Give true or false."})
+    if "pool" in values and values["pool"] is not None and not isinstance(values["pool"], BudgetPool):
+        raise ValidationError({"pool": "No such pool."})
+    return values
+
+
+def _clean_pool_changes(changes: dict) -> dict:
+    unknown = set(changes) - set(POOL_FIELDS)
+    if unknown:
+        raise ValidationError({name: "Not a pool setting." for name in sorted(unknown)})
+    values = dict(changes)
+    if "max_verdicts" in values:
+        values["max_verdicts"] = _count("max_verdicts", values["max_verdicts"])
+    if "name" in values and not str(values["name"]).strip():
+        raise ValidationError({"name": "Give the pool a name."})
+    if "paused" in values and not isinstance(values["paused"], bool):
+        raise ValidationError({"paused": "Give true or false."})
+    return values
+
+
+def _count(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > 2**31 - 1:
+        raise ValidationError({name: "Give a whole number of verdicts, 0 or more."})
+    return value
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, BudgetPool):
+        return f"{value.name} (#{value.pk})"
+    return str(value)
