@@ -34,12 +34,14 @@ from .judging import (
     PairReportCreateApi,
     RaterProgressApi,
 )
+from .overview import OverviewApi
 from .quality import GoldAccuracyApi, GoldPairsApi, GoldRateApi, PairReportsApi
 
 experiment = "experiments/<int:experiment_id>/"
 
 urlpatterns = [
     path("health/", HealthApi.as_view(), name="api-health"),
+    path("overview/", OverviewApi.as_view(), name="api-overview"),
     path("experiments/", ExperimentListCreateApi.as_view(), name="api-experiments"),
     path(experiment, ExperimentDetailApi.as_view(), name="api-experiment"),
     path(experiment + "impact/", ExperimentImpactApi.as_view(), name="api-experiment-impact"),

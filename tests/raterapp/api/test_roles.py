@@ -96,6 +96,8 @@ TABLE = [
     ("delete", E + "budget/", None, NO),
     ("get", E + "budget/changes/", None, READ),
     ("post", E + "budget/changes/", None, NO),
+    ("get", "/api/overview/", None, (403, 403, 403, 403, 200)),
+    ("post", "/api/overview/", None, (403, 403, 403, 403, 405)),
     ("get", "/api/budget-pools/", None, (403, 403, 403, 403, 200)),
     ("post", "/api/budget-pools/", "pool", (403, 403, 403, 403, 201)),
     ("get", "/api/budget-pools/{pool}/", None, (403, 403, 403, 403, 200)),

@@ -35,6 +35,7 @@ PATHS = [
     "/api/experiments/{experiment_id}/budget/",
     "/api/experiments/{experiment_id}/budget/changes/",
     "/api/budget-pools/",
+    "/api/overview/",
     "/api/budget-pools/{pool_id}/",
 ]
 

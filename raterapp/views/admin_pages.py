@@ -1,0 +1,39 @@
+"""Pages for admins: the overview of spend, throughput and budgets.
+
+Roles: admins (and superusers); anyone else signed in gets a friendly 403 page, anonymous
+users go to the sign-in page. The page's data is the overview API's, embedded as
+``json_script`` and drawn by ``static/raterapp/js/overview.js`` with Chart.js.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.shortcuts import render
+from django.views import View
+
+from raterapp.access import ADMIN, user_roles
+from raterapp.selectors.overview import spend_overview_get
+
+DAYS = 14
+
+
+class AdminPageMixin(LoginRequiredMixin):
+    nav_active = "overview"
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        self.roles = user_roles(request.user)
+        if ADMIN not in self.roles:
+            return render(request, "raterapp/admin/forbidden.html", self.page_context(), status=403)
+        return super().dispatch(request, *args, **kwargs)
+
+    def page_context(self, **extra) -> dict:
+        roles = getattr(self, "roles", set())
+        return {"nav_roles": {role: True for role in roles}, "nav_active": self.nav_active, **extra}
+
+
+class OverviewPageView(AdminPageMixin, View):
+    def get(self, request):
+        overview = spend_overview_get(days=DAYS)
+        return render(request, "raterapp/admin/overview.html", self.page_context(overview=overview, days=DAYS))
