@@ -101,4 +101,5 @@ def _series(rows, key: str, days: list[str], *, label=str, weight=lambda key: 1.
         day = row["day"].isoformat()
         if day in days:
             values[days.index(day)] += row["n"] * weight(row[key])
-    return [{"label": label(k), "values": v} for k, v in sorted(by_key.items(), key=lambda kv: -sum(kv[1]))]
+    series = [{"label": label(key), "values": values} for key, values in by_key.items()]
+    return sorted(series, key=lambda s: (-sum(s["values"]), str(s["label"])))
