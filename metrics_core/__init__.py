@@ -13,6 +13,16 @@ precise than Base.
 
 from .agreement import AgreementSummary, RaterPairKappa, agreement_summary, cohens_kappa, pairwise_cohens_kappa
 from .contributions import group_contribution
+from .derived import (
+    DERIVED_METRICS,
+    AffectedItemDiagram,
+    DerivedMetrics,
+    RecallBaseCurve,
+    RecallPrecisionHeatMap,
+    affected_item_diagram,
+    affected_item_diagram_from_metrics,
+    derived_metrics,
+)
 from .estimation import ESTIMATED_METRICS, estimate_quality, metrics_for_scheme
 from .external import EXTERNAL_MEASURES, external_measures, external_per_item
 from .gold import quality_from_gold
@@ -27,6 +37,7 @@ from .impact import (
 from .judgements import VERDICTS, PairVerdicts, verdicts_from_judgements
 from .planning import judgements_to_target
 from .population import Population, population_from_labels
+from .rater_agreement import RaterAgreement, rater_agreement
 from .reading import interval_reading, metric_direction
 from .results import IMPACT_METRICS, Estimate, ImpactMetrics, ImpactTable, QualityEstimates
 from .sampling import (
@@ -44,6 +55,7 @@ from .situation import SITUATION_PARTS, AffectedItemSituation, affected_item_sit
 from .slices import SliceQuality, estimate_quality_by_slice
 
 __all__ = [
+    "DERIVED_METRICS",
     "ESTIMATED_METRICS",
     "EXTERNAL_MEASURES",
     "IMPACT_METRICS",
@@ -53,8 +65,10 @@ __all__ = [
     "SITUATION_PARTS",
     "STRATA",
     "VERDICTS",
+    "AffectedItemDiagram",
     "AffectedItemSituation",
     "AgreementSummary",
+    "DerivedMetrics",
     "Estimate",
     "ImpactMetrics",
     "ImpactTable",
@@ -62,12 +76,18 @@ __all__ = [
     "PairVerdicts",
     "Population",
     "QualityEstimates",
+    "RaterAgreement",
     "RaterPairKappa",
+    "RecallBaseCurve",
+    "RecallPrecisionHeatMap",
     "SampleError",
     "SliceQuality",
+    "affected_item_diagram",
+    "affected_item_diagram_from_metrics",
     "affected_item_situation",
     "agreement_summary",
     "cohens_kappa",
+    "derived_metrics",
     "estimate_quality",
     "estimate_quality_by_slice",
     "external_measures",
@@ -88,6 +108,7 @@ __all__ = [
     "pairwise_cohens_kappa",
     "population_from_labels",
     "quality_from_gold",
+    "rater_agreement",
     "sample_pairs",
     "verdicts_from_judgements",
 ]

@@ -34,6 +34,7 @@ from . import (
     sample_pairs,
     verdicts_from_judgements,
 )
+from .derived import derived_metrics
 from .external import EXTERNAL_MEASURES, external_measures_from_population
 from .io import (
     InputError,
@@ -101,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("pairs", metavar="PAIRS")
     estimate.add_argument("judgements", metavar="JUDGEMENTS")
     estimate.add_argument("--confidence", type=_open_unit, default=0.95)
+    # DeltaRecall and IQ (MQM): their bootstrap and the diagram's parameters.
+    estimate.add_argument("--seed", metavar="K", type=_seed, default=0, help="bootstrap seed (default 0)")
+    estimate.add_argument("--n-boot", metavar="B", type=_positive_int, default=1000, help="bootstrap replicates")
+    estimate.add_argument("--recall-base", metavar="R", type=_unit_parameter, help="Recall_Base; default 0.6/0.8")
+    estimate.add_argument("--precision-base", metavar="P", type=_unit_parameter, help="Precision_Base: Variant 2")
     estimate.set_defaults(run=run_estimate)
 
     compare = commands.add_parser("compare", help="ground-truth measures of a clustering against a gold one")
@@ -169,11 +175,22 @@ def run_estimate(args: argparse.Namespace) -> dict:
     )
     verdicts = verdicts_from_judgements(judged_i, judged_j, judgements.verdict)
     quality = estimate_quality(population, sample, verdicts, confidence=args.confidence)
+    derived = derived_metrics(
+        population,
+        sample,
+        verdicts,
+        rng=np.random.default_rng(args.seed),
+        confidence=args.confidence,
+        recall_base=args.recall_base,
+        precision_base=args.precision_base,
+        n_boot=args.n_boot,
+    )
     return {
         "scheme": quality.scheme,
         "confidence": quality.confidence,
         "exact": impact_json(impact_metrics(population), items.dropped_items)["metrics"],
-        "estimates": quality.as_dict()["estimates"],
+        "estimates": quality.as_dict()["estimates"] | {name: e.as_dict() for name, e in derived.estimates.items()},
+        "derived": derived.details_dict(),
     }
 
 
@@ -287,6 +304,13 @@ def _open_unit(text: str) -> float:
     value = _parse(float, text)
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text!r}")
+    return value
+
+
+def _unit_parameter(text: str) -> float:
+    value = _parse(float, text)
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text!r}")
     return value
 
 

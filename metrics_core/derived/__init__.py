@@ -15,11 +15,16 @@ bootstrap percentile intervals of that approximation over the sampling of the pa
 verdicts, not the true ΔRecall, and say nothing about the approximation's own error.
 
 Resampling (ours): by default the bootstrap resamples the draws of each stratum as the
-sample was drawn, so that the number of draws of each class varies as it does between
-real samples. Resampling only the judged draws within each class (spec §7's wording,
-``resampling="class"``) holds the class counts fixed and misses that variation: the
-``jaccard`` ΔPrecision estimate is not post-stratified, so its interval is then too
-narrow (see ``tests/metrics_core/test_derived.py`` for the coverage of both).
+sample was drawn, judged or not, so that the number of draws of each class varies as it
+does between real samples. Resampling only the judged draws within each class (spec §7's
+wording, ``resampling="class"``) holds the class counts fixed and misses that variation
+(the ``jaccard`` ΔPrecision is not post-stratified). Measured coverage of 95% intervals
+(1000 samples of 2000 draws with 5-30% unsure verdicts, the population of
+``test_estimation_simulation``): ΔRecall/IQ 0.93/0.92 (``jaccard``), 0.94/0.92
+(``stratified``), 0.91/0.92 (``precision``); by class 0.92/0.91, 0.93/0.91, 0.89/0.90. In that
+population Variant 1 divides by SplitRate − MergeRate = −0.067 and 8-24% of the estimates
+clip at eq 56; on one with SplitRate − MergeRate = −0.15, ΔRecall covered 0.945-0.95 and IQ
+0.92 (0.93-0.94 without unsure verdicts). Bias-corrected and basic intervals did worse.
 """
 
 from .diagram import (

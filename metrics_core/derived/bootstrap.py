@@ -59,15 +59,20 @@ def replicate_inputs(draws: _Draws, scheme: str, *, n_boot: int, rng: np.random.
     """
     columns = _columns(draws, scheme)
     counts = draws.draws.astype(np.float64)
+    # Each group's draws, expanded: draw k of group g is a draw of row expanded[g][k].
     groups = _groups(draws, scheme, within)
+    expanded = [np.repeat(rows, draws.draws[rows]) for rows in groups]
     sums = np.empty((n_boot, columns.matrix.shape[1]))
-    chunk = max(1, _CELLS_PER_CHUNK // max(1, len(counts)))
+    chunk = max(1, _CELLS_PER_CHUNK // max(1, len(counts), max((len(e) for e in expanded), default=0)))
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
         replicate = np.broadcast_to(counts, (size, len(counts))).copy()
-        for rows in groups:
-            total = int(counts[rows].sum())
-            replicate[:, rows] = rng.multinomial(total, counts[rows] / total, size=size)
+        for rows, expanded_rows in zip(groups, expanded):
+            replicate[:, rows] = 0.0
+            rows = expanded_rows
+            picked = rows[rng.integers(0, len(rows), size=(size, len(rows)))]
+            picked += (np.arange(size) * len(counts))[:, None]
+            replicate += np.bincount(picked.ravel(), minlength=size * len(counts)).reshape(size, len(counts))
         sums[start : start + size] = replicate @ columns.matrix
     return inputs_from_sums(sums, draws, scheme, columns)
 

@@ -22,9 +22,9 @@ from .diagram import (
     RecallBaseCurve,
     RecallPrecisionHeatMap,
     affected_item_diagram_from_metrics,
-    diagram_arrays,
     unit_parameter,
 )
+from .equations import diagram_arrays
 
 DERIVED_METRICS: tuple[str, ...] = ("DeltaRecall", "IQ")
 
@@ -58,17 +58,18 @@ class DerivedMetrics:
 
     def details_dict(self) -> dict:
         """Everything but the estimates, JSON-ready (the CLI's ``derived`` object)."""
+        diagram = self.diagram.as_dict()
         return {
-            "variant": self.diagram.variant,
-            "recall_base": self.diagram.as_dict()["recall_base"],
-            "recall_base_rule": self.diagram.recall_base_rule,
-            "precision_base": self.diagram.as_dict()["precision_base"],
+            "variant": diagram["variant"],
+            "recall_base": diagram["recall_base"],
+            "recall_base_rule": diagram["recall_base_rule"],
+            "precision_base": diagram["precision_base"],
             "bootstrap": {
                 "n_boot": self.n_boot,
                 "resampling": self.resampling,
                 "undefined_replicates": dict(self.undefined_replicates),
             },
-            "diagram": self.diagram.as_dict(),
+            "diagram": diagram,
             "curve": self.curve.as_dict(),
             "heat_map": self.heat_map.as_dict(),
         }

@@ -231,11 +231,11 @@ def test_estimate_keys_values_and_consistency(tiny, tmp_path, scheme):
     pairs, judgements = tmp_path / "pairs.csv", write(tmp_path / "judgements.csv", TINY_JUDGEMENTS)
     assert run("sample", tiny, "--pairs", 400, "--seed", 5, "--scheme", scheme, "--out", pairs).returncode == 0
     result = run_json("estimate", tiny, pairs, judgements)
-    assert list(result) == ["scheme", "confidence", "exact", "estimates"]
+    assert list(result) == ["scheme", "confidence", "exact", "estimates", "derived"]
     assert (result["scheme"], result["confidence"]) == (scheme, 0.95)
     assert result["exact"] == run_json("impact", tiny)["metrics"]
     estimates = result["estimates"]
-    assert list(estimates) == (PRECISION_KEYS if scheme == "precision" else JACCARD_KEYS)
+    assert list(estimates) == (PRECISION_KEYS if scheme == "precision" else JACCARD_KEYS) + ["DeltaRecall", "IQ"]
     for estimate in estimates.values():
         assert list(estimate) == ESTIMATE_KEYS
         # 1e-12: the interval ends are computed separately from the value (rounding).
