@@ -7,9 +7,10 @@ experiments, ``admin`` (or a superuser) manages raters and budgets.
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from .models import Experiment, Judgement, PairTask, SampledPair
@@ -52,35 +53,53 @@ def access_experiment_for_engineer(user, experiment_id: int) -> Experiment:
         raise Http404("No such experiment.") from None
 
 
-def access_experiment_for_rater(user, experiment_id: int) -> Experiment:
-    """Raters may judge any experiment that is open for rating."""
+def experiments_open_to_rater(user) -> QuerySet[Experiment]:
+    """Experiments open for rating that this rater may judge: those with no assigned
+    raters (open to every rater) and those the rater is assigned to."""
     if not has_role(user, RATER):
-        raise Http404("No such experiment.")
+        return Experiment.objects.none()
+    assigned = Experiment.assigned_raters.through.objects.filter(experiment=OuterRef("pk"))
+    return Experiment.objects.filter(status=Experiment.Status.RATING).filter(
+        ~Exists(assigned) | Exists(assigned.filter(user=user.pk))
+    )
+
+
+def access_experiment_for_rater(user, experiment_id: int) -> Experiment:
+    """Raters may judge an experiment open for rating that is open to them (see
+    :func:`experiments_open_to_rater`)."""
     try:
-        return Experiment.objects.get(pk=experiment_id, status=Experiment.Status.RATING)
+        return experiments_open_to_rater(user).get(pk=experiment_id)
     except (Experiment.DoesNotExist, ValueError, TypeError):
         raise Http404("No such experiment.") from None
 
 
+def access_rater_for_admin(user, rater_id: int):
+    """A rater (a member of the ``rater`` group, active or not), for admins (404 otherwise)."""
+    if not has_role(user, ADMIN):
+        raise Http404("No such rater.")
+    try:
+        return get_user_model().objects.filter(groups__name=RATER).get(pk=rater_id)
+    except (get_user_model().DoesNotExist, ValueError, TypeError):
+        raise Http404("No such rater.") from None
+
+
 def access_task_for_rater(user, task_id: int) -> PairTask:
-    """A pair task of an experiment open for rating, for a rater (404 otherwise)."""
-    if not has_role(user, RATER):
-        raise Http404("No such pair.")
+    """A pair task of an experiment open for rating and to this rater (404 otherwise)."""
     try:
         return PairTask.objects.select_related("experiment").get(
-            pk=task_id, experiment__status=Experiment.Status.RATING
+            pk=task_id, experiment__in=experiments_open_to_rater(user)
         )
     except (PairTask.DoesNotExist, ValueError, TypeError):
         raise Http404("No such pair.") from None
 
 
 def access_judgement_for_rater(user, judgement_id: int) -> Judgement:
-    """One of the rater's own verdicts, in an experiment open for rating (404 otherwise)."""
+    """One of the rater's own verdicts, in an experiment open for rating and to them (404 otherwise)."""
     if not has_role(user, RATER):
         raise Http404("No such verdict.")
     try:
         return Judgement.objects.select_related("task__experiment").get(
-            pk=judgement_id, rater=user, task__experiment__status=Experiment.Status.RATING
+            pk=judgement_id, rater=user, task__experiment__in=experiments_open_to_rater(user)
         )
     except (Judgement.DoesNotExist, ValueError, TypeError):
         raise Http404("No such verdict.") from None

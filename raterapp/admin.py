@@ -1,6 +1,10 @@
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.template.defaultfilters import pluralize
 
+from .access import RATER
 from .models import (
     BudgetChange,
     BudgetPool,
@@ -24,6 +28,24 @@ class ExperimentAdmin(admin.ModelAdmin):
     list_filter = ("status", "scheme")
     search_fields = ("name", "description")
     readonly_fields = ("status", "progress", "error", "items_count", "dropped_items", "impact", "population_file")
+    filter_horizontal = ("shared_with", "assigned_raters")
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "assigned_raters":
+            kwargs["queryset"] = get_user_model().objects.filter(groups__name=RATER).order_by("username")
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def save_related(self, request, form, formsets, change):
+        """Assigned raters change through the rater service, which releases the live leases
+        of raters the experiment is no longer open to."""
+        from .services.raters import experiment_raters_set
+
+        raters = form.cleaned_data.pop("assigned_raters", None)
+        super().save_related(request, form, formsets, change)
+        if raters is not None:
+            current = set(form.instance.assigned_raters.values_list("pk", flat=True))
+            if current != {user.pk for user in raters}:
+                experiment_raters_set(actor=request.user, experiment=form.instance, rater_ids=[u.pk for u in raters])
 
 
 @admin.register(Judgement)
@@ -56,8 +78,62 @@ class RetractedJudgementAdmin(admin.ModelAdmin):
 
 @admin.register(RaterProfile)
 class RaterProfileAdmin(admin.ModelAdmin):
-    list_display = ("user", "daily_quota", "total_quota")
-    search_fields = ("user__username",)
+    """Quotas are edited here; pause, unpause and deactivation go through the actions (the
+    rater services: they release the rater's live leases and remember when a pause was lifted)."""
+
+    list_display = ("user", "user_active", "daily_quota", "total_quota", "paused", "paused_at", "paused_reason")
+    list_filter = ("paused", "user__is_active")
+    search_fields = ("user__username", "user__email")
+    readonly_fields = ("user", "paused", "paused_reason", "paused_at", "unpaused_at")
+    fields = ("user", "daily_quota", "total_quota", "paused", "paused_reason", "paused_at", "unpaused_at")
+    actions = ("pause_selected", "unpause_selected", "deactivate_selected")
+
+    @admin.display(boolean=True, description="Active", ordering="user__is_active")
+    def user_active(self, profile):
+        return profile.user.is_active
+
+    def has_add_permission(self, request):
+        return False  # raters are created with their profile (POST /api/raters/)
+
+    def save_model(self, request, obj, form, change):
+        from .services.raters import rater_quota_set
+
+        rater_quota_set(actor=request.user, rater=obj.user, daily_quota=obj.daily_quota, total_quota=obj.total_quota)
+
+    @admin.action(description="Pause selected raters")
+    def pause_selected(self, request, queryset):
+        from .services.raters import rater_pause
+
+        reason = f"Paused by {request.user.get_username()} in the Django admin."
+        self._each(request, queryset, lambda user: rater_pause(actor=request.user, rater=user, reason=reason), "paused")
+
+    @admin.action(description="Unpause selected raters")
+    def unpause_selected(self, request, queryset):
+        from .services.raters import rater_unpause
+
+        self._each(request, queryset, lambda user: rater_unpause(actor=request.user, rater=user), "unpaused")
+
+    @admin.action(description="Deactivate selected raters (their verdicts stay)")
+    def deactivate_selected(self, request, queryset):
+        from .services.raters import rater_deactivate
+
+        self._each(request, queryset, lambda user: rater_deactivate(actor=request.user, rater=user), "deactivated")
+
+    def _each(self, request, queryset, action, done: str) -> None:
+        count = 0
+        for profile in queryset.select_related("user"):
+            try:
+                action(profile.user)
+            except (PermissionDenied, ValidationError) as exc:
+                self.message_user(request, f"{profile.user}: {_message(exc)}", level=messages.ERROR)
+            else:
+                count += 1
+        if count:
+            self.message_user(request, f"{count} rater{pluralize(count)} {done}.", level=messages.SUCCESS)
+
+
+def _message(exc: Exception) -> str:
+    return "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
 
 
 admin.site.register([Item, SampledPair, EstimateSnapshot, ImpactGroup])

@@ -44,6 +44,12 @@ class Experiment(models.Model):
     guidelines = models.TextField(blank=True, help_text="Shown to raters beside every pair (plain text).")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="experiments")
     shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_experiments")
+    assigned_raters = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="assigned_experiments",
+        help_text="Raters who may judge it; none assigned: every rater may.",
+    )
     scheme = models.CharField(max_length=20, choices=Scheme.choices, default=Scheme.JACCARD)
     n_draws = models.PositiveIntegerField(default=2000, help_text="Number of pair draws (with replacement).")
     diff_share = models.FloatField(default=0.5, help_text="Share of draws for the diff stratum (stratified).")
@@ -265,11 +271,23 @@ class PairReport(models.Model):
 
 
 class RaterProfile(models.Model):
-    """A rater's quotas: verdicts per day and in all, across experiments (none: unlimited)."""
+    """A rater's quotas (verdicts per day and in all, across experiments; none: unlimited)
+    and pause: a paused rater is leased no pair until an admin unpauses them.
+
+    ``unpaused_at`` is when an admin last lifted a pause: the automatic pause judges only
+    the verdicts given since, so a rater an admin let back in is not paused again on the
+    evidence the admin already overruled.
+    """
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rater_profile")
     daily_quota = models.PositiveIntegerField(null=True, blank=True)
     total_quota = models.PositiveIntegerField(null=True, blank=True)
+    paused = models.BooleanField(default=False, help_text="No new pairs are leased to a paused rater.")
+    paused_reason = models.TextField(blank=True, help_text="Why the rater was paused (not shown to the rater).")
+    paused_at = models.DateTimeField(null=True, blank=True)
+    unpaused_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last manual unpause: the automatic pause looks at later verdicts only."
+    )
 
     def __str__(self) -> str:
         return f"Rater profile of {self.user}"

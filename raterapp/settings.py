@@ -182,3 +182,13 @@ if not DEBUG:
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)
 UNDO_SECONDS = env.int("UNDO_SECONDS", default=600)
 ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.5)
+
+# Rater quality flags (raterapp/selectors/raters.py) and the optional automatic pause.
+# too_fast: median seconds per verdict below RATER_MIN_SECONDS, over at least
+# RATER_MIN_TIMED_VERDICTS timed verdicts; low_gold_accuracy: gold accuracy below
+# RATER_MIN_GOLD_ACCURACY on at least RATER_MIN_GOLD_ANSWERS sure gold answers.
+RATER_MIN_SECONDS = env.float("RATER_MIN_SECONDS", default=2.0)
+RATER_MIN_TIMED_VERDICTS = env.int("RATER_MIN_TIMED_VERDICTS", default=10)
+RATER_MIN_GOLD_ACCURACY = env.float("RATER_MIN_GOLD_ACCURACY", default=0.7)
+RATER_MIN_GOLD_ANSWERS = env.int("RATER_MIN_GOLD_ANSWERS", default=10)
+RATER_AUTO_PAUSE = env.bool("RATER_AUTO_PAUSE", default=False)

@@ -29,3 +29,12 @@ def estimates_refresh_task(experiment_id: int) -> None:
     from raterapp.services.estimates import estimates_refresh
 
     estimates_refresh(experiment_id=experiment_id)
+
+
+@shared_task(name="raterapp.raters_auto_pause", acks_late=True, time_limit=300, soft_time_limit=270, **RETRY)
+def raters_auto_pause_task(rater_id: int | None = None) -> None:
+    """Pause the rater (every rater when ``rater_id`` is None) if a quality flag is raised
+    and ``RATER_AUTO_PAUSE`` is on; scheduled after verdicts, at most once a minute per rater."""
+    from raterapp.services.rater_quality import raters_auto_pause
+
+    raters_auto_pause(rater_ids=None if rater_id is None else [rater_id])

@@ -10,6 +10,17 @@ urlpatterns = [
     path("", include("raterapp.views.urls")),
     path("login/", auth_views.LoginView.as_view(template_name="raterapp/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The one-time link a new rater gets to choose a password (raterapp.services.raters.rater_create).
+    path(
+        "accounts/set-password/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(template_name="raterapp/accounts/password_set.html"),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/set-password/done/",
+        auth_views.PasswordResetCompleteView.as_view(template_name="raterapp/accounts/password_set_done.html"),
+        name="password_reset_complete",
+    ),
     path("admin/", admin.site.urls),
     path("api/", include("raterapp.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

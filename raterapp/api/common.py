@@ -94,6 +94,7 @@ class ExportApi(APIView):
         response = super().finalize_response(request, response, *args, **kwargs)
         renderer = getattr(request, "accepted_renderer", None)
         if response.status_code == 200 and renderer is not None:
-            name = f"experiment-{kwargs.get('experiment_id')}-{self.export_name}.{renderer.format}"
+            prefix = f"experiment-{kwargs['experiment_id']}-" if "experiment_id" in kwargs else ""
+            name = f"{prefix}{self.export_name}.{renderer.format}"
             response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response

@@ -61,7 +61,8 @@ class NextPairApi(APIView):
     shows or preloaded); a pair the rater holds elsewhere is renewed and returned. ``pair``
     is null when nothing is left for this rater, with ``reason`` saying why
     (``queue_empty``, ``quota_daily``, ``quota_total``, ``budget_spent``,
-    ``budget_paused``). 409 when the rater already holds
+    ``budget_paused``, ``rater_paused``: an admin paused the rater, ``not_assigned``: the
+    experiment was assigned to other raters). 409 when the rater already holds
     two pairs. A page sends its pending verdict before asking: a pair whose verdict is
     still on its way is held, and so handed back. Roles: rater."""
 

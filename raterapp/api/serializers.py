@@ -170,10 +170,21 @@ class NextPairRequestSerializer(serializers.Serializer):
     )  # fmt: skip
 
 
+QUEUE_CLOSED_REASONS = (
+    "queue_empty",
+    "quota_daily",
+    "quota_total",
+    "budget_spent",
+    "budget_paused",
+    "rater_paused",
+    "not_assigned",
+)
+
+
 class NextPairSerializer(serializers.Serializer):
     pair = PairSerializer(allow_null=True)
     reason = serializers.ChoiceField(
-        choices=["queue_empty", "quota_daily", "quota_total", "budget_spent", "budget_paused"],
+        choices=QUEUE_CLOSED_REASONS,
         allow_null=True,
         help_text="Why pair is null.",
     )

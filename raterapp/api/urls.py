@@ -36,6 +36,7 @@ from .judging import (
 )
 from .overview import OverviewApi
 from .quality import GoldAccuracyApi, GoldPairsApi, GoldRateApi, PairReportsApi
+from .raters import ExperimentAgreementApi, ExperimentRatersApi, RaterApi, RaterMeApi, RatersApi
 
 experiment = "experiments/<int:experiment_id>/"
 
@@ -88,4 +89,9 @@ urlpatterns = [
     path(experiment + "budget/changes/", ExperimentBudgetChangesApi.as_view(), name="api-experiment-budget-changes"),
     path("budget-pools/", BudgetPoolsApi.as_view(), name="api-budget-pools"),
     path("budget-pools/<int:pool_id>/", BudgetPoolApi.as_view(), name="api-budget-pool"),
+    path("raters/", RatersApi.as_view(), name="api-raters"),
+    path("raters/me/", RaterMeApi.as_view(), name="api-rater-me"),
+    path("raters/<int:rater_id>/", RaterApi.as_view(), name="api-rater"),
+    path(experiment + "raters/", ExperimentRatersApi.as_view(), name="api-experiment-raters"),
+    path(experiment + "agreement/", ExperimentAgreementApi.as_view(), name="api-experiment-agreement"),
 ]

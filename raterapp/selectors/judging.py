@@ -10,6 +10,7 @@ from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from raterapp.access import experiments_open_to_rater
 from raterapp.models import Experiment, Item, Judgement, Lease, PairTask, RaterProfile
 
 CARD_FIELDS = ("title", "description", "image_url", "url", "attributes")
@@ -67,6 +68,42 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
     }
 
 
+def rater_is_paused(*, rater) -> bool:
+    return RaterProfile.objects.filter(user=rater, paused=True).exists()
+
+
+def rater_summary_get(*, rater) -> dict:
+    """What a rater may see of their own standing: pause, quota and progress (verdicts today,
+    in all, and in each experiment open to them). Not why they were paused: quality checks
+    (gold questions among them) stay quiet."""
+    profile = RaterProfile.objects.filter(user=rater).first()
+    counts = _rater_counts(rater=rater)
+    daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
+    return {
+        "rater": rater.pk,
+        "username": rater.get_username(),
+        "paused": bool(profile and profile.paused),
+        "paused_at": profile.paused_at if profile and profile.paused else None,
+        "today": counts["today"],
+        "total": counts["total"],
+        "quota": {
+            "daily": profile.daily_quota if profile else None,
+            "daily_left": daily_left,
+            "total": profile.total_quota if profile else None,
+            "total_left": total_left,
+        },
+        "experiments": [
+            {
+                "experiment": row["experiment"].pk,
+                "name": row["experiment"].name,
+                "mine": row["mine"],
+                "remaining": row["remaining"],
+            }
+            for row in experiments_open_for_rating(rater=rater)
+        ],
+    }
+
+
 def _rater_counts(*, rater, experiment: Experiment | None = None, session_start: datetime | None = None) -> dict:
     """The rater's verdicts in all, today, in the experiment and in it since ``session_start``: one query."""
     in_experiment = Q(task__experiment=experiment) if experiment is not None else Q(pk__in=[])
@@ -91,8 +128,9 @@ def _quota_left(profile: RaterProfile, counts: dict, *, rater) -> tuple[int | No
 
 
 def experiments_open_for_rating(*, rater) -> list[dict]:
-    """Experiments open for rating with what they still want and this rater's verdicts, newest first."""
-    experiments = Experiment.objects.filter(status=Experiment.Status.RATING).annotate(
+    """Experiments open for rating and to this rater (unrestricted, or assigned to them) with
+    what they still want and this rater's verdicts, newest first."""
+    experiments = experiments_open_to_rater(rater).annotate(
         wanted=Coalesce(Sum("tasks__wanted", filter=Q(tasks__gold_answer="")), 0),
         received=Coalesce(Sum("tasks__verdicts", filter=Q(tasks__gold_answer="")), 0),
     )

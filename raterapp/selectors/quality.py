@@ -34,23 +34,31 @@ def gold_accuracy_list(*, experiment: Experiment) -> list[dict]:
         )
         .order_by("rater__username")
     )
-    result = []
-    for row in rows:
-        sure = row["answered"] - row["unsure"]
-        interval = proportion_interval(row["correct"], sure, experiment.confidence)
-        result.append(
-            {
-                "rater": row["rater"],
-                "username": row["rater__username"],
-                "answered": row["answered"],
-                "unsure": row["unsure"],
-                "correct": row["correct"],
-                "accuracy": row["correct"] / sure if sure else None,
-                "ci_low": interval[0] if interval else None,
-                "ci_high": interval[1] if interval else None,
-            }
-        )
-    return result
+    return [
+        {
+            "rater": row["rater"],
+            "username": row["rater__username"],
+            **gold_accuracy_row(
+                answered=row["answered"], unsure=row["unsure"], correct=row["correct"], confidence=experiment.confidence
+            ),
+        }
+        for row in rows
+    ]
+
+
+def gold_accuracy_row(*, answered: int, unsure: int, correct: int, confidence: float) -> dict:
+    """Gold answers, unsure, correct, the accuracy among sure answers and its Wilson
+    interval (``None`` without a sure answer)."""
+    sure = answered - unsure
+    interval = proportion_interval(correct, sure, confidence)
+    return {
+        "answered": answered,
+        "unsure": unsure,
+        "correct": correct,
+        "accuracy": correct / sure if sure else None,
+        "ci_low": interval[0] if interval else None,
+        "ci_high": interval[1] if interval else None,
+    }
 
 
 def pair_reports_list(*, experiment: Experiment) -> QuerySet[PairReport]:

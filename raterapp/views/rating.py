@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.views import View
 
 from raterapp.access import ADMIN, ENGINEER, RATER, access_experiment_for_rater, user_roles
-from raterapp.selectors.judging import experiments_open_for_rating, rater_quota_left
+from raterapp.selectors.judging import experiments_open_for_rating, rater_is_paused, rater_quota_left
 
 # The API paths that take an id of their own; the page fills it in (``0`` is a placeholder).
 ID_PLACEHOLDER = 0
@@ -63,7 +63,10 @@ class RaterHomePageView(RaterPageMixin, View):
     def get(self, request):
         daily_left, total_left = rater_quota_left(rater=request.user)
         context = self.page_context(
-            experiments=experiments_open_for_rating(rater=request.user), daily_left=daily_left, total_left=total_left
+            experiments=experiments_open_for_rating(rater=request.user),
+            daily_left=daily_left,
+            total_left=total_left,
+            paused=rater_is_paused(rater=request.user),
         )
         return render(request, "raterapp/rating/home.html", context)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import F
 
@@ -9,8 +10,12 @@ from raterapp.models import Experiment, PairTask
 
 
 def task_lock(task_id: int) -> PairTask | None:
-    """The task row, locked until the transaction ends (SQLite: already serialised)."""
-    return PairTask.objects.select_for_update().filter(pk=task_id).first()
+    """The task row, locked until the transaction ends (SQLite: already serialised).
+
+    Ordered by pk: PairTask's default ordering goes through the experiment, and FOR UPDATE
+    over that join would lock the experiment row too, serialising every write of the experiment.
+    """
+    return PairTask.objects.select_for_update().filter(pk=task_id).order_by("pk").first()
 
 
 def serialise_writers_on_sqlite(experiment_id: int) -> None:
@@ -20,3 +25,15 @@ def serialise_writers_on_sqlite(experiment_id: int) -> None:
     concurrent assignments and submits queue instead of failing."""
     if not connection.features.has_select_for_update:
         Experiment.objects.filter(pk=experiment_id).update(seed=F("seed"))
+
+
+def rater_lock(rater_id: int) -> None:
+    """The rater's user row, locked until the transaction ends: a rater's lease requests
+    (from any session or device) and the admin actions that pause, deactivate or set quotas
+    of the rater take it first, so they run one after the other (SQLite: already serialised).
+
+    ``FOR NO KEY UPDATE``, not ``FOR UPDATE``: storing a verdict or a lease of the rater
+    takes ``FOR KEY SHARE`` on this row (its foreign key), which ``FOR UPDATE`` would block,
+    and a submit holding its task's lock would deadlock with a lease request holding this one.
+    """
+    list(get_user_model().objects.select_for_update(no_key=True).filter(pk=rater_id).values_list("pk", flat=True))

@@ -8,15 +8,15 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from raterapp.models import Experiment, Judgement, Lease, PairReport, PairTask
+from raterapp.models import Experiment, Judgement, Lease, PairReport, PairTask, RaterProfile
 from raterapp.selectors.judging import rater_quota_left
 
 from .errors import JudgementRefused, QueueClosed
-from .locks import serialise_writers_on_sqlite, task_lock
+from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from .spending import budget_lease_check
 
 MAX_HELD = 2  # the pair on screen and the preloaded next one
@@ -33,13 +33,19 @@ def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] =
     order that still wants verdicts, that this rater has neither judged nor reported, and
     that other raters' live leases do not fill. The returned task carries its ``lease``.
 
-    Raises :class:`QueueClosed` when the rater's quota or the experiment's budget is spent
-    (or the budget paused), and
+    Raises :class:`QueueClosed` when the rater is paused (``rater_paused``), the
+    experiment was assigned to other raters meanwhile (``not_assigned``), the rater's quota
+    or the experiment's budget is spent (or the budget paused), and
     :class:`JudgementRefused` when they already hold ``MAX_HELD`` tasks.
+
+    The rater's row is locked first, so the requests of one rater (any session, any
+    device) are served one at a time and a quota counts them all.
     """
     holding = set(holding)
     with transaction.atomic():
         serialise_writers_on_sqlite(experiment.pk)
+        rater_lock(rater.pk)
+        _rater_check(experiment=experiment, rater=rater)
         held = list(
             Lease.objects.filter(rater=rater, task__experiment=experiment, expires_at__gt=timezone.now()).order_by(
                 "created_at", "pk"
@@ -65,12 +71,16 @@ def leases_renew(*, rater, task_ids: Iterable[int]) -> tuple[list[Lease], list[i
     """Extend the rater's leases on these tasks; ``(renewed leases, lost task ids)``.
 
     A lease that expired meanwhile is renewed when its slot is still free; it is lost
-    (and deleted) when other raters' leases and verdicts filled the task, or when the
-    rater judged the task already.
+    (and deleted) when other raters' leases and verdicts filled the task, when the
+    rater judged the task already, or when the experiment is assigned to other raters (a
+    lease granted while an admin changed the assignment ends here).
     """
     renewed, lost = [], []
     for task_id in list(dict.fromkeys(task_ids))[:MAX_RENEW]:
         lease = Lease.objects.filter(task_id=task_id, rater=rater).select_related("task").first()
+        if lease is not None and _assigned_to_others(experiment_id=lease.task.experiment_id, rater=rater):
+            Lease.objects.filter(pk=lease.pk).delete()
+            lease = None
         if lease is None:
             lost.append(task_id)
             continue
@@ -170,6 +180,24 @@ def _slot_free(task: PairTask, *, rater, now) -> bool:
         return True
     held = Lease.objects.filter(task=task, expires_at__gt=now).exclude(rater=rater).count()
     return task.verdicts + held < task.wanted
+
+
+def _rater_check(*, experiment: Experiment, rater) -> None:
+    """Refuse a paused rater (read under the rater's lock, which a pause takes too), and
+    one the experiment is no longer open to (its assigned raters changed after the
+    request's access check)."""
+    if RaterProfile.objects.filter(user=rater.pk, paused=True).exists():
+        raise QueueClosed("rater_paused", "An admin paused your rating for now.")
+    if _assigned_to_others(experiment_id=experiment.pk, rater=rater):
+        raise QueueClosed("not_assigned", "This experiment is not open to you any more.")
+
+
+def _assigned_to_others(*, experiment_id: int, rater) -> bool:
+    """Whether the experiment has assigned raters and this rater is not one of them."""
+    assigned = Experiment.assigned_raters.through.objects.filter(experiment=experiment_id).aggregate(
+        n=Count("pk"), mine=Count("pk", filter=Q(user=rater.pk))
+    )
+    return bool(assigned["n"]) and not assigned["mine"]
 
 
 def _quota_check(rater) -> None:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from raterapp.access import RATER, has_role
 from raterapp.models import Judgement, Lease, PairTask, RetractedJudgement, Verdict
 from raterapp.services.estimates import estimates_refresh_schedule
+from raterapp.services.rater_quality import rater_auto_pause_schedule
 
 from .errors import JudgementRefused
 from .locks import serialise_writers_on_sqlite, task_lock
@@ -31,7 +32,8 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
     of this ``client_id`` was undone, or (``BudgetSpent``) the budget is spent. A late
     verdict (its lease expired, and maybe the pair went to someone else meanwhile) is kept
     while the task wants verdicts; leases it over-promises are withdrawn. On commit, a
-    (debounced) recompute of the estimates is scheduled.
+    (debounced) recompute of the estimates is scheduled, and with ``RATER_AUTO_PAUSE`` a
+    check of the rater's quality flags (at most once a minute per rater).
     """
     if verdict not in Verdict.values:
         raise ValidationError({"verdict": f"Must be one of {', '.join(Verdict.values)}."})
@@ -124,6 +126,8 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
         _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
     lease.delete()
+    if settings.RATER_AUTO_PAUSE:
+        transaction.on_commit(partial(rater_auto_pause_schedule, rater_id=rater.pk), robust=True)
     if not task.is_gold:
         transaction.on_commit(partial(estimates_refresh_schedule, experiment_id=task.experiment_id), robust=True)
     return judgement

@@ -28,6 +28,8 @@ const END_TEXT = {
   quota_total: ["Total quota reached", "You have given all the verdicts your quota allows."],
   budget_spent: ["Budget spent", "This experiment has all the verdicts its budget pays for. Thank you!"],
   budget_paused: ["Rating paused", "An admin paused rating of this experiment. Try again later."],
+  rater_paused: ["Your rating is paused", "An admin paused your rating for now. Ask them when you can continue."],
+  not_assigned: ["Not open to you", "This experiment is now rated by other raters. Pick another one from your list."],
 };
 const RETRY_DELAYS_MS = [500, 1000, 2000, 4000, 8000, 15000];
 const STATUS_CLEAR_MS = 4000;

@@ -74,9 +74,10 @@ def test_dashboard_numbers_equal_the_command_line_on_the_exported_files(client_o
     cli = run_json("estimate", tmp_path / "items.csv", tmp_path / "pairs.csv", tmp_path / "judgements.csv",
                    "--confidence", "0.9")
 
-    assert list(body["estimates"]) == list(mc.metrics_for_scheme(scheme)) == list(cli["estimates"])
-    for name, expected in cli["estimates"].items():
-        shown = body["estimates"][name]
+    # The app shows the scheme's estimates (ΔRecall and IQ, which the command line adds, are not on it yet).
+    assert list(body["estimates"]) == list(mc.metrics_for_scheme(scheme))
+    for name in mc.metrics_for_scheme(scheme):
+        expected, shown = cli["estimates"][name], body["estimates"][name]
         for key, value in expected.items():
             assert shown[key] == pytest.approx(value, rel=1e-12, abs=1e-15), (name, key)
         assert shown["half_width"] == pytest.approx((expected["ci_high"] - expected["ci_low"]) / 2, rel=1e-12)

@@ -100,5 +100,7 @@ def test_the_metrics_core_command_line_reproduces_the_estimates_from_the_exports
     assert (status, err) == (0, "")
     from_cli = json.loads(out)
     snapshot = client.get(f"/api/experiments/{judged.pk}/estimates/").json()
-    assert from_cli["estimates"] == snapshot["estimates"]
+    # The command line adds the derived ΔRecall and IQ, which the app does not store yet.
+    derived = {"DeltaRecall", "IQ"}
+    assert {k: v for k, v in from_cli["estimates"].items() if k not in derived} == snapshot["estimates"]
     assert from_cli["exact"] == snapshot["exact"]

@@ -4,6 +4,7 @@ request (or a read) changes nothing in the database."""
 import uuid
 
 import pytest
+from django.contrib.auth.models import User
 from django.db.models import Sum
 
 from raterapp.models import (
@@ -16,6 +17,7 @@ from raterapp.models import (
     Lease,
     PairReport,
     PairTask,
+    RaterProfile,
     RetractedJudgement,
     SampledPair,
     UploadedFile,
@@ -103,6 +105,23 @@ TABLE = [
     ("get", "/api/budget-pools/{pool}/", None, (403, 403, 403, 403, 200)),
     ("patch", "/api/budget-pools/{pool}/", "pool_change", (403, 403, 403, 403, 200)),
     ("delete", "/api/budget-pools/{pool}/", None, (403, 403, 403, 403, 405)),
+    ("get", "/api/raters/", None, (403, 403, 403, 403, 200)),
+    ("get", "/api/raters/?format=csv&since=2026-01-01", None, (403, 403, 403, 403, 200)),
+    ("post", "/api/raters/", "rater_new", (403, 403, 403, 403, 201)),
+    ("delete", "/api/raters/", None, (403, 403, 403, 403, 405)),
+    ("get", "/api/raters/{r}/", None, (403, 403, 403, 403, 200)),  # a rater's own id too: they use me/
+    ("get", "/api/raters/{o}/", None, (403, 403, 403, 403, 404)),  # not a rater
+    ("patch", "/api/raters/{r}/", "rater_change", (403, 403, 403, 403, 200)),
+    ("delete", "/api/raters/{r}/", None, (403, 403, 403, 403, 405)),
+    ("get", "/api/raters/me/", None, (403, 200, 403, 403, 403)),
+    ("patch", "/api/raters/me/", "rater_change", (403, 405, 403, 403, 403)),
+    ("get", E + "raters/", None, READ),
+    ("get", E + "raters/?format=csv", None, READ),
+    ("put", E + "raters/", "assign", (403, 403, 403, 404, 200)),
+    ("post", E + "raters/", "assign", NO),
+    ("get", E + "agreement/", None, READ),
+    ("get", E + "agreement/?format=csv", None, READ),
+    ("post", E + "agreement/", None, NO),
 ]
 WRITES = {
     ("post", "/api/experiments/"),
@@ -118,6 +137,9 @@ WRITES = {
     ("patch", E + "budget/"),
     ("post", "/api/budget-pools/"),
     ("patch", "/api/budget-pools/{pool}/"),
+    ("post", "/api/raters/"),
+    ("patch", "/api/raters/{r}/"),
+    ("put", E + "raters/"),
 }
 
 
@@ -137,6 +159,11 @@ def database_state():
         "budgets": sorted(ExperimentBudget.objects.values_list("pk", "max_verdicts", "paused", "pool", "spent")),
         "pools": sorted(BudgetPool.objects.values_list("pk", "name", "max_verdicts", "paused")),
         "budget_changes": BudgetChange.objects.count(),
+        "users": sorted(User.objects.values_list("pk", "username", "is_active", "password")),
+        "rater_profiles": sorted(
+            RaterProfile.objects.values_list("user", "daily_quota", "total_quota", "paused", "paused_reason")
+        ),
+        "assigned_raters": sorted(Experiment.assigned_raters.through.objects.values_list("experiment", "user")),
     }
 
 
@@ -149,7 +176,10 @@ def world(people, experiment):
     estimates_refresh(experiment_id=experiment.pk)
     pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
     pool = BudgetPool.objects.create(name="team pool", max_verdicts=1000)
-    return {"experiment": experiment, "task": task, "judgement": judgement, "pair": pair, "pool": pool}
+    return {
+        "experiment": experiment, "task": task, "judgement": judgement, "pair": pair, "pool": pool,
+        "rater": people["rater"], "owner": people["owner"],
+    }  # fmt: skip
 
 
 def body_of(kind, world):
@@ -174,13 +204,20 @@ def body_of(kind, world):
         return {"name": "new pool", "max_verdicts": 100, "reason": "role table"}
     if kind == "pool_change":
         return {"max_verdicts": 1, "reason": "role table"}
+    if kind == "rater_new":
+        return {"username": "new-rater", "email": "new-rater@example.org"}
+    if kind == "rater_change":
+        return {"daily_quota": 5, "paused": True, "paused_reason": "role table"}
+    if kind == "assign":
+        return {"raters": [world["rater"].pk]}
     return None
 
 
 def url_of(path, world):
     return path.format(
-        e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk, p=world["pair"].pk, pool=world["pool"].pk
-    )
+        e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk, p=world["pair"].pk, pool=world["pool"].pk,
+        r=world["rater"].pk, o=world["owner"].pk,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("role", ROLES)

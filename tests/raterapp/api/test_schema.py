@@ -37,6 +37,11 @@ PATHS = [
     "/api/budget-pools/",
     "/api/overview/",
     "/api/budget-pools/{pool_id}/",
+    "/api/raters/",
+    "/api/raters/me/",
+    "/api/raters/{rater_id}/",
+    "/api/experiments/{experiment_id}/raters/",
+    "/api/experiments/{experiment_id}/agreement/",
 ]
 
 

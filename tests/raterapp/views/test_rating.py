@@ -166,3 +166,18 @@ def test_nav_shows_the_rate_link_to_raters(client, users, who, shown):
     assert (f'<a href="{reverse("rate-home")}"' in content) is shown
     if shown:
         assert 'aria-current="page">Rate</a>' in content
+
+
+def test_the_home_page_lists_only_experiments_open_to_the_rater_and_says_when_they_are_paused(client, users, experiment):
+    from raterapp.services.raters import rater_assign, rater_pause
+
+    someone_else = UserFactory(roles=["rater"])
+    client.force_login(users["rater"])
+    page = client.get(reverse("rate-home"))
+    assert f'data-experiment="{experiment.pk}"'.encode() in page.content and b"data-paused-note" not in page.content
+    rater_assign(actor=users["admin"], experiment=experiment, raters=[someone_else])
+    rater_pause(actor=users["admin"], rater=users["rater"], reason="too fast: median 0.8 s")
+    page = client.get(reverse("rate-home"))
+    assert f'data-experiment="{experiment.pk}"'.encode() not in page.content
+    assert b"Your rating is paused" in page.content and b"too fast" not in page.content
+    assert client.get(reverse("rate-experiment", args=[experiment.pk])).status_code == 404

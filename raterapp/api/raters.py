@@ -1,0 +1,210 @@
+"""Rater management: raters with their numbers and quality flags, their accounts, quotas,
+pause and assignment to experiments, and the agreement among an experiment's raters.
+
+Roles: admins list, create and change raters (``/api/raters/``) and assign them to
+experiments; engineers read the raters and the agreement of experiments they own or were
+granted (other experiments 404); a rater reads only their own standing
+(``/api/raters/me/``; any other rater's id is 403). Everyone else 403, and a refused
+change changes nothing. Tables download as CSV with ``?format=csv``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, time
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import PermissionDenied as DrfPermissionDenied
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from raterapp.access import access_experiment_for_engineer, access_rater_for_admin
+from raterapp.selectors.judging import rater_summary_get
+from raterapp.selectors.raters import (
+    experiment_agreement_get,
+    experiment_raters_get,
+    rater_detail_get,
+    rater_stats_list,
+)
+from raterapp.services.raters import experiment_raters_set, rater_create, rater_update
+
+from .common import ExportApi, IsAdmin, IsEngineerOrAdmin, IsRater, drf_validation_error
+from .exports import FORMAT
+from .rater_serializers import (
+    ExperimentAgreementSerializer,
+    ExperimentRatersSerializer,
+    ExperimentRatersUpdateSerializer,
+    RaterCreatedSerializer,
+    RaterCreateSerializer,
+    RaterDetailSerializer,
+    RaterMeSerializer,
+    RaterPairKappaSerializer,
+    RaterSerializer,
+    RaterStatsSerializer,
+    RaterUpdateSerializer,
+)
+
+NOT_FOUND = OpenApiResponse(description="No such rater or experiment, or not visible to you.")
+ADMINS_ONLY = OpenApiResponse(description="Only admins manage raters; nothing changed.")
+CSV = OpenApiTypes.STR
+SINCE = OpenApiParameter(
+    "since", str, description="Only verdicts from this moment on (ISO date or date-time; a date means its midnight)."
+)
+EXPERIMENT = OpenApiParameter("experiment", int, description="Only verdicts in this experiment.")
+
+
+def _fields(serializer) -> tuple[str, ...]:
+    return tuple(name for name in serializer().fields if name not in ("flags", "assigned_experiments"))
+
+
+def _service(call):
+    try:
+        return call()
+    except PermissionDenied as exc:
+        raise DrfPermissionDenied(str(exc)) from None
+    except ValidationError as exc:
+        raise drf_validation_error(exc) from None
+
+
+def _since(request) -> datetime | None:
+    value = request.query_params.get("since")
+    if not value:
+        return None
+    moment = parse_datetime(value)
+    if moment is None and parse_date(value) is not None:
+        moment = datetime.combine(parse_date(value), time.min)
+    if moment is None:
+        raise drf_validation_error(ValidationError({"since": "Give an ISO date or date-time."}))
+    return timezone.make_aware(moment) if timezone.is_naive(moment) else moment
+
+
+class RatersApi(ExportApi):
+    """Every rater with their numbers and quality flags (GET), or a new rater (POST: without
+    a password the answer carries a one-time link to choose one). Roles: admin."""
+
+    permission_classes = [IsAdmin]
+    export_name = "raters"
+    csv_fields = _fields(RaterSerializer)
+    csv_free_text_fields = ("username", "email", "paused_reason")
+
+    @extend_schema(
+        parameters=[FORMAT, SINCE, EXPERIMENT],
+        responses={(200, "application/json"): RaterSerializer(many=True), (200, "text/csv"): CSV, 404: NOT_FOUND},
+    )
+    def get(self, request):
+        experiment_id = request.query_params.get("experiment")
+        experiment = access_experiment_for_engineer(request.user, experiment_id) if experiment_id else None
+        rows = rater_stats_list(experiment=experiment, since=_since(request))
+        return Response(RaterSerializer(rows, many=True).data)
+
+    @extend_schema(
+        request=RaterCreateSerializer,
+        responses={
+            201: RaterCreatedSerializer,
+            400: OpenApiResponse(description="Invalid or taken."),
+            403: ADMINS_ONLY,
+        },
+    )
+    def post(self, request):
+        data = RaterCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user, path = _service(lambda: rater_create(actor=request.user, **data.validated_data))
+        (row,) = rater_stats_list(raters=[user.pk])
+        body = {**row, "set_password_url": request.build_absolute_uri(path) if path else None}
+        return Response(RaterCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class RaterApi(APIView):
+    """One rater's numbers across experiments and the experiments assigned to them (GET);
+    change their quotas, pause (with a reason) or unpause them, deactivate or reactivate
+    them (PATCH; all or nothing). Roles: admin."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(responses={200: RaterDetailSerializer, 404: NOT_FOUND})
+    def get(self, request, rater_id: int):
+        rater = access_rater_for_admin(request.user, rater_id)
+        return Response(RaterDetailSerializer(rater_detail_get(rater=rater)).data)
+
+    @extend_schema(request=RaterUpdateSerializer, responses={200: RaterDetailSerializer, 404: NOT_FOUND})
+    def patch(self, request, rater_id: int):
+        rater = access_rater_for_admin(request.user, rater_id)
+        data = RaterUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        _service(lambda: rater_update(actor=request.user, rater=rater, changes=dict(data.validated_data)))
+        return Response(RaterDetailSerializer(rater_detail_get(rater=rater)).data)
+
+
+class RaterMeApi(APIView):
+    """The signed-in rater's own standing: pause, quota and progress (not other raters',
+    and not why they were paused). Roles: rater."""
+
+    permission_classes = [IsRater]
+
+    @extend_schema(responses={200: RaterMeSerializer})
+    def get(self, request):
+        return Response(RaterMeSerializer(rater_summary_get(rater=request.user)).data)
+
+
+class ExperimentRatersApi(ExportApi):
+    """Who may rate the experiment (its assigned raters; none assigned: every rater) and the
+    numbers of its raters (GET; CSV: one row per rater); set the assigned raters (PUT,
+    admins; live leases of raters it is no longer open to are released).
+    Roles: engineer (own or granted) reads, admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+    export_name = "raters"
+    csv_fields = _fields(RaterStatsSerializer)
+    csv_free_text_fields = ("username",)
+
+    @extend_schema(
+        parameters=[FORMAT],
+        responses={(200, "application/json"): ExperimentRatersSerializer, (200, "text/csv"): CSV, 404: NOT_FOUND},
+    )
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        body = experiment_raters_get(experiment=experiment)
+        if request.accepted_renderer.format == "csv":
+            return Response(RaterStatsSerializer(body["raters"], many=True).data)
+        return Response(ExperimentRatersSerializer(body).data)
+
+    @extend_schema(
+        request=ExperimentRatersUpdateSerializer,
+        responses={200: ExperimentRatersSerializer, 400: OpenApiResponse(description="Not raters."), 403: ADMINS_ONLY},
+    )
+    def put(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        data = ExperimentRatersUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        _service(
+            lambda: experiment_raters_set(
+                actor=request.user, experiment=experiment, rater_ids=data.validated_data["raters"]
+            )
+        )
+        return Response(ExperimentRatersSerializer(experiment_raters_get(experiment=experiment)).data)
+
+
+class ExperimentAgreementApi(ExportApi):
+    """Agreement among the raters of the experiment's replicated pairs: Fleiss' kappa,
+    Krippendorff's alpha and Gwet's AC1 overall, each rater's agreement with the others,
+    and Cohen's kappa of every two raters who share pairs (CSV: that pairwise table).
+    Roles: engineer (own or granted), admin."""
+
+    export_name = "agreement"
+    csv_fields = _fields(RaterPairKappaSerializer)
+    csv_free_text_fields = ("rater_a_username", "rater_b_username")
+
+    @extend_schema(
+        parameters=[FORMAT],
+        responses={(200, "application/json"): ExperimentAgreementSerializer, (200, "text/csv"): CSV, 404: NOT_FOUND},
+    )
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        body = experiment_agreement_get(experiment=experiment)
+        if request.accepted_renderer.format == "csv":
+            return Response(RaterPairKappaSerializer(body["pairwise"], many=True).data)
+        return Response(ExperimentAgreementSerializer(body).data)
