@@ -25,7 +25,7 @@ from metrics_core import (
     metrics_for_scheme,
 )
 from metrics_core.results import json_number
-from raterapp.models import EstimateSnapshot, Experiment, PairTask
+from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, PairTask
 from raterapp.selectors.experiments import estimate_snapshot_latest
 
 Status = Experiment.Status
@@ -233,6 +233,17 @@ def _progress(experiment: Experiment, snapshot: EstimateSnapshot | None, totals:
         "more_judgements": json_number(more),
         "hours_to_target": json_number(hours) if hours is not None else None,
         "sample_suffices": None if not math.isfinite(more) else bool(more <= remaining),
+        **_budget_left(experiment),
+    }
+
+
+def _budget_left(experiment: Experiment) -> dict:
+    """The judgement budget: its limit (None: none) and the verdicts it still pays for."""
+    budget = ExperimentBudget.objects.filter(experiment=experiment).values("max_verdicts", "spent").first() or {}
+    limit = budget.get("max_verdicts")
+    return {
+        "budget_max_verdicts": limit,
+        "budget_left": None if limit is None else max(limit - budget["spent"], 0),
     }
 
 

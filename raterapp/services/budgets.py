@@ -18,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from raterapp.access import ADMIN, has_role
 from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget
@@ -50,7 +51,8 @@ def budget_update(*, budget: ExperimentBudget, actor, changes: dict, reason: str
     values = _clean_budget_changes(changes)
     with transaction.atomic():
         budget = ExperimentBudget.objects.select_for_update().get(pk=budget.pk)
-        _apply(budget, values, actor=actor, reason=reason, via=via, subject={"budget": budget})
+        if _apply(budget, values, actor=actor, reason=reason, via=via, subject={"budget": budget}):
+            _dashboards_outdated(Experiment.objects.filter(pk=budget.experiment_id))
     return budget
 
 
@@ -72,11 +74,17 @@ def pool_update(*, pool: BudgetPool, actor, changes: dict, reason: str, via: str
     values = _clean_pool_changes(changes)
     with transaction.atomic():
         pool = BudgetPool.objects.select_for_update().get(pk=pool.pk)
-        _apply(pool, values, actor=actor, reason=reason, via=via, subject={"pool": pool})
+        if _apply(pool, values, actor=actor, reason=reason, via=via, subject={"pool": pool}):
+            _dashboards_outdated(Experiment.objects.filter(budget__pool=pool))
     return pool
 
 
-def _apply(record, values: dict, *, actor, reason: str, via: str, subject: dict) -> None:
+def _dashboards_outdated(experiments) -> None:
+    """Open dashboards poll with the experiment's ``updated_at`` in their ETag: move it."""
+    experiments.update(updated_at=timezone.now())
+
+
+def _apply(record, values: dict, *, actor, reason: str, via: str, subject: dict) -> list[str]:
     changed = []
     for field, value in values.items():
         old = getattr(record, field)
@@ -89,6 +97,7 @@ def _apply(record, values: dict, *, actor, reason: str, via: str, subject: dict)
         changed.append(field)
     if changed:
         record.save(update_fields=changed)
+    return changed
 
 
 def _admin_only(actor) -> None:

@@ -259,6 +259,12 @@ function renderProgress(progress) {
     set(name, String(progress[name] ?? 0));
   }
   set("rate", progress.rate_per_hour === null ? "—" : `${Math.round(progress.rate_per_hour)} verdicts per hour`);
+  set(
+    "budget",
+    progress.budget_max_verdicts === null
+      ? "No limit"
+      : `${progress.budget_left} of ${progress.budget_max_verdicts} verdicts left`,
+  );
   set("half_width", fmt(progress.half_width));
   set("target", fmt(progress.target_half_width));
   let more = "—";
@@ -267,6 +273,7 @@ function renderProgress(progress) {
     more = `About ${Math.ceil(progress.more_judgements)} more verdicts`;
     if (progress.hours_to_target !== null) more += `, ~${fmt(progress.hours_to_target, 1)} h at the current rate`;
     more += progress.sample_suffices ? "." : "; the sample has fewer left: draw more pairs.";
+    if (progress.budget_left !== null && progress.more_judgements > progress.budget_left) more += " The budget runs out first.";
   }
   set("more", more);
   // The judging line of the impact card (filled in by the page, kept current here).

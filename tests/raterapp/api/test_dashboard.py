@@ -14,7 +14,7 @@ from django.core.files.storage import default_storage
 
 import metrics_core as mc
 from metrics_core.agreement import agreement_summary
-from raterapp.models import EstimateSnapshot, Experiment, Judgement
+from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, Judgement
 from raterapp.selectors.dashboard import MIN_JUDGED_DRAWS
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
@@ -125,6 +125,10 @@ def test_dashboard_arranges_metrics_core_results(client_of, judged):
         half_width=quality["DeltaPrecision"].half_width, judgements=len(submitted), target_half_width=0.01
     )
     assert body["snapshot"]["judgements"] == len(submitted)
+    assert (progress["budget_max_verdicts"], progress["budget_left"]) == (None, None)  # no limit
+    ExperimentBudget.objects.filter(experiment=experiment).update(max_verdicts=len(submitted) + 7)
+    progress = client_of("owner").get(url(experiment, "dashboard/")).json()["progress"]
+    assert (progress["budget_max_verdicts"], progress["budget_left"]) == (len(submitted) + 7, 7)
 
 
 def test_the_precision_scheme_has_no_situation_picture(client_of, people):
@@ -210,6 +214,10 @@ def test_polling_answers_304_until_something_changes(client_of, judged):
     client.put(url(experiment, "target/"), {"target_half_width": 0.05}, format="json")  # an edit
     edited = client.get(url(experiment, "dashboard/"), HTTP_IF_NONE_MATCH=moved["ETag"])
     assert edited.status_code == 200 and edited.json()["experiment"]["target_half_width"] == 0.05
+    budgeted = client_of("admin").patch(url(experiment, "budget/"), {"max_verdicts": 99, "reason": "r"}, format="json")
+    assert budgeted.status_code == 200
+    after_budget = client.get(url(experiment, "dashboard/"), HTTP_IF_NONE_MATCH=edited["ETag"])
+    assert after_budget.status_code == 200 and after_budget.json()["progress"]["budget_max_verdicts"] == 99
 
 
 def test_convergence_lists_the_snapshots_evenly(client_of, judged):
