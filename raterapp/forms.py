@@ -70,3 +70,14 @@ class ExperimentCreateForm(forms.Form):
     def files_given(self) -> dict:
         """The uploaded files by kind (empty inputs left out)."""
         return {kind: self.cleaned_data[kind] for kind in self.FILE_KINDS if self.cleaned_data.get(kind)}
+
+
+class BudgetForm(forms.Form):
+    """An admin's change to an experiment's judgement budget, from the experiment page."""
+
+    max_verdicts = forms.IntegerField(
+        label="Maximum verdicts", min_value=0, required=False, help_text="Empty: no limit."
+    )
+    cost_per_verdict = forms.DecimalField(label="Cost per verdict", min_value=0, max_digits=12, decimal_places=4)
+    paused = forms.BooleanField(label="Paused: raters get no pairs", required=False)
+    reason = forms.CharField(label="Why", max_length=2000, help_text="Written to the audit log.")

@@ -239,10 +239,16 @@ def _progress(experiment: Experiment, snapshot: EstimateSnapshot | None, totals:
 
 def _budget_left(experiment: Experiment) -> dict:
     """The judgement budget: its limit (None: none) and the verdicts it still pays for."""
-    budget = ExperimentBudget.objects.filter(experiment=experiment).values("max_verdicts", "spent").first() or {}
-    limit = budget.get("max_verdicts")
+    budget = (
+        ExperimentBudget.objects.filter(experiment=experiment)
+        .values("max_verdicts", "spent", "cost_per_verdict")
+        .first()
+    ) or {"max_verdicts": None, "spent": 0, "cost_per_verdict": 0}
+    limit = budget["max_verdicts"]
     return {
         "budget_max_verdicts": limit,
+        "budget_spent": budget["spent"],
+        "budget_spent_cost": float(budget["spent"] * budget["cost_per_verdict"]),
         "budget_left": None if limit is None else max(limit - budget["spent"], 0),
     }
 

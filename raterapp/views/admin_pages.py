@@ -1,4 +1,4 @@
-"""Pages for admins: the overview of spend, throughput and budgets.
+"""Pages for admins: the overview of spend, throughput, budgets and raters, and the budget form.
 
 Roles: admins (and superusers); anyone else signed in gets a friendly 403 page, anonymous
 users go to the sign-in page. The page's data is the overview API's, embedded as
@@ -13,6 +13,7 @@ from django.views import View
 
 from raterapp.access import ADMIN, user_roles
 from raterapp.selectors.overview import spend_overview_get
+from raterapp.selectors.raters import rater_stats_list
 
 DAYS = 14
 
@@ -35,5 +36,7 @@ class AdminPageMixin(LoginRequiredMixin):
 
 class OverviewPageView(AdminPageMixin, View):
     def get(self, request):
-        overview = spend_overview_get(days=DAYS)
-        return render(request, "raterapp/admin/overview.html", self.page_context(overview=overview, days=DAYS))
+        context = self.page_context(
+            overview=spend_overview_get(days=DAYS), raters=rater_stats_list(agreement=True), days=DAYS
+        )
+        return render(request, "raterapp/admin/overview.html", context)

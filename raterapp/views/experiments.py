@@ -10,13 +10,16 @@ from __future__ import annotations
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views import View
 
 from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, user_roles
-from raterapp.forms import ExperimentCreateForm
-from raterapp.models import Experiment
+from raterapp.forms import BudgetForm, ExperimentCreateForm
+from raterapp.models import BudgetChange, Experiment
+from raterapp.selectors.budgets import budget_changes_list, budget_summary_get
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
+from raterapp.services.budgets import budget_for, budget_update
 from raterapp.services.experiments import experiment_create
 
 Status = Experiment.Status
@@ -141,8 +144,11 @@ def _add_service_errors(form: ExperimentCreateForm, exc: ValidationError) -> Non
 
 class ExperimentPageView(EngineerPageMixin, View):
     def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        return self.render_page(request, access_experiment_for_engineer(request.user, experiment_id))
+
+    def render_page(self, request, experiment: Experiment, *, budget_form: BudgetForm | None = None, status=200):
         steps = preparation_steps(experiment)
+        budget = budget_for(experiment)
         context = self.page_context(
             experiment=experiment,
             steps=steps,
@@ -155,5 +161,48 @@ class ExperimentPageView(EngineerPageMixin, View):
             files=experiment.files.order_by("kind"),
             dashboard=experiment_dashboard_get(experiment=experiment),
             can_change=experiment.owner_id == request.user.pk or ADMIN in self.roles,
+            budget=budget_summary_get(budget=budget),
+            budget_form=(budget_form or _budget_form_of(budget)) if ADMIN in self.roles else None,
+            budget_changes=budget_changes_list(experiment=experiment)[:5],
         )
-        return render(request, "raterapp/experiments/detail.html", context)
+        return render(request, "raterapp/experiments/detail.html", context, status=status)
+
+
+class ExperimentBudgetPageView(ExperimentPageView):
+    """The budget form of the experiment page (admins): a change goes to the audit log with
+    ``via=page``; errors show beside the fields on the page again."""
+
+    def get(self, request, experiment_id: int):
+        return redirect("experiment-detail", experiment_id=experiment_id)
+
+    def post(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        if ADMIN not in self.roles:
+            return render(request, "raterapp/admin/forbidden.html", self.page_context(), status=403)
+        form = BudgetForm(request.POST)
+        if form.is_valid():
+            changes = {name: form.cleaned_data[name] for name in ("max_verdicts", "cost_per_verdict", "paused")}
+            try:
+                budget_update(
+                    budget=budget_for(experiment),
+                    actor=request.user,
+                    changes=changes,
+                    reason=form.cleaned_data["reason"],
+                    via=BudgetChange.Via.PAGE,
+                )
+            except ValidationError as exc:
+                for field, messages in exc.message_dict.items():
+                    form.add_error(field if field in form.fields else None, messages)
+            else:
+                return redirect(reverse("experiment-detail", args=[experiment.pk]) + "#budget")
+        return self.render_page(request, experiment, budget_form=form, status=400)
+
+
+def _budget_form_of(budget) -> BudgetForm:
+    return BudgetForm(
+        initial={
+            "max_verdicts": budget.max_verdicts,
+            "cost_per_verdict": budget.cost_per_verdict,
+            "paused": budget.paused,
+        }
+    )

@@ -3,7 +3,12 @@
 from django.urls import path
 
 from .admin_pages import OverviewPageView
-from .experiments import ExperimentCreatePageView, ExperimentListPageView, ExperimentPageView
+from .experiments import (
+    ExperimentBudgetPageView,
+    ExperimentCreatePageView,
+    ExperimentListPageView,
+    ExperimentPageView,
+)
 from .explorer import ExplorerPageView
 from .rating import JudgePageView, RaterHomePageView
 
@@ -11,6 +16,7 @@ urlpatterns = [
     path("experiments/", ExperimentListPageView.as_view(), name="experiment-list"),
     path("experiments/new/", ExperimentCreatePageView.as_view(), name="experiment-new"),
     path("experiments/<int:experiment_id>/", ExperimentPageView.as_view(), name="experiment-detail"),
+    path("experiments/<int:experiment_id>/budget/", ExperimentBudgetPageView.as_view(), name="experiment-budget"),
     path("experiments/<int:experiment_id>/pairs/", ExplorerPageView.as_view(), name="experiment-pairs"),
     path("overview/", OverviewPageView.as_view(), name="overview"),
     path("rate/", RaterHomePageView.as_view(), name="rate-home"),

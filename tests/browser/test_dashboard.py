@@ -117,6 +117,7 @@ def test_dashboard_follows_verdicts_live(celery_worker_process, browser, live_se
     assert after["estimates"]["DeltaPrecision"]["value"] == expected["value"]
     assert page.evaluate("window.__notReloaded") is True
     assert page.locator("[data-progress='verdicts']").inner_text() == "100"
+    assert page.locator("[data-budget='spent']").inner_text() == "100"  # the budget card follows too
 
     # The panels are drawn by Chart.js and the slice table fills in on demand.
     for name in ("intervals", "decomposition", "situation", "convergence"):

@@ -265,6 +265,9 @@ function renderProgress(progress) {
       ? "No limit"
       : `${progress.budget_left} of ${progress.budget_max_verdicts} verdicts left`,
   );
+  setText("[data-budget='spent']", String(progress.budget_spent));
+  setText("[data-budget='spent-cost']", fmt(progress.budget_spent_cost, 2));
+  if (progress.budget_left !== null) setText("[data-budget='left']", String(progress.budget_left));
   set("half_width", fmt(progress.half_width));
   set("target", fmt(progress.target_half_width));
   let more = "—";

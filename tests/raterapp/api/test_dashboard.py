@@ -129,6 +129,7 @@ def test_dashboard_arranges_metrics_core_results(client_of, judged):
     ExperimentBudget.objects.filter(experiment=experiment).update(max_verdicts=len(submitted) + 7)
     progress = client_of("owner").get(url(experiment, "dashboard/")).json()["progress"]
     assert (progress["budget_max_verdicts"], progress["budget_left"]) == (len(submitted) + 7, 7)
+    assert (progress["budget_spent"], progress["budget_spent_cost"]) == (len(submitted), 0.0)
 
 
 def test_the_precision_scheme_has_no_situation_picture(client_of, people):

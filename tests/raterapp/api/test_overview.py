@@ -91,6 +91,7 @@ def test_overview_page_is_for_admins(people, spend, who, status):
     if status == 200:
         html = response.content.decode()
         assert 'data-total="verdicts">5<' in html and "team</strong>: 4 of 100 verdicts spent" in html
+        assert 'data-rater="alice"' in html and 'data-rater="bob"' in html
     else:
         assert "This page is for admins" in response.content.decode()
     assert Client().get("/overview/").status_code == 302

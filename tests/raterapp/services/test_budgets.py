@@ -229,3 +229,31 @@ def test_changes_through_the_django_admin_are_audited(experiment, users):
     created = client.post("/admin/raterapp/budgetpool/add/", {"name": "Team", "max_verdicts": "7", "reason": "new"})
     assert created.status_code == 302
     assert BudgetChange.objects.filter(pool__name="Team", via="admin").count() == 2
+
+
+def test_changes_through_the_experiment_page_are_audited(experiment, users):
+    page = Client()
+    page.force_login(users["admin"])
+    url = f"/experiments/{experiment.pk}/budget/"
+    form = {"max_verdicts": "12", "cost_per_verdict": "0.3", "paused": "on", "reason": "pilot budget"}
+    response = page.post(url, form)
+    assert response.status_code == 302 and response["Location"].endswith(f"/experiments/{experiment.pk}/#budget")
+    assert sorted(BudgetChange.objects.values_list("field", "new_value", "via", "reason")) == [
+        ("cost_per_verdict", "0.3000", "page", "pilot budget"),
+        ("max_verdicts", "12", "page", "pilot budget"),
+        ("paused", "True", "page", "pilot budget"),
+    ]
+    html = page.get(f"/experiments/{experiment.pk}/").content.decode()
+    assert 'data-budget="max">12 verdicts<' in html and "Save the budget" in html
+    assert "set max_verdicts from “—” to “12” (Page): pilot budget" in html
+
+    refused = page.post(url, {"max_verdicts": "-3", "cost_per_verdict": "0.3", "reason": ""})
+    assert refused.status_code == 400
+    assert "This field is required." in refused.content.decode()
+    assert BudgetChange.objects.count() == 3 and budget_of(experiment).max_verdicts == 12
+
+    engineer = Client()
+    engineer.force_login(users["engineer"])  # the owner
+    assert engineer.post(url, {**form, "max_verdicts": "1000"}).status_code == 403
+    assert budget_of(experiment).max_verdicts == 12 and BudgetChange.objects.count() == 3
+    assert "Only admins change budgets." in engineer.get(f"/experiments/{experiment.pk}/").content.decode()
