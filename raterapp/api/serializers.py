@@ -315,6 +315,7 @@ class BudgetPlanSerializer(serializers.Serializer):
 class BudgetSerializer(serializers.Serializer):
     experiment = serializers.IntegerField()
     max_verdicts = serializers.IntegerField(allow_null=True, help_text="Null: no limit.")
+    replication = serializers.IntegerField(help_text="Verdicts wanted per sampled pair.")
     cost_per_verdict = serializers.DecimalField(max_digits=12, decimal_places=4)
     total_cost = serializers.DecimalField(max_digits=24, decimal_places=4, allow_null=True)
     spent = serializers.IntegerField(help_text="Verdicts given (gold questions included).")
@@ -328,6 +329,7 @@ class BudgetSerializer(serializers.Serializer):
 
 class BudgetUpdateSerializer(serializers.Serializer):
     max_verdicts = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    replication = serializers.IntegerField(min_value=1, max_value=20, required=False)
     cost_per_verdict = serializers.DecimalField(max_digits=12, decimal_places=4, min_value=0, required=False)
     paused = serializers.BooleanField(required=False)
     pool = serializers.IntegerField(allow_null=True, required=False, help_text="A pool id, or null for none.")

@@ -20,6 +20,7 @@ def budget_summary_get(*, budget: ExperimentBudget) -> dict:
     return {
         "experiment": experiment.pk,
         "max_verdicts": budget.max_verdicts,
+        "replication": experiment.replication,
         "cost_per_verdict": budget.cost_per_verdict,
         "total_cost": None if budget.max_verdicts is None else budget.max_verdicts * budget.cost_per_verdict,
         "spent": budget.spent,

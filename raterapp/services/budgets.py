@@ -18,16 +18,19 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from raterapp.access import ADMIN, has_role
-from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget
+from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, PairTask
 
 from .judging.spending import BudgetSpent
 
 __all__ = ["BudgetSpent", "budget_for", "budget_update", "pool_create", "pool_update"]
 
-BUDGET_FIELDS = ("max_verdicts", "cost_per_verdict", "paused", "pool")
+BUDGET_FIELDS = ("max_verdicts", "cost_per_verdict", "paused", "pool", "replication")
+MAX_REPLICATION = 20
 POOL_FIELDS = ("name", "max_verdicts", "paused")
 
 
@@ -43,17 +46,42 @@ def budget_for(experiment: Experiment) -> ExperimentBudget:
 def budget_update(*, budget: ExperimentBudget, actor, changes: dict, reason: str, via: str) -> ExperimentBudget:
     """Change an experiment's budget (admins only); one audit entry per changed field.
 
-    ``changes`` may hold ``max_verdicts`` (None: no limit), ``cost_per_verdict``, ``paused``
-    and ``pool`` (a BudgetPool or None). A maximum below what is spent is allowed: every
-    verdict stays and no pair is leased any more.
+    ``changes`` may hold ``max_verdicts`` (None: no limit), ``cost_per_verdict``, ``paused``,
+    ``pool`` (a BudgetPool or None) and ``replication`` (verdicts wanted per sampled pair,
+    1 to ``MAX_REPLICATION``). A maximum below what is spent is allowed: every verdict
+    stays and no pair is leased any more. Lowering the replication keeps every verdict too:
+    a pair that has more verdicts than the new replication keeps wanting what it has.
     """
     _admin_only(actor)
     values = _clean_budget_changes(changes)
+    replication = values.pop("replication", None)
     with transaction.atomic():
         budget = ExperimentBudget.objects.select_for_update().get(pk=budget.pk)
-        if _apply(budget, values, actor=actor, reason=reason, via=via, subject={"budget": budget}):
+        changed = _apply(budget, values, actor=actor, reason=reason, via=via, subject={"budget": budget})
+        if replication is not None and _replication_set(budget, replication, actor=actor, reason=reason, via=via):
+            changed.append("replication")
+        if changed:
             _dashboards_outdated(Experiment.objects.filter(pk=budget.experiment_id))
     return budget
+
+
+def _replication_set(budget: ExperimentBudget, replication: int, *, actor, reason: str, via: str) -> bool:
+    experiment = Experiment.objects.select_for_update().get(pk=budget.experiment_id)
+    if experiment.replication == replication:
+        return False
+    BudgetChange.objects.create(
+        budget=budget,
+        actor=actor,
+        field="replication",
+        old_value=str(experiment.replication),
+        new_value=str(replication),
+        reason=reason,
+        via=via,
+    )
+    experiment.replication = replication
+    experiment.save(update_fields=["replication", "updated_at"])
+    PairTask.objects.filter(experiment=experiment, gold_answer="").update(wanted=Greatest(F("verdicts"), replication))
+    return True
 
 
 def pool_create(*, actor, name: str, max_verdicts: int, reason: str, via: str) -> BudgetPool:
@@ -122,6 +150,10 @@ def _clean_budget_changes(changes: dict) -> dict:
         values["cost_per_verdict"] = cost.quantize(Decimal("0.0001"))
     if "paused" in values and not isinstance(values["paused"], bool):
         raise ValidationError({"paused": "Give true or false."})
+    if "replication" in values and not (
+        isinstance(values["replication"], int) and 1 <= values["replication"] <= MAX_REPLICATION
+    ):
+        raise ValidationError({"replication": f"Give a whole number of verdicts per pair from 1 to {MAX_REPLICATION}."})
     if "pool" in values and values["pool"] is not None and not isinstance(values["pool"], BudgetPool):
         raise ValidationError({"pool": "No such pool."})
     return values

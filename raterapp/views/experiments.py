@@ -181,7 +181,8 @@ class ExperimentBudgetPageView(ExperimentPageView):
             return render(request, "raterapp/admin/forbidden.html", self.page_context(), status=403)
         form = BudgetForm(request.POST)
         if form.is_valid():
-            changes = {name: form.cleaned_data[name] for name in ("max_verdicts", "cost_per_verdict", "paused")}
+            fields = ("max_verdicts", "replication", "cost_per_verdict", "paused")
+            changes = {name: form.cleaned_data[name] for name in fields}
             try:
                 budget_update(
                     budget=budget_for(experiment),
@@ -202,6 +203,7 @@ def _budget_form_of(budget) -> BudgetForm:
     return BudgetForm(
         initial={
             "max_verdicts": budget.max_verdicts,
+            "replication": budget.experiment.replication,
             "cost_per_verdict": budget.cost_per_verdict,
             "paused": budget.paused,
         }

@@ -73,5 +73,18 @@ def test_overview_page_draws_spend_and_budgets(browser, live_server, screenshots
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)
     page.screenshot(path=str(screenshots_dir / "overview-390.png"), full_page=True)
+
+    # The budget of one experiment, changed on its page by the admin: audited as a page change.
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.locator("tr[data-budget] a").first.click()
+    page.wait_for_url(re.compile(r"/experiments/\d+/$"))
+    budget = page.locator("#budget")
+    budget.get_by_label("Maximum verdicts").fill("150")
+    budget.get_by_label("Why").fill("second wave of rating")
+    budget.get_by_role("button", name="Save the budget").click()
+    page.wait_for_url(re.compile(r"/experiments/\d+/#budget$"))
+    assert page.locator("[data-budget='max']").inner_text() == "150 verdicts"
+    assert "(Page): second wave of rating" in page.locator("[data-budget-changes]").inner_text()
+    page.locator("#budget").screenshot(path=str(screenshots_dir / "budget-card-1280.png"))
     context.close()
     assert problems == [], problems

@@ -235,13 +235,14 @@ def test_changes_through_the_experiment_page_are_audited(experiment, users):
     page = Client()
     page.force_login(users["admin"])
     url = f"/experiments/{experiment.pk}/budget/"
-    form = {"max_verdicts": "12", "cost_per_verdict": "0.3", "paused": "on", "reason": "pilot budget"}
+    form = {"max_verdicts": "12", "replication": "2", "cost_per_verdict": "0.3", "paused": "on", "reason": "pilot budget"}
     response = page.post(url, form)
     assert response.status_code == 302 and response["Location"].endswith(f"/experiments/{experiment.pk}/#budget")
     assert sorted(BudgetChange.objects.values_list("field", "new_value", "via", "reason")) == [
         ("cost_per_verdict", "0.3000", "page", "pilot budget"),
         ("max_verdicts", "12", "page", "pilot budget"),
         ("paused", "True", "page", "pilot budget"),
+        ("replication", "2", "page", "pilot budget"),
     ]
     html = page.get(f"/experiments/{experiment.pk}/").content.decode()
     assert 'data-budget="max">12 verdicts<' in html and "Save the budget" in html
@@ -250,10 +251,31 @@ def test_changes_through_the_experiment_page_are_audited(experiment, users):
     refused = page.post(url, {"max_verdicts": "-3", "cost_per_verdict": "0.3", "reason": ""})
     assert refused.status_code == 400
     assert "This field is required." in refused.content.decode()
-    assert BudgetChange.objects.count() == 3 and budget_of(experiment).max_verdicts == 12
+    assert BudgetChange.objects.count() == 4 and budget_of(experiment).max_verdicts == 12
 
     engineer = Client()
     engineer.force_login(users["engineer"])  # the owner
     assert engineer.post(url, {**form, "max_verdicts": "1000"}).status_code == 403
-    assert budget_of(experiment).max_verdicts == 12 and BudgetChange.objects.count() == 3
+    assert budget_of(experiment).max_verdicts == 12 and BudgetChange.objects.count() == 4
     assert "Only admins change budgets." in engineer.get(f"/experiments/{experiment.pk}/").content.decode()
+
+
+def test_replication_changes_what_every_pair_wants_and_keeps_every_verdict(experiment, users):
+    first, second = (judge(experiment, rater) for rater in UserFactory.create_batch(2, roles=["rater"]))
+    assert first.task_id == second.task_id  # the first pair in rank order, twice (replication 3)
+    judged = PairTask.objects.get(pk=first.task_id)
+    budget_update(budget=budget_of(experiment), actor=users["admin"], changes={"replication": 1}, reason="r", via="api")
+    experiment.refresh_from_db()
+    wanted = dict(PairTask.objects.filter(experiment=experiment).values_list("pk", "wanted"))
+    assert experiment.replication == 1
+    assert wanted.pop(judged.pk) == judged.verdicts == 2  # keeps its two verdicts
+    assert set(wanted.values()) == {1}
+    assert Judgement.objects.count() == 2
+    budget_update(budget=budget_of(experiment), actor=users["admin"], changes={"replication": 4}, reason="r", via="api")
+    assert set(PairTask.objects.filter(experiment=experiment).values_list("wanted", flat=True)) == {4}
+    assert list(BudgetChange.objects.order_by("pk").values_list("field", "old_value", "new_value")) == [
+        ("replication", "3", "1"),
+        ("replication", "1", "4"),
+    ]
+    with pytest.raises(ValidationError, match="replication"):
+        budget_update(budget=budget_of(experiment), actor=users["admin"], changes={"replication": 0}, reason="r", via="api")
