@@ -8,11 +8,9 @@ to the audit log.
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import PermissionDenied as DrfPermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -21,7 +19,7 @@ from raterapp.models import BudgetChange, BudgetPool
 from raterapp.selectors.budgets import budget_changes_list, budget_summary_get, pool_summary_get
 from raterapp.services.budgets import budget_for, budget_update, pool_create, pool_update
 
-from .common import IsAdmin, IsEngineerOrAdmin, drf_validation_error
+from .common import IsAdmin, IsEngineerOrAdmin, service_call
 from .serializers import (
     BudgetChangeSerializer,
     BudgetPoolCreateSerializer,
@@ -43,15 +41,6 @@ def _changes_from(data: dict) -> tuple[dict, str]:
     return changes, data["reason"]
 
 
-def _service_errors(call):
-    try:
-        return call()
-    except PermissionDenied as exc:
-        raise DrfPermissionDenied(str(exc)) from None
-    except ValidationError as exc:
-        raise drf_validation_error(exc) from None
-
-
 class ExperimentBudgetApi(APIView):
     """The experiment's judgement budget: limit, cost per verdict, spent, left, pause, its
     pool, and the plan (further verdicts and cost for each metric to reach the target
@@ -70,7 +59,7 @@ class ExperimentBudgetApi(APIView):
         data = BudgetUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes, reason = _changes_from(data.validated_data)
-        budget = _service_errors(
+        budget = service_call(
             lambda: budget_update(
                 budget=budget_for(experiment), actor=request.user, changes=changes, reason=reason, via=VIA
             )
@@ -105,7 +94,7 @@ class BudgetPoolsApi(APIView):
         data = BudgetPoolCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        pool = _service_errors(lambda: pool_create(actor=request.user, via=VIA, **values))
+        pool = service_call(lambda: pool_create(actor=request.user, via=VIA, **values))
         return Response(BudgetPoolSerializer(pool_summary_get(pool=pool)).data, status=status.HTTP_201_CREATED)
 
 
@@ -124,7 +113,5 @@ class BudgetPoolApi(APIView):
         data = BudgetPoolUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes, reason = _changes_from(data.validated_data)
-        pool = _service_errors(
-            lambda: pool_update(pool=pool, actor=request.user, changes=changes, reason=reason, via=VIA)
-        )
+        pool = service_call(lambda: pool_update(pool=pool, actor=request.user, changes=changes, reason=reason, via=VIA))
         return Response(BudgetPoolSerializer(pool_summary_get(pool=pool)).data)

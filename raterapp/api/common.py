@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
 from rest_framework.permissions import BasePermission
@@ -40,6 +41,17 @@ class Conflict(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the current state."
     default_code = "conflict"
+
+
+def service_call(call):
+    """Run ``call()``, a service call; its refusals as HTTP answers (403 for a Django
+    ``PermissionDenied``, 400 for a ``ValidationError``)."""
+    try:
+        return call()
+    except DjangoPermissionDenied as exc:
+        raise exceptions.PermissionDenied(str(exc)) from None
+    except DjangoValidationError as exc:
+        raise drf_validation_error(exc) from None
 
 
 def drf_validation_error(exc: DjangoValidationError) -> exceptions.ValidationError:

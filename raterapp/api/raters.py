@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from datetime import datetime, time
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied as DrfPermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -32,7 +31,7 @@ from raterapp.selectors.raters import (
 )
 from raterapp.services.raters import experiment_raters_set, rater_create, rater_update
 
-from .common import ExportApi, IsAdmin, IsEngineerOrAdmin, IsRater, drf_validation_error
+from .common import ExportApi, IsAdmin, IsEngineerOrAdmin, IsRater, drf_validation_error, service_call
 from .exports import FORMAT
 from .rater_serializers import (
     ExperimentAgreementSerializer,
@@ -59,15 +58,6 @@ EXPERIMENT = OpenApiParameter("experiment", int, description="Only verdicts in t
 
 def _fields(serializer) -> tuple[str, ...]:
     return tuple(name for name in serializer().fields if name not in ("flags", "assigned_experiments"))
-
-
-def _service(call):
-    try:
-        return call()
-    except PermissionDenied as exc:
-        raise DrfPermissionDenied(str(exc)) from None
-    except ValidationError as exc:
-        raise drf_validation_error(exc) from None
 
 
 def _since(request) -> datetime | None:
@@ -112,7 +102,7 @@ class RatersApi(ExportApi):
     def post(self, request):
         data = RaterCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user, path = _service(lambda: rater_create(actor=request.user, **data.validated_data))
+        user, path = service_call(lambda: rater_create(actor=request.user, **data.validated_data))
         (row,) = rater_stats_list(raters=[user.pk])
         body = {**row, "set_password_url": request.build_absolute_uri(path) if path else None}
         return Response(RaterCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
@@ -135,7 +125,7 @@ class RaterApi(APIView):
         rater = access_rater_for_admin(request.user, rater_id)
         data = RaterUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        _service(lambda: rater_update(actor=request.user, rater=rater, changes=dict(data.validated_data)))
+        service_call(lambda: rater_update(actor=request.user, rater=rater, changes=dict(data.validated_data)))
         return Response(RaterDetailSerializer(rater_detail_get(rater=rater)).data)
 
 
@@ -180,7 +170,7 @@ class ExperimentRatersApi(ExportApi):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         data = ExperimentRatersUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        _service(
+        service_call(
             lambda: experiment_raters_set(
                 actor=request.user, experiment=experiment, rater_ids=data.validated_data["raters"]
             )
