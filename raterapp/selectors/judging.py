@@ -59,12 +59,16 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
         "today": counts["today"],
         "mine": counts["mine"],
         "remaining": wanted["left"],
-        "quota": {
-            "daily": profile.daily_quota if profile else None,
-            "daily_left": daily_left,
-            "total": profile.total_quota if profile else None,
-            "total_left": total_left,
-        },
+        "quota": _quota_of(profile, daily_left, total_left),
+    }
+
+
+def _quota_of(profile: RaterProfile | None, daily_left: int | None, total_left: int | None) -> dict:
+    return {
+        "daily": profile.daily_quota if profile else None,
+        "daily_left": daily_left,
+        "total": profile.total_quota if profile else None,
+        "total_left": total_left,
     }
 
 
@@ -86,12 +90,7 @@ def rater_summary_get(*, rater) -> dict:
         "paused_at": profile.paused_at if profile and profile.paused else None,
         "today": counts["today"],
         "total": counts["total"],
-        "quota": {
-            "daily": profile.daily_quota if profile else None,
-            "daily_left": daily_left,
-            "total": profile.total_quota if profile else None,
-            "total_left": total_left,
-        },
+        "quota": _quota_of(profile, daily_left, total_left),
         "experiments": [
             {
                 "experiment": row["experiment"].pk,

@@ -12,8 +12,8 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, 
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from raterapp.models import Experiment, Judgement, Lease, PairReport, PairTask, RaterProfile
-from raterapp.selectors.judging import rater_quota_left
+from raterapp.models import Experiment, Judgement, Lease, PairReport, PairTask
+from raterapp.selectors.judging import rater_is_paused, rater_quota_left
 
 from .errors import JudgementRefused, QueueClosed
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
@@ -186,7 +186,7 @@ def _rater_check(*, experiment: Experiment, rater) -> None:
     """Refuse a paused rater (read under the rater's lock, which a pause takes too), and
     one the experiment is no longer open to (its assigned raters changed after the
     request's access check)."""
-    if RaterProfile.objects.filter(user=rater.pk, paused=True).exists():
+    if rater_is_paused(rater=rater):
         raise QueueClosed("rater_paused", "An admin paused your rating for now.")
     if _assigned_to_others(experiment_id=experiment.pk, rater=rater):
         raise QueueClosed("not_assigned", "This experiment is not open to you any more.")
