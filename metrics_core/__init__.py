@@ -14,18 +14,22 @@ precise than Base.
 from .agreement import AgreementSummary, RaterPairKappa, agreement_summary, cohens_kappa, pairwise_cohens_kappa
 from .contributions import group_contribution
 from .derived import (
+    ABSOLUTE_METRICS,
     DERIVED_METRICS,
     AffectedItemDiagram,
     DerivedMetrics,
     RecallBaseCurve,
     RecallPrecisionHeatMap,
+    absolute_quality,
     affected_item_diagram,
     affected_item_diagram_from_metrics,
+    calibration_against_gold,
     derived_metrics,
+    recall_base_matching,
 )
 from .estimation import ESTIMATED_METRICS, estimate_quality, metrics_for_scheme
 from .external import EXTERNAL_MEASURES, external_measures, external_per_item
-from .gold import quality_from_gold
+from .gold import quality_from_gold, truth_from_gold
 from .impact import (
     POINTWISE_METRICS,
     impact_by_group,
@@ -55,6 +59,7 @@ from .situation import SITUATION_PARTS, AffectedItemSituation, affected_item_sit
 from .slices import SliceQuality, estimate_quality_by_slice
 
 __all__ = [
+    "ABSOLUTE_METRICS",
     "DERIVED_METRICS",
     "ESTIMATED_METRICS",
     "EXTERNAL_MEASURES",
@@ -108,6 +113,10 @@ __all__ = [
     "pairwise_cohens_kappa",
     "population_from_labels",
     "quality_from_gold",
+    "truth_from_gold",
+    "absolute_quality",
+    "calibration_against_gold",
+    "recall_base_matching",
     "rater_agreement",
     "sample_pairs",
     "verdicts_from_judgements",

@@ -10,12 +10,14 @@ Ideal cluster: weight(Base(i) ∩ Ideal(i)) and the like are sums over
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ._validation import as_1d
 from .estimation import ESTIMATED_METRICS
+from .impact import cell_pointwise_metrics
 from .population import Population, factorize_keys, factorize_labels
 
 
@@ -47,13 +49,8 @@ def quality_from_gold(population: Population, gold_labels: Any, *, vantage: Any 
     (0.4444, 0.0, 0.4444)
     """
     pop = population
-    if len(gold_labels) != pop.n_items:
-        raise ValueError(f"gold_labels has {len(gold_labels)} values, expected {pop.n_items}")
-    gold, gold_names = factorize_labels("gold_labels", gold_labels)
-    n_gold = len(gold_names)
-    with_base = _group_weight(pop, pop.base * n_gold + gold, len(pop.base_labels) * n_gold)
-    with_exp = _group_weight(pop, pop.exp * n_gold + gold, len(pop.exp_labels) * n_gold)
-    with_both = _group_weight(pop, pop.cell * n_gold + gold, len(pop.cell_weight) * n_gold)
+    g = _gold_weights(pop, gold_labels)
+    with_base, with_exp, with_both = g["with_base"], g["with_exp"], g["with_both"]
     sets = {name: values[pop.cell] for name, values in pop.cell_sets.items()}
     split_equivalent = np.where(sets["split"] > 0, np.maximum(with_base - with_both, 0.0), 0.0)
     merge_equivalent = np.where(sets["merge"] > 0, np.maximum(with_exp - with_both, 0.0), 0.0)
@@ -78,6 +75,72 @@ def quality_from_gold(population: Population, gold_labels: Any, *, vantage: Any 
     if vantage is not None:
         share = np.where(as_1d("vantage", vantage).astype(bool), share, 0.0)
     return {name: float(np.dot(share, pointwise[name])) for name in ESTIMATED_METRICS}
+
+
+def truth_from_gold(population: Population, gold_labels: Any) -> dict[str, float]:
+    """The true values of what MQM approximates from a diagram, given the Ideal clustering.
+
+    ``DeltaRecall`` = Recall_Exp(T) − Recall_Base(T) with Recall_C(i) = weight(C(i) ∩
+    Ideal(i)) / weight(Ideal(i)) (MQM eq 2); ``IQ`` = (JD(Base, Ideal) − JD(Exp, Ideal)) /
+    JD(Base, Exp) (MQM eq 77) with each JD a weighted mean of pointwise Jaccard distances
+    (NaN when Base = Exp); ``RecallBase`` and ``PrecisionBase`` are Recall_Base and
+    Precision_Base of the affected items, the parameters of MQM §3.3's diagram; also
+    ``RecallBaseAll``, ``RecallExpAll``, ``PrecisionBaseAll`` and ``PrecisionExpAll`` of T,
+    and the two distances to Ideal.
+
+    Examples
+    --------
+    Base {a,b,c},{d}; Exp {a,b},{c,d}; Ideal {a,b},{c,d}: Exp is Ideal.
+
+    >>> from metrics_core import population_from_labels
+    >>> pop = population_from_labels(["B1", "B1", "B1", "B2"], ["E1", "E1", "E2", "E2"])
+    >>> t = truth_from_gold(pop, ["x", "x", "y", "y"])
+    >>> t["DeltaRecall"], round(t["IQ"], 12), t["RecallBase"], round(t["PrecisionBase"], 4)
+    (0.25, 1.0, 0.75, 0.6667)
+    """
+    pop = population
+    g = _gold_weights(pop, gold_labels)
+    base, exp = pop.base_weight[pop.base], pop.exp_weight[pop.exp]
+    recall_base, recall_exp = g["with_base"] / g["ideal"], g["with_exp"] / g["ideal"]
+    jd_base = 1.0 - g["with_base"] / (base + g["ideal"] - g["with_base"])
+    jd_exp = 1.0 - g["with_exp"] / (exp + g["ideal"] - g["with_exp"])
+    affected = pop.cell_affected()[pop.cell]
+    mean = lambda values, where=None: _weighted_mean(pop.weight, values, where)  # noqa: E731
+    jd_change = mean(cell_pointwise_metrics(pop)["JaccardDistance"][pop.cell])
+    distance_base, distance_exp = mean(jd_base), mean(jd_exp)
+    return {
+        "DeltaRecall": mean(recall_exp) - mean(recall_base),
+        "IQ": (distance_base - distance_exp) / jd_change if jd_change > 0 else math.nan,
+        "RecallBase": min(mean(recall_base, affected), 1.0),
+        "PrecisionBase": min(mean(g["with_base"] / base, affected), 1.0),
+        "RecallBaseAll": mean(recall_base),
+        "RecallExpAll": mean(recall_exp),
+        "PrecisionBaseAll": mean(g["with_base"] / base),
+        "PrecisionExpAll": mean(g["with_exp"] / exp),
+        "JaccardDistanceBaseIdeal": distance_base,
+        "JaccardDistanceExpIdeal": distance_exp,
+    }
+
+
+def _gold_weights(pop: Population, gold_labels: Any) -> dict[str, np.ndarray]:
+    """Per item: weight(Base(i) ∩ Ideal(i)), (Exp ∩ Ideal), (Base ∩ Exp ∩ Ideal) and weight(Ideal(i))."""
+    if len(gold_labels) != pop.n_items:
+        raise ValueError(f"gold_labels has {len(gold_labels)} values, expected {pop.n_items}")
+    gold, gold_names = factorize_labels("gold_labels", gold_labels)
+    n_gold = len(gold_names)
+    return {
+        "with_base": _group_weight(pop, pop.base * n_gold + gold, len(pop.base_labels) * n_gold),
+        "with_exp": _group_weight(pop, pop.exp * n_gold + gold, len(pop.exp_labels) * n_gold),
+        "with_both": _group_weight(pop, pop.cell * n_gold + gold, len(pop.cell_weight) * n_gold),
+        "ideal": np.bincount(gold, weights=pop.weight, minlength=n_gold)[gold],
+    }
+
+
+def _weighted_mean(weight: np.ndarray, values: np.ndarray, where: np.ndarray | None = None) -> float:
+    if where is not None:
+        weight, values = weight[where], values[where]
+    total = weight.sum()
+    return float(np.dot(weight, values) / total) if total > 0 else math.nan
 
 
 def _group_weight(pop: Population, keys: np.ndarray, key_range: int) -> np.ndarray:

@@ -27,6 +27,8 @@ clip at eq 56; on one with SplitRate − MergeRate = −0.15, ΔRecall covered 0
 0.92 (0.93-0.94 without unsure verdicts). Bias-corrected and basic intervals did worse.
 """
 
+from .absolute import ABSOLUTE_METRICS, absolute_quality
+from .calibration import calibration_against_gold, recall_base_matching
 from .diagram import (
     AffectedItemDiagram,
     RecallBaseCurve,
@@ -37,6 +39,10 @@ from .diagram import (
 from .metrics import DERIVED_METRICS, DerivedMetrics, derived_metrics
 
 __all__ = [
+    "ABSOLUTE_METRICS",
+    "absolute_quality",
+    "calibration_against_gold",
+    "recall_base_matching",
     "DERIVED_METRICS",
     "AffectedItemDiagram",
     "DerivedMetrics",

@@ -216,6 +216,10 @@ class AffectedItemDiagram:
             valid=valid,
         )
 
+    def with_parameters(self, *, recall_base: float | None = None, precision_base: float | None = None):
+        """The diagram of the same inputs with other parameters (None: Variant 1, the default rule)."""
+        return affected_item_diagram(**self._arguments(), recall_base=recall_base, precision_base=precision_base)
+
     def _arguments(self) -> dict[str, float]:
         """The T-level inputs the diagram was built from."""
         awf = self.inputs["AffectedWeightFraction"]

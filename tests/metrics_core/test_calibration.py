@@ -1,0 +1,107 @@
+"""Ground truth beside the derived metrics: ``truth_from_gold``, the matching parameters and absolute quality.
+
+* ``truth_from_gold`` (group sums) equals the N×N brute force of test_derived on random changes.
+* At the Recall_Base that ``recall_base_matching`` finds, the diagram gives the true ΔRecall.
+* MQM §5.1 on a known Ideal: with Exp the all-singletons clustering, 1 − ΔPrecision(T) is the
+  Precision of C and −ΔRecall(T) is Recall(C) − MinimumRecall (eqs 84-90).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import metrics_core as mc
+from metrics_core import Estimate
+from tests.metrics_core.test_derived import brute_force_truth, random_change
+
+
+def random_populations(seed, count):
+    rng = np.random.default_rng(seed)
+    while count:
+        base, exp, ideal, weights = random_change(rng, n_items=150)
+        pop = mc.population_from_labels(base, exp, weights)
+        if pop.cell_affected().any():
+            count -= 1
+            yield pop, base, exp, ideal, weights
+
+
+def test_truth_from_gold_equals_the_brute_force_definition():
+    for pop, base, exp, ideal, weights in random_populations(7, 40):
+        truth = mc.truth_from_gold(pop, ideal)
+        delta_recall, iq, recall_base, precision_base = brute_force_truth(base, exp, ideal, weights)
+        assert truth["DeltaRecall"] == pytest.approx(delta_recall, abs=1e-12)
+        assert truth["IQ"] == pytest.approx(iq, abs=1e-12)
+        assert truth["RecallBase"] == pytest.approx(recall_base, abs=1e-12)
+        assert truth["PrecisionBase"] == pytest.approx(precision_base, abs=1e-12)
+        assert truth["RecallExpAll"] - truth["RecallBaseAll"] == pytest.approx(truth["DeltaRecall"], abs=1e-12)
+
+
+def test_truth_of_identical_clusterings_has_no_iq():
+    pop = mc.population_from_labels([1, 1, 2], [1, 1, 2])
+    truth = mc.truth_from_gold(pop, [1, 2, 2])
+    assert truth["DeltaRecall"] == 0 and math.isnan(truth["IQ"]) and math.isnan(truth["RecallBase"])
+
+
+def test_matching_recall_base_reproduces_the_true_delta_recall():
+    found = 0
+    for pop, _, _, ideal, _ in random_populations(11, 40):
+        quality, exact = mc.quality_from_gold(pop, ideal), mc.impact_metrics(pop).metrics
+        truth = mc.truth_from_gold(pop, ideal)
+        diagram = mc.affected_item_diagram_from_metrics(quality, exact)
+        for recall_base in mc.recall_base_matching(diagram, truth["DeltaRecall"]):
+            found += 1
+            at = diagram.with_parameters(recall_base=recall_base)
+            assert at.delta_recall == pytest.approx(truth["DeltaRecall"], abs=2e-4)
+            assert at.clips["GoodStableWeight"] is None and at.checks["RecallBaseInRange"]
+        calibration = mc.calibration_against_gold(diagram, truth)
+        assert calibration["truth"]["DeltaRecall"] == pytest.approx(truth["DeltaRecall"])
+        assert calibration["diagram"]["DeltaRecall"] == pytest.approx(diagram.delta_recall)
+        variant_2 = calibration["at_true_parameters"]["variant_2"]
+        expected = diagram.with_parameters(recall_base=truth["RecallBase"], precision_base=truth["PrecisionBase"])
+        assert variant_2["DeltaRecall"] == pytest.approx(expected.delta_recall)
+    assert found >= 20  # most changes have a matching parameter
+
+
+def test_no_match_when_the_truth_is_out_of_reach():
+    d = mc.affected_item_diagram(
+        affected_weight_fraction=1.0,
+        good_split_rate=1 / 3,
+        bad_split_rate=0.0,
+        good_merge_rate=1 / 4,
+        bad_merge_rate=0.0,
+        delta_precision=1 / 3,
+        weight_fraction_of_base_cluster=1 / 2,
+        jaccard_distance=23 / 48,
+    )
+    assert mc.recall_base_matching(d, 0.25) == [pytest.approx(0.75, abs=1e-6)]
+    assert mc.recall_base_matching(d, 0.9) == []
+    assert mc.recall_base_matching(d, math.nan) == []
+
+
+def test_absolute_quality_of_one_clustering_against_a_known_ideal():
+    """MQM §5.1: C as Base, the singletons as Exp; exact gold metrics stand in for the estimates."""
+    for _, base, _, ideal, weights in random_populations(3, 20):
+        singletons = np.arange(len(base))
+        change = mc.population_from_labels(base, singletons, weights)
+        if not change.cell_affected().any():
+            continue
+        quality = mc.quality_from_gold(change, ideal)
+        truth = mc.truth_from_gold(change, ideal)
+        exact = Estimate(quality["DeltaPrecision"], 0.0, quality["DeltaPrecision"], quality["DeltaPrecision"], 1, 1)
+        recall = Estimate(truth["DeltaRecall"], 0.0, truth["DeltaRecall"], truth["DeltaRecall"], 1, 1)
+        absolute = mc.absolute_quality(delta_precision=exact, delta_recall=recall)
+        # Precision of C, computed directly: mean of weight(C(i) ∩ Ideal(i)) / weight(C(i)).
+        same_c, same_ideal = base[:, None] == base[None, :], ideal[:, None] == ideal[None, :]
+        precision = float(np.dot(weights, ((same_c & same_ideal) @ weights) / (same_c @ weights)) / weights.sum())
+        assert absolute["Precision"].value == pytest.approx(precision, abs=1e-12)
+        minimum_recall = float(np.dot(weights, weights / (same_ideal @ weights)) / weights.sum())
+        recall_c = float(np.dot(weights, ((same_c & same_ideal) @ weights) / (same_ideal @ weights)) / weights.sum())
+        assert absolute["RecallAboveMinimum"].value == pytest.approx(recall_c - minimum_recall, abs=1e-12)
+
+
+def test_absolute_quality_mirrors_the_interval():
+    q = mc.absolute_quality(delta_precision=Estimate(0.1, 0.02, 0.05, 0.12, 50, 80))
+    p = q["Precision"]
+    assert (p.value, p.ci_low, p.ci_high, p.stderr) == pytest.approx((0.9, 0.88, 0.95, 0.02))
+    assert (p.judged_draws, p.drawn_draws) == (50, 80) and "RecallAboveMinimum" not in q
