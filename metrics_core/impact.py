@@ -12,6 +12,7 @@ pointwise metrics, so lifting to any grouping is a weighted ``bincount`` over un
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,41 +185,78 @@ def _lift(population: Population, units: _Units, *, n_groups: int, labels: np.nd
             return np.array([values.sum()])
         return np.bincount(units.group, weights=values, minlength=n_groups)
 
-    product = np.empty(len(units.weight))
-
-    def weighted_sum(values: np.ndarray) -> np.ndarray:
-        """Σ over each group of unit weight × ``values``, in one reused buffer."""
-        return group_sum(np.multiply(units.weight, values, out=product))
-
-    def share_of_weight(total: np.ndarray) -> np.ndarray:
-        total /= weight  # in place: these tables have one row per cluster
-        return total
-
-    def count(items: np.ndarray) -> np.ndarray:
-        if units.group is None:
-            return np.array([items.sum()])
-        return np.bincount(units.group, weights=items, minlength=n_groups).astype(np.int64)
-
     per_cell = cell_pointwise_metrics(pop)
-    affected = of_unit(pop.cell_affected())
-    weight = group_sum(units.weight)
-    affected_weight = weighted_sum(affected)
-    metrics = {name: share_of_weight(weighted_sum(of_unit(per_cell[name]))) for name in POINTWISE_METRICS}
-    np.multiply(of_unit(per_cell["JaccardIndex"]), affected, out=product)
-    metrics["AffectedJaccardIndex"] = share_of_weight(weighted_sum(product))
-    metrics["UnaffectedJaccardIndex"] = share_of_weight(weight - affected_weight)
-    metrics["AffectedWeightFraction"] = affected_weight / weight
-    # MQM eq 49: Σ over affected items of w_i · w_i/weight(Base(i)), over their weight.
-    np.divide(units.weight_sq, of_unit(pop.cell_sets["base"]), out=product)
-    product *= affected
-    with np.errstate(invalid="ignore", divide="ignore"):
-        fraction = group_sum(product) / affected_weight
-    fraction[affected_weight == 0] = np.nan
-    metrics["WeightFractionOfBaseCluster"] = fraction
+    terms = impact_unit_terms(
+        {name: of_unit(values) for name, values in per_cell.items()},
+        affected=of_unit(pop.cell_affected()),
+        weight=units.weight,
+        weight_sq=units.weight_sq,
+        items=units.items,
+        base_weight=of_unit(pop.cell_sets["base"]),
+    )
+    # One term at a time: a cluster table holds a handful of unit-sized arrays at most.
+    sums = {name: group_sum(values) for name, values in terms}
+    for name in ("items", "affected_items"):
+        sums[name] = sums[name].astype(np.int64)
     return ImpactTable(
         labels=labels,
-        items=count(units.items),
-        affected_items=count(units.items * affected),
-        weight=weight,
-        metrics={name: metrics[name] for name in IMPACT_METRICS},
+        items=sums["items"],
+        affected_items=sums["affected_items"],
+        weight=sums["weight"],
+        metrics=impact_from_sums(sums),
     )
+
+
+IMPACT_SUMS: tuple[str, ...] = (
+    "items",
+    "affected_items",
+    "weight",
+    "affected_weight",
+    *POINTWISE_METRICS,
+    "AffectedJaccardIndex",
+    "WeightFractionOfBaseCluster",
+)
+
+
+def impact_unit_terms(
+    per_cell: Mapping[str, np.ndarray],
+    *,
+    affected: np.ndarray,
+    weight: np.ndarray,
+    weight_sq: np.ndarray,
+    items: np.ndarray,
+    base_weight: np.ndarray,
+) -> Iterator[tuple[str, np.ndarray]]:
+    """The summable terms of the impact metrics of *units* (items sharing a cell), one at a time.
+
+    A unit is a set of items of one cell (and one group). ``per_cell`` holds the
+    :data:`POINTWISE_METRICS` of the unit's cell, ``affected`` whether it is affected,
+    ``weight``/``weight_sq``/``items`` the unit's weight, squared weight and item count, and
+    ``base_weight`` the weight of the cell's Base cluster. Summing each term over the units of
+    a group and passing the sums to :func:`impact_from_sums` gives the group's metrics; every
+    backend goes through these two functions (in memory: ``bincount``; on Dask: group-bys).
+    Yields ``(name, array)`` in the order of :data:`IMPACT_SUMS`.
+    """
+    yield "items", items
+    yield "affected_items", items * affected
+    yield "weight", weight
+    yield "affected_weight", weight * affected
+    for name in POINTWISE_METRICS:
+        yield name, weight * per_cell[name]
+    yield "AffectedJaccardIndex", weight * per_cell["JaccardIndex"] * affected
+    # MQM eq 49: Σ over affected items of w_i · w_i/weight(Base(i)), over their weight.
+    yield "WeightFractionOfBaseCluster", weight_sq / base_weight * affected
+
+
+def impact_from_sums(sums: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The :data:`IMPACT_METRICS` of groups from the group sums of :func:`impact_unit_terms`."""
+    weight, affected_weight = sums["weight"], sums["affected_weight"]
+    metrics = {name: sums[name] / weight for name in POINTWISE_METRICS}
+    metrics["AffectedJaccardIndex"] = sums["AffectedJaccardIndex"] / weight
+    metrics["UnaffectedJaccardIndex"] = (weight - affected_weight) / weight
+    metrics["AffectedWeightFraction"] = affected_weight / weight
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fraction = np.asarray(sums["WeightFractionOfBaseCluster"] / affected_weight, dtype=np.float64)
+    fraction[np.asarray(affected_weight) == 0] = np.nan
+    metrics["WeightFractionOfBaseCluster"] = fraction
+    return {name: metrics[name] for name in IMPACT_METRICS}

@@ -27,13 +27,35 @@ def class_masses(population: Population, scheme: str, items: np.ndarray) -> np.n
     """
     pop = population
     cell = pop.cell[items]
-    w_i = pop.weight[items]
-    sets = {name: values[cell] for name, values in pop.cell_sets.items()}
-    share = np.where(pop.cell_affected()[cell], w_i / pop.total_weight, 0.0)
-    others_in_cell = np.where(pop.cell_size[cell] > 1, np.maximum(sets["both"] - w_i, 0.0), 0.0)
+    return item_class_masses(
+        scheme,
+        sets={name: values[cell] for name, values in pop.cell_sets.items()},
+        weight=pop.weight[items],
+        affected=pop.cell_affected()[cell],
+        cell_size=pop.cell_size[cell],
+        total_weight=pop.total_weight,
+    )
+
+
+def item_class_masses(
+    scheme: str,
+    *,
+    sets: dict[str, np.ndarray],
+    weight: np.ndarray,
+    affected: np.ndarray,
+    cell_size: np.ndarray,
+    total_weight: float,
+) -> np.ndarray:
+    """:func:`class_masses` of vantage items given row by row (every backend's one formula).
+
+    ``sets`` are the :attr:`Population.cell_sets` of each item's cell, ``weight`` the item's
+    weight, ``affected`` and ``cell_size`` its cell's, ``total_weight`` W.
+    """
+    share = np.where(affected, weight / total_weight, 0.0)
+    others_in_cell = np.where(cell_size > 1, np.maximum(sets["both"] - weight, 0.0), 0.0)
     stable_factor = _stable_factor(scheme, sets)
-    masses = np.empty((len(items), 4))
-    masses[:, SELF] = share * w_i * stable_factor
+    masses = np.empty((len(weight), 4))
+    masses[:, SELF] = share * weight * stable_factor
     masses[:, INTERSECTION] = share * others_in_cell * stable_factor
     masses[:, SPLIT] = share * _split_factor(scheme, sets)
     masses[:, MERGE] = share * _merge_factor(scheme, sets)
@@ -87,16 +109,21 @@ def cell_stratum_factor(population: Population, scheme: str, classes: tuple[int,
     Self and intersection pairs always share a stratum: together they weigh
     w_i · weight(cell) · (stable factor).
     """
-    pop = population
-    sets = pop.cell_sets
-    factor = np.zeros(len(pop.cell_weight))
+    return stratum_factor(scheme, classes, sets=population.cell_sets, affected=population.cell_affected())
+
+
+def stratum_factor(
+    scheme: str, classes: tuple[int, ...], *, sets: dict[str, np.ndarray], affected: np.ndarray
+) -> np.ndarray:
+    """:func:`cell_stratum_factor` of cells given row by row by their ``sets`` and ``affected``."""
+    factor = np.zeros(len(affected))
     if SPLIT in classes:
         factor += _split_factor(scheme, sets)
     if MERGE in classes:
         factor += _merge_factor(scheme, sets)
     if SELF in classes:
         factor += sets["both"] * _stable_factor(scheme, sets)
-    return np.where(pop.cell_affected(), factor, 0.0)
+    return np.where(affected, factor, 0.0)
 
 
 def _stable_factor(scheme: str, sets: dict[str, np.ndarray]) -> np.ndarray:

@@ -83,7 +83,9 @@ class Population:
 
     @cached_property
     def _cell_affected(self) -> np.ndarray:
-        return (self.base_size[self.cell_base] != self.cell_size) | (self.exp_size[self.cell_exp] != self.cell_size)
+        return cells_affected(
+            base_size=self.base_size[self.cell_base], exp_size=self.exp_size[self.cell_exp], cell_size=self.cell_size
+        )
 
     @cached_property
     def cell_sets(self) -> dict[str, np.ndarray]:
@@ -95,19 +97,14 @@ class Population:
         merge weights are exactly zero where the item counts say the set is empty,
         so that unchanged items never carry rounding noise.
         """
-        w_base = self.base_weight[self.cell_base]
-        w_exp = self.exp_weight[self.cell_exp]
-        w_both = self.cell_weight
-        split = np.where(self.base_size[self.cell_base] == self.cell_size, 0.0, np.maximum(w_base - w_both, 0.0))
-        merge = np.where(self.exp_size[self.cell_exp] == self.cell_size, 0.0, np.maximum(w_exp - w_both, 0.0))
-        return {
-            "base": w_base,
-            "exp": w_exp,
-            "both": w_both,
-            "split": split,
-            "merge": merge,
-            "union": w_both + split + merge,
-        }
+        return cell_set_weights(
+            base_weight=self.base_weight[self.cell_base],
+            exp_weight=self.exp_weight[self.cell_exp],
+            cell_weight=self.cell_weight,
+            base_size=self.base_size[self.cell_base],
+            exp_size=self.exp_size[self.cell_exp],
+            cell_size=self.cell_size,
+        )
 
     @cached_property
     def cell_weight_sq(self) -> np.ndarray:
@@ -115,6 +112,41 @@ class Population:
         if self.unit_weights:
             return self.cell_size.astype(np.float64)
         return np.bincount(self.cell, weights=self.weight**2, minlength=len(self.cell_weight))
+
+
+def cells_affected(*, base_size: np.ndarray, exp_size: np.ndarray, cell_size: np.ndarray) -> np.ndarray:
+    """Whether the items of each cell are affected, from the item counts of the cell and its clusters.
+
+    Shared by every backend: ``Base(i) == Exp(i)`` exactly when both clusters have as many
+    items as their intersection (counts, never float weights).
+    """
+    return (base_size != cell_size) | (exp_size != cell_size)
+
+
+def cell_set_weights(
+    *,
+    base_weight: np.ndarray,
+    exp_weight: np.ndarray,
+    cell_weight: np.ndarray,
+    base_size: np.ndarray,
+    exp_size: np.ndarray,
+    cell_size: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """The set weights of :attr:`Population.cell_sets` from per-cell totals (one row per cell).
+
+    ``base_*`` and ``exp_*`` are the totals of each cell's Base and Exp cluster, ``cell_*``
+    those of the cell itself. Every backend computes the cell sets through this function.
+    """
+    split = np.where(base_size == cell_size, 0.0, np.maximum(base_weight - cell_weight, 0.0))
+    merge = np.where(exp_size == cell_size, 0.0, np.maximum(exp_weight - cell_weight, 0.0))
+    return {
+        "base": base_weight,
+        "exp": exp_weight,
+        "both": cell_weight,
+        "split": split,
+        "merge": merge,
+        "union": cell_weight + split + merge,
+    }
 
 
 def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Population:

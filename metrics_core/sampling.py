@@ -250,16 +250,24 @@ def _draw(
     cell = layout.cells[_choose(np.cumsum(cell_mass), rng.random(count))]
     items = layout.items_by_cell
     i = items.draw(items.start[cell], items.end[cell], None, rng.random(count))
-    masses = class_masses(pop, scheme, i)[:, classes]
-    within = np.cumsum(masses, axis=1)
-    pick = np.minimum(((rng.random(count) * within[:, -1])[:, None] >= within).sum(axis=1), len(classes) - 1)
-    # Never pick a class of zero mass through rounding at the upper edge.
-    zero = masses[np.arange(count), pick] <= 0
-    if zero.any():
-        pick[zero] = np.argmax(masses[zero] > 0, axis=1)
-    pair_class = np.asarray(classes, dtype=np.int8)[pick]
+    pair_class = pick_classes(class_masses(pop, scheme, i), classes, rng.random(count))
     j = _partners(pop, layout, i, pair_class, rng.random((2, count)))
     return i, j, pair_class
+
+
+def pick_classes(masses: np.ndarray, classes: tuple[int, ...], u: np.ndarray) -> np.ndarray:
+    """The class of each draw ∝ its vantage item's class ``masses`` (shape (n, 4)), from uniforms ``u``.
+
+    Only ``classes`` (a stratum's) take part; returns int8 class codes. Shared by the backends.
+    """
+    masses = masses[:, classes]
+    within = np.cumsum(masses, axis=1)
+    pick = np.minimum(((u * within[:, -1])[:, None] >= within).sum(axis=1), len(classes) - 1)
+    # Never pick a class of zero mass through rounding at the upper edge.
+    zero = masses[np.arange(len(u)), pick] <= 0
+    if zero.any():
+        pick[zero] = np.argmax(masses[zero] > 0, axis=1)
+    return np.asarray(classes, dtype=np.int8)[pick]
 
 
 def _choose(cumulative: np.ndarray, u: np.ndarray) -> np.ndarray:
