@@ -1,0 +1,190 @@
+"""Items on Dask: partitioned Parquet read lazily, checked, and summed into cells.
+
+Conventions shared by this package:
+
+- No item-sized data reaches the driver: it holds O(#buckets + S) values at most.
+- Sums that feed a result are order-independent, so nothing depends on how the items are
+  partitioned or on the number of workers: group sums are taken over rows sorted
+  canonically inside their group (after a shuffle that puts a whole group in one
+  partition), and totals over the whole population are exact (:mod:`.exact`).
+- The per-cell formulas are the in-memory backend's (:func:`metrics_core.population.cell_set_weights`,
+  :func:`metrics_core.impact._cell_pointwise`, ...), applied to the rows of the cell table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+from ..impact import POINTWISE_METRICS, _cell_pointwise
+from ..io import InputError
+from ..population import cell_set_weights, cells_affected
+from .exact import exact_sum, exact_to_float
+
+KEYS: list[str] = ["base_cluster", "exp_cluster"]
+ITEM_COLUMNS: tuple[str, ...] = ("item_id", "base_cluster", "exp_cluster", "weight")
+# Columns of the cell table beyond KEYS: sums of the cell and of its clusters, then per-cell values.
+SET_COLUMNS: tuple[str, ...] = ("set_split", "set_merge", "set_union")
+
+
+@dataclass(frozen=True, eq=False)
+class DaskItems:
+    """Items as a Dask DataFrame: ``item_id, base_cluster, exp_cluster, weight`` and attributes.
+
+    ``weight`` is float64 (1.0 where the files have no weight column); ``attributes`` names
+    the other columns (slices).
+    """
+
+    path: str
+    frame: dd.DataFrame
+    attributes: tuple[str, ...]
+
+    @cached_property
+    def cells(self) -> dd.DataFrame:
+        """The cell table, persisted: one row per (Base cluster, Exp cluster) with its sums.
+
+        Columns: ``base_cluster, exp_cluster, cell_weight, cell_weight_sq, cell_size,
+        base_weight, base_size, exp_weight, exp_size``, ``affected``, the
+        :data:`~metrics_core.impact.POINTWISE_METRICS` and the set weights ``set_split,
+        set_merge, set_union`` (weight of Base \\ Exp, Exp \\ Base, Base ∪ Exp).
+        """
+        return cell_table(self.frame).persist()
+
+    @cached_property
+    def total_weight(self) -> float:
+        """W, summed exactly (the same float however the items are partitioned)."""
+        parts = [dask.delayed(_exact_column_sum)(part, "cell_weight") for part in self.cells.to_delayed()]
+        return exact_to_float(sum(dask.compute(*parts)))
+
+
+def read_items(path: Any, *, storage_options: dict | None = None, validate: bool = True) -> DaskItems:
+    """Open an items dataset: a Parquet file, a folder of Parquet files or any fsspec URL.
+
+    Columns ``item_id, base_cluster, exp_cluster``, optional ``weight``; every other column
+    is an attribute. With ``validate`` (the default) one pass over the data checks that no
+    required value is missing, that weights are positive finite numbers and that item ids
+    are unique; an :class:`~metrics_core.io.InputError` names the first offending item.
+    """
+    try:
+        frame = dd.read_parquet(path, storage_options=storage_options)
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"cannot read Parquet: {exc}") from None
+    missing = [name for name in ITEM_COLUMNS[:3] if name not in frame.columns]
+    if missing:
+        raise InputError(path, f"missing column {missing[0]!r}; items need item_id, base_cluster, exp_cluster")
+    if "weight" in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame["weight"].dtype):
+            raise InputError(path, f"column 'weight' has type {frame['weight'].dtype}; expected numbers")
+        frame = frame.assign(weight=frame["weight"].astype(np.float64))
+    else:
+        frame = frame.assign(weight=1.0)
+    attributes = tuple(name for name in frame.columns if name not in ITEM_COLUMNS)
+    frame = frame[[*ITEM_COLUMNS, *attributes]]
+    if validate:
+        _validate(str(path), frame)
+    return DaskItems(str(path), frame, attributes)
+
+
+def _validate(path: str, frame: dd.DataFrame) -> None:
+    problems = {f"missing {name} (null)": frame[name].isna() for name in ITEM_COLUMNS[:3]}
+    weight = frame["weight"]
+    problems["weight must be a positive finite number"] = ~((weight > 0) & (weight < np.inf))
+    counts = {problem: bad.sum() for problem, bad in problems.items()}
+    counts, n_rows, n_ids = dask.compute(counts, frame.shape[0], frame["item_id"].nunique())
+    for problem, count in counts.items():
+        if count:
+            row = frame[problems[problem]].head(1, npartitions=-1)
+            raise InputError(path, f"item_id {row['item_id'].iloc[0]!r}: {problem}")
+    if n_ids != n_rows:
+        sizes = frame["item_id"].value_counts()
+        duplicated = sizes[sizes > 1].head(1, npartitions=-1)
+        raise InputError(path, f"duplicate item_id {duplicated.index[0]!r}")
+    if n_rows == 0:
+        raise InputError(path, "no items")
+
+
+def cell_table(items: dd.DataFrame) -> dd.DataFrame:
+    """The cells of ``items`` (``base_cluster, exp_cluster, weight``) with the sums of :attr:`DaskItems.cells`."""
+    n_out = max(1, items.npartitions)
+    cells = canonical_group_sums(
+        items[[*KEYS, "weight"]].assign(weight_sq=items["weight"] ** 2),
+        by=KEYS,
+        order=["weight"],
+        sums={"cell_weight": "weight", "cell_weight_sq": "weight_sq", "cell_size": None},
+        npartitions=n_out,
+    )
+    for side, by, order in (("base", "base_cluster", "exp_cluster"), ("exp", "exp_cluster", "base_cluster")):
+        totals = canonical_group_sums(
+            cells[[by, order, "cell_weight", "cell_size"]],
+            by=[by],
+            order=[order],
+            sums={f"{side}_weight": "cell_weight", f"{side}_size": "cell_size"},
+            npartitions=n_out,
+        )
+        cells = cells.merge(totals, on=by, how="inner")
+    return cells.map_partitions(_cell_columns)
+
+
+def canonical_group_sums(
+    frame: dd.DataFrame, *, by: list[str], order: list[str], sums: dict[str, str | None], npartitions: int
+) -> dd.DataFrame:
+    """Group sums that do not depend on the partitioning of ``frame``.
+
+    Rows are shuffled so that each group lies in one partition, sorted by ``by + order``
+    and summed in that order. ``sums`` maps each output column to the column it sums
+    (``None``: the row count). ``order`` must make the rows of a group that differ in the
+    summed columns distinct, so that the sorted order is canonical.
+    """
+    shuffled = frame.shuffle(on=by, npartitions=npartitions)
+
+    def sum_sorted(part: pd.DataFrame) -> pd.DataFrame:
+        part = part.sort_values([*by, *order], kind="stable")
+        grouped = part.groupby(by, sort=False, dropna=False)
+        columns = {out: grouped[source].sum() if source else grouped.size() for out, source in sums.items()}
+        return pd.DataFrame(columns).reset_index()
+
+    return shuffled.map_partitions(sum_sorted)
+
+
+def _cell_columns(part: pd.DataFrame) -> pd.DataFrame:
+    """The per-cell values of the cell table, by the in-memory backend's formulas."""
+    column = lambda name: part[name].to_numpy()  # noqa: E731
+    sets = cell_set_weights(
+        base_weight=column("base_weight"),
+        exp_weight=column("exp_weight"),
+        cell_weight=column("cell_weight"),
+        base_size=column("base_size"),
+        exp_size=column("exp_size"),
+        cell_size=column("cell_size"),
+    )
+    affected = cells_affected(base_size=column("base_size"), exp_size=column("exp_size"), cell_size=column("cell_size"))
+    pointwise = _cell_pointwise(sets)
+    return part.assign(
+        affected=affected,
+        **{name: pointwise[name] for name in POINTWISE_METRICS},
+        set_split=sets["split"],
+        set_merge=sets["merge"],
+        set_union=sets["union"],
+    )
+
+
+def cell_sets(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The :attr:`~metrics_core.population.Population.cell_sets` of rows of the cell table."""
+    return {
+        "base": frame["base_weight"].to_numpy(),
+        "exp": frame["exp_weight"].to_numpy(),
+        "both": frame["cell_weight"].to_numpy(),
+        "split": frame["set_split"].to_numpy(),
+        "merge": frame["set_merge"].to_numpy(),
+        "union": frame["set_union"].to_numpy(),
+    }
+
+
+def _exact_column_sum(part: pd.DataFrame, name: str) -> int:
+    return exact_sum(part[name].to_numpy())
