@@ -30,10 +30,20 @@ def _file_field(*, label: str, columns: str) -> forms.FileField:
 
 
 class ExperimentCreateForm(forms.Form):
-    FILE_KINDS = ("items", "base", "exp", "weights", "catalogue")
+    FILE_KINDS = ("items", "base", "exp", "weights", "catalogue", "gold")
 
     name = forms.CharField(max_length=200)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    kind = forms.ChoiceField(
+        label="Experiment",
+        required=False,
+        choices=Experiment.Kind.choices,
+        initial=Experiment.Kind.CHANGE,
+        help_text=(
+            "Absolute quality: upload one clustering as Base (no Exp); the page reports its Precision "
+            "and how far its Recall is above MinimumRecall (MQM §5.1)."
+        ),
+    )
     question = forms.CharField(
         max_length=500,
         initial=Experiment._meta.get_field("question").default,
@@ -62,10 +72,13 @@ class ExperimentCreateForm(forms.Form):
     exp = _file_field(label="Exp clustering", columns=CLUSTERING_COLUMNS)
     weights = _file_field(label="Weights (optional)", columns=WEIGHTS_COLUMNS)
     catalogue = _file_field(label="Catalogue", columns=CATALOGUE_COLUMNS)
+    gold = _file_field(label="Gold clustering (optional)", columns=CLUSTERING_COLUMNS + " — calibrates the estimates")
 
     def parameters(self) -> dict:
         """The cleaned non-file fields, as keyword arguments of ``experiment_create``."""
-        return {name: value for name, value in self.cleaned_data.items() if name not in self.FILE_KINDS}
+        parameters = {name: value for name, value in self.cleaned_data.items() if name not in self.FILE_KINDS}
+        parameters["kind"] = parameters.get("kind") or Experiment.Kind.CHANGE
+        return parameters
 
     def files_given(self) -> dict:
         """The uploaded files by kind (empty inputs left out)."""

@@ -36,8 +36,18 @@ class Experiment(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
+    class Kind(models.TextChoices):
+        CHANGE = "change", "Change: Base against Exp"
+        ABSOLUTE = "absolute", "Absolute quality of one clustering (Exp: every item alone)"
+
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
+    kind = models.CharField(
+        max_length=20,
+        choices=Kind.choices,
+        default=Kind.CHANGE,
+        help_text="Absolute (MQM §5.1): the uploaded clustering is Base and Exp puts every item alone.",
+    )
     question = models.CharField(
         max_length=500, default="Do these two items refer to the same thing?", help_text="What raters are asked."
     )
@@ -70,6 +80,11 @@ class Experiment(models.Model):
     dropped_items = models.PositiveIntegerField(null=True, blank=True)
     population_file = models.CharField(max_length=300, blank=True, help_text="Normalised Parquet in media storage.")
     impact = models.JSONField(null=True, blank=True, help_text="metrics_core impact output (overall).")
+    gold = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="With a gold clustering: its exact quality metrics and the true ΔRecall and IQ (metrics_core).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -111,6 +126,7 @@ class UploadedFile(models.Model):
         EXP = "exp", "Exp clustering"
         WEIGHTS = "weights", "Item weights"
         CATALOGUE = "catalogue", "Item catalogue"
+        GOLD = "gold", "Gold clustering (item_id, cluster_id)"
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="files")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -306,6 +322,21 @@ class EstimateSnapshot(models.Model):
         ordering = ["experiment", "-created_at"]
         get_latest_by = "created_at"
         indexes = [models.Index(fields=["experiment", "created_at"], name="snapshot_history")]
+
+
+class DerivedEstimate(models.Model):
+    """ΔRecall and IQ with bootstrap intervals (and, with a gold clustering, their calibration)
+    from the verdicts of one moment; computed after the snapshots, so it may lag them."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="derived_estimates")
+    created_at = models.DateTimeField(auto_now_add=True)
+    judgements = models.PositiveIntegerField()
+    seconds = models.FloatField(help_text="How long the computation took.")
+    payload = models.JSONField(help_text="metrics_core DerivedMetrics.as_dict(), plus calibration when gold is known.")
+
+    class Meta:
+        ordering = ["experiment", "-created_at"]
+        indexes = [models.Index(fields=["experiment", "created_at"], name="derived_history")]
 
 
 class ImpactGroup(models.Model):

@@ -182,6 +182,10 @@ if not DEBUG:
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)
 UNDO_SECONDS = env.int("UNDO_SECONDS", default=600)
 ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.5)
+# ΔRecall and IQ: a bootstrap of this many replicates (seconds at 100k draws), so it runs
+# in its own task after the snapshots, at most once per DERIVED_DEBOUNCE_SECONDS.
+DERIVED_BOOTSTRAP_REPLICATES = env.int("DERIVED_BOOTSTRAP_REPLICATES", default=1000)
+DERIVED_DEBOUNCE_SECONDS = env.float("DERIVED_DEBOUNCE_SECONDS", default=2.0)
 
 # Rater quality flags (raterapp/selectors/raters.py) and the optional automatic pause.
 # too_fast: median seconds per verdict below RATER_MIN_SECONDS, over at least

@@ -31,6 +31,14 @@ def estimates_refresh_task(experiment_id: int) -> None:
     estimates_refresh(experiment_id=experiment_id)
 
 
+@shared_task(name="raterapp.derived_refresh", acks_late=True, time_limit=900, soft_time_limit=870, **RETRY)
+def derived_refresh_task(experiment_id: int) -> None:
+    """Recompute ΔRecall and IQ with their bootstrap intervals (and the gold calibration) from every verdict."""
+    from raterapp.services.derived import derived_refresh
+
+    derived_refresh(experiment_id=experiment_id)
+
+
 @shared_task(name="raterapp.raters_auto_pause", acks_late=True, time_limit=300, soft_time_limit=270, **RETRY)
 def raters_auto_pause_task(rater_id: int | None = None) -> None:
     """Pause the rater (every rater when ``rater_id`` is None) if a quality flag is raised

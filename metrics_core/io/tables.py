@@ -158,6 +158,33 @@ def read_clusterings(base_path: Any, exp_path: Any, weights_path: Any = None) ->
     return ItemTable(str(base_path), base_ids, base_labels, exp_labels, weight, {}, dropped)
 
 
+def read_clustering_against_singletons(path: Any, weights_path: Any = None) -> ItemTable:
+    """One clustering (``item_id, cluster_id``) as Base, and as Exp every item alone (MQM §5.1).
+
+    The experiment of the absolute quality of a clustering. Optional weights as in
+    :func:`read_clusterings`. Raises :class:`InputError`.
+    """
+    ids, labels = _read_clustering(path)
+    weight = np.ones(len(ids)) if weights_path is None else _read_weights_for(weights_path, ids)
+    return ItemTable(str(path), ids, labels, ids, weight, {})
+
+
+def read_gold_labels(path: Any, item_ids: pa.Array) -> pa.Array:
+    """The gold cluster (``item_id, cluster_id``) of each of ``item_ids``, in their order.
+
+    Every item needs one; gold rows of other items are ignored. Raises :class:`InputError`.
+    """
+    ids, labels = _read_clustering(path)
+    at = _codes_in(item_ids, ids)
+    if (at < 0).any():
+        missing = np.flatnonzero(at < 0)
+        first = item_ids[int(missing[0])].as_py()
+        raise InputError(
+            path, f"no gold cluster for item_id {first!r} ({len(missing)} of {len(item_ids)} items lack one)"
+        )
+    return labels.take(pa.array(at))
+
+
 def read_truth_and_prediction(truth_path: Any, pred_path: Any) -> ItemTable:
     """TRUTH as ``base_cluster`` and PRED as ``exp_cluster`` (both ``item_id, cluster_id``).
 

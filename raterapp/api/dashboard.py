@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer, access_experiment_for_owner
 from raterapp.selectors.dashboard import dashboard_version_get, estimate_convergence_get, experiment_dashboard_get
+from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.slices import UnknownAttribute, experiment_slices_get, slice_attributes_list
 from raterapp.services.experiment_control import (
     experiment_rating_close,
@@ -56,6 +57,32 @@ class ExperimentDashboardApi(APIView):
         response["ETag"] = etag
         patch_cache_control(response, private=True, no_cache=True)
         return response
+
+
+class ExperimentDerivedApi(APIView):
+    """The latest ΔRecall and IQ with bootstrap intervals, the diagram they come from (variant,
+    clips, checks), the Recall_Base curve, the heat map and, with a gold clustering, the
+    calibration against the truth (404 until first computed; it follows the estimates by a
+    few seconds). Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        derived = derived_latest(experiment=experiment)
+        if derived is None:
+            raise NotFound("No derived metrics yet.")
+        return Response(
+            {
+                "id": derived.pk,
+                "experiment": experiment.pk,
+                "created_at": derived.created_at.isoformat(),
+                "judgements": derived.judgements,
+                "seconds": derived.seconds,
+                **derived.payload,
+            }
+        )
 
 
 class ExperimentConvergenceApi(ExportApi):

@@ -8,16 +8,18 @@ from rest_framework import serializers
 
 from raterapp.models import BudgetChange, Experiment, ImpactGroup, Judgement, PairReport, PairTask
 
-FILE_KINDS = ("items", "base", "exp", "weights", "catalogue")
+FILE_KINDS = ("items", "base", "exp", "weights", "catalogue", "gold")
 
 
 class ExperimentCreateSerializer(serializers.Serializer):
     """The fields of ``experiment_create``; files are either ``items`` or ``base`` + ``exp``,
-    with an optional ``weights``, and always a ``catalogue``. Only types are checked here:
+    with an optional ``weights``, and always a ``catalogue``; ``kind=absolute`` takes ``base``
+    (and ``weights``) only; a ``gold`` clustering is optional. Only types are checked here:
     the service checks values and file combinations (errors keyed by field, or ``files``)."""
 
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True)
+    kind = serializers.ChoiceField(choices=Experiment.Kind.choices, required=False)
     question = serializers.CharField(required=False, max_length=500)
     guidelines = serializers.CharField(required=False, allow_blank=True)
     scheme = serializers.ChoiceField(choices=Experiment.Scheme.choices, required=False)
@@ -31,6 +33,7 @@ class ExperimentCreateSerializer(serializers.Serializer):
     exp = serializers.FileField(required=False)
     weights = serializers.FileField(required=False)
     catalogue = serializers.FileField(required=False)
+    gold = serializers.FileField(required=False, help_text="Optional gold clustering: item_id, cluster_id.")
 
 
 class ExperimentSerializer(serializers.ModelSerializer):
@@ -39,7 +42,7 @@ class ExperimentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Experiment
         fields = (
-            "id", "name", "description", "question", "guidelines", "owner", "scheme", "n_draws", "diff_share",
+            "id", "name", "description", "kind", "question", "guidelines", "owner", "scheme", "n_draws", "diff_share",
             "replication", "seed", "confidence", "gold_rate", "status", "progress", "error", "items_count",
             "dropped_items", "created_at", "updated_at",
         )  # fmt: skip

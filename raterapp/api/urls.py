@@ -5,6 +5,7 @@ from .dashboard import (
     ExperimentCloseApi,
     ExperimentConvergenceApi,
     ExperimentDashboardApi,
+    ExperimentDerivedApi,
     ExperimentReopenApi,
     ExperimentSlicesApi,
     ExperimentTargetApi,
@@ -76,6 +77,7 @@ urlpatterns = [
     path(experiment + "gold-accuracy/", GoldAccuracyApi.as_view(), name="api-gold-accuracy"),
     path(experiment + "reports/", PairReportsApi.as_view(), name="api-pair-reports"),
     path(experiment + "dashboard/", ExperimentDashboardApi.as_view(), name="api-experiment-dashboard"),
+    path(experiment + "derived/", ExperimentDerivedApi.as_view(), name="api-experiment-derived"),
     path(
         experiment + "estimates/convergence/",
         ExperimentConvergenceApi.as_view(),

@@ -26,6 +26,14 @@ from metrics_core import (
 )
 from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, PairTask
+from raterapp.selectors.derived import (
+    absolute_panel_get,
+    calibration_panel_get,
+    derived_latest,
+    derived_latest_id,
+    derived_panel_get,
+    estimate_reading,
+)
 from raterapp.selectors.experiments import estimate_snapshot_latest
 
 Status = Experiment.Status
@@ -80,41 +88,54 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     headline = stored["estimates"].get(HEADLINE) if stored else None
     progress = _progress(experiment, snapshot, totals, headline)
     situation = affected_item_situation(quality, exact=exact) if quality is not None and exact else None
+    derived = derived_latest(experiment=experiment)
+    derived_panel = derived_panel_get(derived=derived)
     return {
         "experiment": {
             "id": experiment.pk,
             "name": experiment.name,
             "status": experiment.status,
             "status_label": experiment.get_status_display(),
+            "kind": experiment.kind,
             "scheme": experiment.scheme,
             "confidence": experiment.confidence,
             "target_half_width": experiment.target_half_width,
         },
         "badge": experiment_badge_get(experiment=experiment, estimate=headline, progress=progress),
-        "version": dashboard_version(experiment=experiment, snapshot_id=snapshot.pk if snapshot else None),
+        "version": dashboard_version(
+            experiment=experiment,
+            snapshot_id=snapshot.pk if snapshot else None,
+            derived_id=derived.pk if derived else None,
+        ),
         "impact": experiment.impact,
         "snapshot": _snapshot_summary(snapshot),
         "estimates": metric_readings(quality) if quality is not None else None,
         "situation": situation.as_dict() if situation is not None else None,
         "progress": progress,
         "agreement": stored.get("agreement") if stored else None,
+        "derived": derived_panel,
+        "absolute": absolute_panel_get(experiment=experiment, quality=quality, derived=derived_panel),
+        "calibration": calibration_panel_get(experiment=experiment, quality=quality, derived=derived),
     }
 
 
-def dashboard_version(*, experiment: Experiment, snapshot_id: int | None) -> str:
-    """Changes whenever anything on the dashboard may change: a new snapshot or an experiment edit."""
-    return f"{snapshot_id or 0}-{experiment.updated_at.timestamp():.6f}"
+def dashboard_version(*, experiment: Experiment, snapshot_id: int | None, derived_id: int | None) -> str:
+    """Changes whenever anything on the dashboard may change: a new snapshot, new derived
+    metrics or an experiment edit."""
+    return f"{snapshot_id or 0}-{derived_id or 0}-{experiment.updated_at.timestamp():.6f}"
 
 
 def dashboard_version_get(*, experiment: Experiment) -> str:
-    """The version of the dashboard without building it: one indexed query."""
+    """The version of the dashboard without building it: two indexed queries."""
     latest = (
         EstimateSnapshot.objects.filter(experiment=experiment)
         .order_by("-created_at", "-pk")
         .values_list("pk", flat=True)
         .first()
     )
-    return dashboard_version(experiment=experiment, snapshot_id=latest)
+    return dashboard_version(
+        experiment=experiment, snapshot_id=latest, derived_id=derived_latest_id(experiment=experiment)
+    )
 
 
 def experiment_list_rows(*, experiments) -> list[dict]:
@@ -171,19 +192,11 @@ def _reading(name: str, estimate: dict | None) -> str:
 
 def metric_readings(quality: QualityEstimates) -> dict:
     """Each metric of the scheme, in report order, with its direction and what its interval says."""
-    out = {}
-    for name in metrics_for_scheme(quality.scheme):
-        if name not in quality:
-            continue
-        estimate = quality[name]
-        direction = metric_direction(name)
-        out[name] = {
-            **estimate.as_dict(),
-            "half_width": json_number(estimate.half_width),
-            "direction": "higher_is_better" if direction > 0 else "lower_is_better",
-            "reading": interval_reading(estimate, direction=direction),
-        }
-    return out
+    return {
+        name: estimate_reading(name, quality[name].as_dict())
+        for name in metrics_for_scheme(quality.scheme)
+        if name in quality
+    }
 
 
 def _sample_totals(experiment: Experiment) -> dict:

@@ -1,32 +1,27 @@
 """Estimates of an experiment's quality metrics from the verdicts so far.
 
-Every judgement asks for a recompute, but a burst of judgements shares one: the first
-sets a pending key in the cache and schedules the task ``ESTIMATES_DEBOUNCE_SECONDS``
-later; the ones that follow find the key and do nothing. The recompute deletes the key
-before it reads anything, so a judgement that arrives while it runs schedules another.
-The numbers come from metrics_core only; this module moves rows into arrays and back.
+Every judgement asks for a recompute, but a burst of judgements shares one
+(:mod:`raterapp.services.scheduling`, ``ESTIMATES_DEBOUNCE_SECONDS``). Each snapshot then
+asks for the slower derived metrics (:mod:`raterapp.services.derived`). The numbers come
+from metrics_core only; this module moves rows into arrays and back.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 
 import numpy as np
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 
 from metrics_core import agreement_summary, estimate_quality, impact_metrics
 from raterapp.models import EstimateSnapshot, Experiment
 from raterapp.selectors.samples import judged_sample_get
+from raterapp.services.derived import derived_refresh_schedule
+from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
 logger = logging.getLogger(__name__)
-
-# Long enough to cover the countdown and a busy queue; if a task is lost the key expires
-# and the next judgement schedules again.
-PENDING_MARGIN_SECONDS = 60
 
 
 def estimates_channel(experiment_id: int) -> str:
@@ -38,16 +33,12 @@ def estimates_refresh_schedule(*, experiment_id: int) -> bool:
     """Schedule a recompute unless one is already pending; whether this call scheduled it."""
     from raterapp.tasks import estimates_refresh_task
 
-    key = _pending_key(experiment_id)
-    timeout = math.ceil(settings.ESTIMATES_DEBOUNCE_SECONDS + PENDING_MARGIN_SECONDS)
-    if not cache.add(key, 1, timeout=timeout):
-        return False
-    try:
-        estimates_refresh_task.apply_async(args=[experiment_id], countdown=settings.ESTIMATES_DEBOUNCE_SECONDS)
-    except Exception:
-        cache.delete(key)  # nothing is scheduled: let the next judgement try again
-        raise
-    return True
+    return task_schedule_once(
+        key=_pending_key(experiment_id),
+        task=estimates_refresh_task,
+        args=[experiment_id],
+        countdown=settings.ESTIMATES_DEBOUNCE_SECONDS,
+    )
 
 
 def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
@@ -58,7 +49,7 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     one verdict, unsure included) and ``agreement`` (among the raters of replicated
     pairs), all read from one list of rows so that they agree.
     """
-    cache.delete(_pending_key(experiment_id))
+    task_pending_clear(_pending_key(experiment_id))
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
     population, verdicts = judged.population, judged.verdicts
@@ -75,6 +66,7 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
         experiment=experiment, judgements=len(judged.verdict), judged_pairs=len(verdicts), estimates=payload
     )
     transaction.on_commit(lambda: _publish(snapshot), robust=True)
+    transaction.on_commit(lambda: derived_refresh_schedule(experiment_id=experiment_id), robust=True)
     return snapshot
 
 

@@ -32,6 +32,7 @@ def experiment_create(
     name: str,
     files: Mapping[str, File],
     description: str = "",
+    kind: str = "change",
     question: str | None = None,
     guidelines: str = "",
     scheme: str = "jaccard",
@@ -44,12 +45,15 @@ def experiment_create(
     """Create an experiment from its uploads and enqueue its preparation once committed.
 
     ``files`` maps kinds to files: ``catalogue`` always, and either ``items`` or ``base``
-    and ``exp`` (with optional ``weights``). Raises ``ValidationError`` keyed by field
+    and ``exp`` (with optional ``weights``); for the ``absolute`` kind, ``base`` (with
+    optional ``weights``) only. A ``gold`` clustering is optional for both kinds.
+    Raises ``ValidationError`` keyed by field
     (``files`` for the uploads); then nothing is created. The content of the files is
     checked by the preparation, which reports problems in ``Experiment.error``.
     """
     errors = _parameter_problems(
         name=name,
+        kind=kind,
         scheme=scheme,
         n_draws=n_draws,
         diff_share=diff_share,
@@ -57,7 +61,7 @@ def experiment_create(
         seed=seed,
         confidence=confidence,
     )
-    if file_problems := _file_problems(files):
+    if file_problems := _file_problems(files, kind):
         errors["files"] = file_problems
     if errors:
         raise ValidationError(errors)
@@ -66,6 +70,7 @@ def experiment_create(
         owner=owner,
         name=name.strip(),
         description=description,
+        kind=kind,
         guidelines=guidelines,
         scheme=scheme,
         n_draws=int(n_draws),
@@ -101,13 +106,16 @@ def _upload_save(*, experiment: Experiment, kind: str, upload: File, stored: lis
     row.save()
 
 
-def _file_problems(files: Mapping[str, Any]) -> list[str]:
+def _file_problems(files: Mapping[str, Any], experiment_kind: str) -> list[str]:
     kinds = set(files)
     problems = [f"unknown file kind {kind!r}" for kind in sorted(kinds - set(Kind.values))]
     if Kind.CATALOGUE not in kinds:
         problems.append("a catalogue file is required")
     clusterings = kinds & {Kind.BASE, Kind.EXP, Kind.WEIGHTS}
-    if (Kind.ITEMS in kinds) == bool(clusterings) or (clusterings and not {Kind.BASE, Kind.EXP} <= kinds):
+    if experiment_kind == Experiment.Kind.ABSOLUTE:
+        if Kind.BASE not in kinds or kinds & {Kind.ITEMS, Kind.EXP}:
+            problems.append("the absolute quality of a clustering takes a base file (and optionally a weights file)")
+    elif (Kind.ITEMS in kinds) == bool(clusterings) or (clusterings and not {Kind.BASE, Kind.EXP} <= kinds):
         problems.append("give either an items file, or a base and an exp file (and optionally a weights file)")
     for kind in sorted(kinds & set(Kind.values)):
         try:
@@ -118,11 +126,12 @@ def _file_problems(files: Mapping[str, Any]) -> list[str]:
 
 
 def _parameter_problems(
-    *, name: Any, scheme: Any, n_draws: Any, diff_share: Any, replication: Any, seed: Any, confidence: Any
+    *, name: Any, kind: Any, scheme: Any, n_draws: Any, diff_share: Any, replication: Any, seed: Any, confidence: Any
 ) -> dict[str, list[str]]:
     open_unit = "must be a number strictly between 0 and 1"
     checks = {
         "name": (isinstance(name, str) and bool(name.strip()), "a name is required"),
+        "kind": (kind in Experiment.Kind.values, f"must be one of {', '.join(Experiment.Kind.values)}"),
         "scheme": (scheme in Experiment.Scheme.values, f"must be one of {', '.join(Experiment.Scheme.values)}"),
         "n_draws": (_is_int(n_draws) and 1 <= n_draws <= MAX_DRAWS, f"must be an integer from 1 to {MAX_DRAWS}"),
         "diff_share": (_is_real(diff_share) and 0 < diff_share < 1, open_unit),

@@ -24,7 +24,13 @@ import pyarrow.compute as pc
 from django.db import transaction
 from django.utils import timezone
 
-from metrics_core.io import InputError, ItemTable, read_clusterings, read_items
+from metrics_core.io import (
+    InputError,
+    ItemTable,
+    read_clustering_against_singletons,
+    read_clusterings,
+    read_items,
+)
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
 from raterapp.services.catalogue import (
     Catalogue,
@@ -32,6 +38,7 @@ from raterapp.services.catalogue import (
     catalogue_read,
     catalogue_rows_for,
 )
+from raterapp.services.gold_clustering import gold_measure
 from raterapp.services.impact_groups import impact_groups_build
 from raterapp.services.population import population_delete, population_write
 from raterapp.services.sampled_rows import sampled_rows_build, sampled_rows_save
@@ -108,7 +115,7 @@ def experiment_prepare(*, experiment_id: int) -> None:
 
 def _validate(run: _Run) -> None:
     """Read and check the uploads and write the normalised population file."""
-    items = _items_read(run.uploads)
+    items = _items_read(run.experiment, run.uploads)
     run.progress(0.4)
     _require_fitting_labels(items)
     catalogue = run.catalogue_get()
@@ -122,6 +129,7 @@ def _validate(run: _Run) -> None:
         "weight": items.weight,
         **attributes,
     }
+    gold = gold_measure(items=items, path=run.uploads["gold"].path) if "gold" in run.uploads else None
     name = population_write(experiment_id=run.experiment.pk, columns=columns)
     run.advance(
         Status.COMPUTING_IMPACT,
@@ -130,6 +138,7 @@ def _validate(run: _Run) -> None:
         population_file=name,
         items_count=len(items),
         dropped_items=items.dropped_items,
+        gold=gold,
     )
 
 
@@ -169,11 +178,13 @@ _BATCH = 5000
 # ---------------------------------------------------------------------------- helpers
 
 
-def _items_read(uploads: dict[str, LocalUpload]) -> ItemTable:
+def _items_read(experiment: Experiment, uploads: dict[str, LocalUpload]) -> ItemTable:
     if "items" in uploads:
         return read_items(uploads["items"].path)
-    weights = uploads.get("weights")
-    return read_clusterings(uploads["base"].path, uploads["exp"].path, weights.path if weights else None)
+    weights = uploads["weights"].path if "weights" in uploads else None
+    if experiment.kind == Experiment.Kind.ABSOLUTE:
+        return read_clustering_against_singletons(uploads["base"].path, weights)
+    return read_clusterings(uploads["base"].path, uploads["exp"].path, weights)
 
 
 def _require_fitting_labels(items: ItemTable) -> None:
@@ -210,6 +221,7 @@ def _fail(run: _Run, message: str) -> None:
             items_count=None,
             dropped_items=None,
             impact=None,
+            gold=None,
         )
         if failed:
             _rows_delete(experiment_id)

@@ -10,12 +10,14 @@ from datetime import timedelta
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from django.conf import settings
 from django.core.files.storage import default_storage
 
 import metrics_core as mc
 from metrics_core.agreement import agreement_summary
 from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, Judgement
 from raterapp.selectors.dashboard import MIN_JUDGED_DRAWS
+from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
 from tests.metrics_core.cli_run import run_json
@@ -64,6 +66,7 @@ def test_dashboard_numbers_equal_the_command_line_on_the_exported_files(client_o
     experiment = experiment_prepared(owner=people["owner"], scheme=scheme, replication=2, confidence=0.9)
     judge(experiment, raters(2))
     estimates_refresh(experiment_id=experiment.pk)
+    derived_refresh(experiment_id=experiment.pk)
     client = client_of("owner")
     body = client.get(url(experiment, "dashboard/")).json()
 
@@ -72,10 +75,20 @@ def test_dashboard_numbers_equal_the_command_line_on_the_exported_files(client_o
     for name in ("pairs", "judgements"):
         (tmp_path / f"{name}.csv").write_bytes(client.get(url(experiment, f"exports/{name}/?format=csv")).content)
     cli = run_json("estimate", tmp_path / "items.csv", tmp_path / "pairs.csv", tmp_path / "judgements.csv",
-                   "--confidence", "0.9")
+                   "--confidence", "0.9", "--seed", str(experiment.seed),
+                   "--n-boot", str(settings.DERIVED_BOOTSTRAP_REPLICATES))
 
-    # The app shows the scheme's estimates (ΔRecall and IQ, which the command line adds, are not on it yet).
+    # The scheme's estimates, and ΔRecall and IQ in their own panel, with the same bootstrap.
     assert list(body["estimates"]) == list(mc.metrics_for_scheme(scheme))
+    for name in mc.DERIVED_METRICS:
+        expected, shown = cli["estimates"][name], body["derived"]["estimates"][name]
+        for key, value in expected.items():
+            assert shown[key] == pytest.approx(value, rel=1e-12, abs=1e-15), (name, key)
+    assert body["derived"]["curve"] == cli["derived"]["curve"]
+    assert body["derived"]["heat_map"] == cli["derived"]["heat_map"]
+    assert (body["derived"]["variant"], body["derived"]["recall_base"]) == (
+        cli["derived"]["variant"], cli["derived"]["recall_base"],
+    )
     for name in mc.metrics_for_scheme(scheme):
         expected, shown = cli["estimates"][name], body["estimates"][name]
         for key, value in expected.items():
@@ -212,6 +225,10 @@ def test_polling_answers_304_until_something_changes(client_of, judged):
     estimates_refresh(experiment_id=experiment.pk)  # a new snapshot
     moved = client.get(url(experiment, "dashboard/"), HTTP_IF_NONE_MATCH=etag)
     assert moved.status_code == 200 and moved["ETag"] != etag
+    derived_refresh(experiment_id=experiment.pk)  # new derived metrics
+    derived = client.get(url(experiment, "dashboard/"), HTTP_IF_NONE_MATCH=moved["ETag"])
+    assert derived.status_code == 200 and derived.json()["derived"]["judgements"] > 0
+    moved = derived
     client.put(url(experiment, "target/"), {"target_half_width": 0.05}, format="json")  # an edit
     edited = client.get(url(experiment, "dashboard/"), HTTP_IF_NONE_MATCH=moved["ETag"])
     assert edited.status_code == 200 and edited.json()["experiment"]["target_half_width"] == 0.05
@@ -336,3 +353,70 @@ def test_impact_table_downloads_as_csv_and_json(client_of, people):
     assert client.get(url(experiment, "exports/impact/?format=json")).json() == experiment.impact
     queued = Experiment.objects.create(name="q", owner=people["owner"])
     assert client.get(url(queued, "exports/impact/?format=csv")).status_code == 404
+
+
+def test_derived_panels_arrange_the_stored_derived_metrics(client_of, judged, settings):
+    """ΔRecall and IQ with readings and meanings, the curve and heat map, as stored by the worker."""
+    experiment, _ = judged
+    client = client_of("owner")
+    assert client.get(url(experiment, "dashboard/")).json()["derived"] is None
+    assert client.get(url(experiment, "derived/")).status_code == 404
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 100
+    stored = derived_refresh(experiment_id=experiment.pk)
+    panel = client.get(url(experiment, "dashboard/")).json()["derived"]
+    for name in ("DeltaRecall", "IQ"):
+        estimate = mc.Estimate.from_dict(stored.payload["estimates"][name])
+        assert panel["estimates"][name]["reading"] == mc.interval_reading(estimate, direction=1)
+        assert panel["estimates"][name]["value"] == stored.payload["estimates"][name]["value"]
+        assert panel["meanings"][name]
+    assert panel["curve"] == stored.payload["curve"] and panel["heat_map"] == stored.payload["heat_map"]
+    assert panel["clips"] == stored.payload["diagram"]["clips"]
+    assert panel["plausibility"]["JaccardDistance"] == experiment.impact["metrics"]["JaccardDistance"]
+    full = client.get(url(experiment, "derived/")).json()
+    assert full["diagram"] == stored.payload["diagram"] and full["judgements"] == stored.judgements
+
+
+def test_calibration_puts_each_estimate_beside_its_exact_gold_value(client_of, judged, settings):
+    experiment, _ = judged
+    population, _ = sample_of(experiment)
+    experiment.gold = {
+        "quality": {k: float(v) for k, v in mc.quality_from_gold(population, GOLD).items()},
+        "truth": mc.truth_from_gold(population, GOLD),
+    }
+    experiment.save()
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 100
+    derived_refresh(experiment_id=experiment.pk)
+    body = client_of("owner").get(url(experiment, "dashboard/")).json()
+    rows = {row["metric"]: row for row in body["calibration"]["quality"]}
+    assert list(rows) == [name for name in experiment.gold["quality"] if name in body["estimates"]]
+    for name, row in rows.items():
+        shown = body["estimates"][name]
+        assert (row["value"], row["exact"]) == (shown["value"], experiment.gold["quality"][name])
+        assert row["covered"] == (shown["ci_low"] <= row["exact"] <= shown["ci_high"])
+    assert {row["covered"] for row in rows.values()} <= {True, False}
+    derived_rows = {row["metric"]: row for row in body["calibration"]["derived"]}
+    assert derived_rows["DeltaRecall"]["exact"] == pytest.approx(experiment.gold["truth"]["DeltaRecall"])
+    assert body["calibration"]["calibration"]["matching_recall_base"] is not None
+
+
+def test_absolute_quality_reads_precision_and_recall_above_the_minimum(client_of, people, settings):
+    singletons = list(range(len(BASE)))
+    experiment = experiment_prepared(owner=people["owner"], exp=singletons, confidence=0.9)
+    Experiment.objects.filter(pk=experiment.pk).update(kind=Experiment.Kind.ABSOLUTE)
+    judge(experiment, raters(1))
+    estimates_refresh(experiment_id=experiment.pk)
+    client = client_of("owner")
+    before = client.get(url(experiment, "dashboard/")).json()
+    delta_precision = before["estimates"]["DeltaPrecision"]
+    assert before["absolute"]["Precision"]["value"] == pytest.approx(1 - delta_precision["value"])
+    assert before["absolute"]["Precision"]["ci_low"] == pytest.approx(1 - delta_precision["ci_high"])
+    assert "RecallAboveMinimum" not in before["absolute"]  # until the derived metrics are in
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 100
+    derived_refresh(experiment_id=experiment.pk)
+    after = client.get(url(experiment, "dashboard/")).json()
+    delta_recall = after["derived"]["estimates"]["DeltaRecall"]
+    assert delta_recall["value"] <= 0  # splitting everything never adds recall
+    assert after["absolute"]["RecallAboveMinimum"]["value"] == pytest.approx(-delta_recall["value"])
+    assert after["absolute"]["RecallAboveMinimum"]["ci_high"] == pytest.approx(-delta_recall["ci_low"])
+    change = experiment_prepared(owner=people["owner"], name="a change")
+    assert client.get(url(change, "dashboard/")).json()["absolute"] is None

@@ -10,6 +10,7 @@ from django.db.models import Sum
 from raterapp.models import (
     BudgetChange,
     BudgetPool,
+    DerivedEstimate,
     EstimateSnapshot,
     Experiment,
     ExperimentBudget,
@@ -22,6 +23,7 @@ from raterapp.models import (
     SampledPair,
     UploadedFile,
 )
+from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.api.conftest import ROLES
@@ -84,6 +86,8 @@ TABLE = [
     ("get", E + "exports/impact/?format=json", None, READ),
     ("get", E + "dashboard/", None, READ),
     ("post", E + "dashboard/", None, NO),
+    ("get", E + "derived/", None, READ),
+    ("post", E + "derived/", None, NO),
     ("get", E + "estimates/convergence/", None, READ),
     ("get", E + "estimates/convergence/?format=csv", None, READ),
     ("get", E + "slices/", None, READ),
@@ -151,6 +155,7 @@ def database_state():
         "judgements": sorted(Judgement.objects.values_list("pk", "task", "rater", "verdict")),
         "verdicts": PairTask.objects.aggregate(n=Sum("verdicts"))["n"],
         "snapshots": EstimateSnapshot.objects.count(),
+        "derived": DerivedEstimate.objects.count(),
         "retracted": RetractedJudgement.objects.count(),
         "reports": PairReport.objects.count(),
         "tasks": PairTask.objects.count(),
@@ -174,6 +179,7 @@ def world(people, experiment):
     judgement, _ = judgement_submit(task=judged, rater=people["rater"], verdict="equivalent", client_id=uuid.uuid4())
     task = assignment_next(experiment=experiment, rater=people["rater"])
     estimates_refresh(experiment_id=experiment.pk)
+    derived_refresh(experiment_id=experiment.pk)
     pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
     pool = BudgetPool.objects.create(name="team pool", max_verdicts=1000)
     return {

@@ -2,6 +2,7 @@ import pytest
 from django.core.management import call_command
 
 PATHS = [
+    "/api/experiments/{experiment_id}/derived/",
     "/api/experiments/",
     "/api/experiments/{experiment_id}/",
     "/api/experiments/{experiment_id}/impact/",

@@ -1,0 +1,133 @@
+"""The derived metrics on the experiment page: ΔRecall and IQ, their curve and heat map, the
+absolute quality of one clustering, and the calibration against a gold clustering.
+
+Everything comes from what the worker stored (:mod:`raterapp.services.derived`) and from the
+latest snapshot; metrics_core turns ΔPrecision and ΔRecall into absolute quality.
+"""
+
+from __future__ import annotations
+
+from metrics_core import Estimate, QualityEstimates, absolute_quality, interval_reading, metric_direction
+from metrics_core.results import json_number
+from raterapp.models import DerivedEstimate, Experiment
+
+# What each derived metric means, as the page states it (MQM §3.3, §4).
+MEANINGS = {
+    "DeltaRecall": (
+        "Recall of Exp minus Recall of Base: the change in the weight share of each item's true "
+        "cluster that its cluster holds. Read from the diagram of a typical affected item (MQM §3.2); "
+        "it depends on Recall_Base of the affected items, shown on the curve."
+    ),
+    "IQ": (
+        "Improvement quotient: of the way Exp moved from Base, the share that brought it closer to the "
+        "Ideal clustering minus the share that took it away. 1: every step of the diff is an improvement; "
+        "0: neutral; −1: every step makes it worse (MQM §4)."
+    ),
+}
+
+
+def derived_latest(*, experiment: Experiment) -> DerivedEstimate | None:
+    return DerivedEstimate.objects.filter(experiment=experiment).order_by("-created_at", "-pk").first()
+
+
+def derived_latest_id(*, experiment: Experiment) -> int | None:
+    return (
+        DerivedEstimate.objects.filter(experiment=experiment)
+        .order_by("-created_at", "-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def derived_panel_get(*, derived: DerivedEstimate | None) -> dict | None:
+    """ΔRecall and IQ with intervals and readings, the diagram's variant, clips and checks, the
+    plausibility check of eq 67, the Recall_Base curve and the heat map; None until computed."""
+    if derived is None:
+        return None
+    p = derived.payload
+    values = p["diagram"]["values"]
+    return {
+        "id": derived.pk,
+        "created_at": derived.created_at.isoformat(),
+        "judgements": derived.judgements,
+        "seconds": derived.seconds,
+        "estimates": {name: estimate_reading(name, p["estimates"][name]) for name in ("DeltaRecall", "IQ")},
+        "meanings": MEANINGS,
+        "variant": p["variant"],
+        "recall_base": p["recall_base"],
+        "recall_base_rule": p["recall_base_rule"],
+        "precision_base": p["precision_base"],
+        "clips": p["diagram"]["clips"],
+        "checks": p["diagram"]["checks"],
+        "plausibility": {
+            "JaccardDistanceDiagram": values.get("JaccardDistanceDiagram"),
+            "JaccardDistance": values.get("JaccardDistance"),
+        },
+        "jaccard_distance_to_ideal": {
+            "base": values.get("JaccardDistanceBaseIdeal"),
+            "exp": values.get("JaccardDistanceExpIdeal"),
+            "change": values.get("JaccardDistance"),
+        },
+        "bootstrap": p["bootstrap"],
+        "curve": p["curve"],
+        "heat_map": p["heat_map"],
+    }
+
+
+def absolute_panel_get(
+    *, experiment: Experiment, quality: QualityEstimates | None, derived: dict | None
+) -> dict | None:
+    """For an absolute-quality experiment: Precision of the clustering and its Recall above MinimumRecall."""
+    if experiment.kind != Experiment.Kind.ABSOLUTE or quality is None or "DeltaPrecision" not in quality:
+        return None
+    delta_recall = None
+    if derived is not None:
+        delta_recall = Estimate.from_dict(derived["estimates"]["DeltaRecall"])
+    absolute = absolute_quality(delta_precision=quality["DeltaPrecision"], delta_recall=delta_recall)
+    return {name: {**e.as_dict(), "half_width": json_number(e.half_width)} for name, e in absolute.items()}
+
+
+def calibration_panel_get(*, experiment: Experiment, quality: QualityEstimates | None, derived: DerivedEstimate | None):
+    """With a gold clustering: each estimate beside its exact value (and whether the interval holds
+    it), the true ΔRecall and IQ beside the derived ones, and the parameters that would have matched."""
+    gold = experiment.gold
+    if not gold:
+        return None
+    rows = []
+    for name, exact in gold["quality"].items():
+        if quality is None or name not in quality:
+            continue
+        e = quality[name]
+        rows.append({"metric": name, **_estimate_beside(e.as_dict(), exact)})
+    calibration = (derived.payload.get("calibration") if derived is not None else None) or None
+    derived_rows = []
+    if calibration is not None:
+        for name in ("DeltaRecall", "IQ"):
+            estimate = derived.payload["estimates"][name]
+            derived_rows.append({"metric": name, **_estimate_beside(estimate, calibration["truth"][name])})
+    return {"quality": rows, "derived": derived_rows, "calibration": calibration, "truth": gold["truth"]}
+
+
+def estimate_reading(name: str, stored: dict) -> dict:
+    """A stored estimate with its half-width, direction and what its interval says."""
+    estimate = Estimate.from_dict(stored)
+    direction = metric_direction(name)
+    return {
+        **estimate.as_dict(),
+        "half_width": json_number(estimate.half_width),
+        "direction": "higher_is_better" if direction > 0 else "lower_is_better",
+        "reading": interval_reading(estimate, direction=direction),
+    }
+
+
+def _estimate_beside(estimate: dict, exact: float | None) -> dict:
+    low, high = estimate.get("ci_low"), estimate.get("ci_high")
+    covered = None if exact is None or low is None or high is None else low <= exact <= high
+    return {
+        "value": estimate.get("value"),
+        "ci_low": low,
+        "ci_high": high,
+        "exact": exact,
+        "error": None if exact is None or estimate.get("value") is None else estimate["value"] - exact,
+        "covered": covered,
+    }

@@ -1,0 +1,69 @@
+"""ΔRecall and IQ of an experiment, with bootstrap intervals, from the verdicts so far.
+
+The bootstrap takes seconds on a large sample, so it is not part of the snapshot (which
+must stay fast): each snapshot asks for it, debounced by ``DERIVED_DEBOUNCE_SECONDS``
+(:mod:`raterapp.services.scheduling`), and the result is a :class:`DerivedEstimate` of its
+own, which says from how many verdicts it was computed. With a gold clustering the
+result also holds the calibration against the truth (metrics_core computes all of it).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from django.conf import settings
+
+from metrics_core import calibration_against_gold, derived_metrics
+from raterapp.models import DerivedEstimate, Experiment
+from raterapp.selectors.samples import judged_sample_get
+from raterapp.services.scheduling import task_pending_clear, task_schedule_once
+
+
+def derived_refresh_schedule(*, experiment_id: int) -> bool:
+    """Schedule a recompute of ΔRecall and IQ unless one is pending; whether this call did."""
+    from raterapp.tasks import derived_refresh_task
+
+    return task_schedule_once(
+        key=_pending_key(experiment_id),
+        task=derived_refresh_task,
+        args=[experiment_id],
+        countdown=settings.DERIVED_DEBOUNCE_SECONDS,
+    )
+
+
+def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
+    """Compute ΔRecall and IQ (and the gold calibration) from every verdict; store the result.
+
+    The bootstrap is seeded by the experiment's seed: the same verdicts give the same intervals.
+    """
+    task_pending_clear(_pending_key(experiment_id))
+    started = time.monotonic()
+    experiment = Experiment.objects.get(pk=experiment_id)
+    judged = judged_sample_get(experiment=experiment)
+    derived = derived_metrics(
+        judged.population,
+        judged.sample,
+        judged.verdicts,
+        rng=np.random.default_rng(experiment.seed),
+        confidence=experiment.confidence,
+        n_boot=settings.DERIVED_BOOTSTRAP_REPLICATES,
+    )
+    payload = derived.as_dict()
+    truth = (experiment.gold or {}).get("truth")
+    if truth:
+        payload["calibration"] = calibration_against_gold(derived.diagram, _numbers(truth))
+    return DerivedEstimate.objects.create(
+        experiment=experiment,
+        judgements=len(judged.verdict),
+        seconds=time.monotonic() - started,
+        payload=payload,
+    )
+
+
+def _numbers(stored: dict) -> dict[str, float]:
+    return {name: float("nan") if value is None else float(value) for name, value in stored.items()}
+
+
+def _pending_key(experiment_id: int) -> str:
+    return f"derived-pending:{experiment_id}"
