@@ -18,9 +18,11 @@ from .impact import (
     write_parquet,
 )
 from .items import DaskItems, read_items
+from .sampling import PAIRS_COLUMNS, sample_pairs
 
 __all__ = [
     "DaskItems",
+    "PAIRS_COLUMNS",
     "PER_CLUSTER_COLUMNS",
     "PER_ITEM_METRICS",
     "impact_by_slice",
@@ -28,5 +30,6 @@ __all__ = [
     "impact_per_cluster",
     "impact_per_item",
     "read_items",
+    "sample_pairs",
     "write_parquet",
 ]
