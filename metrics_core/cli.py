@@ -56,6 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "sample" and args.diff_share is not None and args.scheme != "stratified":
         args.subparser.error("--diff-share is only meaningful with --scheme stratified")
+    if getattr(args, "scheduler", None) and args.engine != "dask":
+        parser.error("--scheduler is only meaningful with --engine dask")
     try:
         result = args.run(args)
     except InputError as exc:
@@ -80,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     impact.add_argument("items", metavar="ITEMS", help="item_id, base_cluster, exp_cluster[, weight]")
     impact.add_argument("--per-item", metavar="OUT", help="write the per-item table (.csv or .parquet)")
     impact.add_argument("--per-cluster", metavar="OUT", help="write the per-cluster table (.csv or .parquet)")
+    _engine_arguments(impact)
     impact.set_defaults(run=run_impact)
 
     sample = commands.add_parser("sample", help="draw item pairs for human judgement")
@@ -95,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="share of draws for the diff stratum (stratified only; default 0.5)",
     )
     sample.add_argument("--out", metavar="PAIRS", required=True)
+    _engine_arguments(sample)
     sample.set_defaults(run=run_sample, subparser=sample)
 
     estimate = commands.add_parser("estimate", help="quality estimates from judged pairs")
@@ -119,7 +123,23 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------- subcommands
 
 
+def _engine_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--engine",
+        choices=("memory", "dask"),
+        default="memory",
+        help="memory: one machine's numpy (default); dask: partitioned Parquet on a Dask cluster",
+    )
+    command.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="the Dask scheduler to use (e.g. tcp://host:8786); default: a local cluster on this machine",
+    )
+
+
 def run_impact(args: argparse.Namespace) -> dict:
+    if args.engine == "dask":
+        return _on_dask(args, run_impact_dask)
     outputs = [path for path in (args.per_item, args.per_cluster) if path]
     for path in outputs:
         check_output_path(path)
@@ -138,6 +158,8 @@ def run_impact(args: argparse.Namespace) -> dict:
 
 
 def run_sample(args: argparse.Namespace) -> None:
+    if args.engine == "dask":
+        return _on_dask(args, run_sample_dask)
     check_output_path(args.out)
     items = read_items(args.items)
     population = items.to_population()
@@ -148,6 +170,69 @@ def run_sample(args: argparse.Namespace) -> None:
         population, n_draws=args.pairs, scheme=args.scheme, rng=np.random.default_rng(args.seed), diff_share=diff_share
     )
     write_tables({args.out: pairs_columns(items, sample)})
+
+
+def _on_dask(args: argparse.Namespace, run: Callable[[argparse.Namespace], Any]) -> Any:
+    """Run on the scheduler at ``--scheduler``, or on a local cluster started for this command."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError(args.items, "--engine dask needs Dask: pip install 'abcde-rater[dask]'") from None
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    if args.scheduler:
+        with Client(args.scheduler):
+            return run(args)
+    with LocalCluster(dashboard_address=None) as cluster, Client(cluster):
+        return run(args)
+
+
+def run_impact_dask(args: argparse.Namespace) -> dict:
+    """``impact --engine dask``: ITEMS and the OUT tables are Parquet datasets (folders or URLs)."""
+    from . import dask_backend
+
+    outputs = [path for path in (args.per_item, args.per_cluster) if path]
+    for path in outputs:
+        _check_dataset_output(path)
+    if len(outputs) == 2 and os.path.abspath(outputs[0]) == os.path.abspath(outputs[1]):
+        raise InputError(args.per_cluster, "--per-item and --per-cluster name the same folder")
+    items = dask_backend.read_items(args.items)
+    result = impact_json(dask_backend.impact_metrics(items), 0)
+    if args.per_item:
+        dask_backend.write_parquet(dask_backend.impact_per_item(items), args.per_item)
+    if args.per_cluster:
+        dask_backend.write_parquet(dask_backend.impact_per_cluster(items), args.per_cluster)
+    return result
+
+
+def run_sample_dask(args: argparse.Namespace) -> None:
+    """``sample --engine dask``: ITEMS is a Parquet dataset; PAIRS (O(S) rows) a .csv or .parquet file."""
+    from . import dask_backend
+
+    check_output_path(args.out)
+    items = dask_backend.read_items(args.items)
+    diff_share = 0.5 if args.diff_share is None else args.diff_share
+    try:
+        pairs = dask_backend.sample_pairs(
+            items, n_draws=args.pairs, scheme=args.scheme, rng=np.random.default_rng(args.seed), diff_share=diff_share
+        )
+    except ValueError as exc:
+        if "nothing to sample" not in str(exc):
+            raise
+        raise InputError(args.items, "no item is affected (Base and Exp are identical): nothing to sample") from None
+    write_tables({args.out: {name: pairs[name].to_numpy() for name in pairs.columns}})
+
+
+def _check_dataset_output(path: str) -> None:
+    """A Parquet dataset is written as a new folder; URLs are the storage's business."""
+    if "://" in path:
+        return
+    if os.path.exists(path):
+        raise InputError(path, "cannot write: it exists already (the dask engine writes a new folder)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(path, f"cannot write: folder {folder!r} does not exist")
 
 
 def run_estimate(args: argparse.Namespace) -> dict:
