@@ -6,46 +6,18 @@
 // Charts are Chart.js (vendored, global `Chart`). Text from the server goes in with
 // textContent only.
 
+import { el } from "./cards.js";
+import { renderDerivedPanels } from "./derived_panels.js";
+import { COLOURS, READING_TEXT, chartMaker, fmt, interval, percent, zeroGrid } from "./numbers.js";
+
 const POLL_MS = 1000;
-const COLOURS = {
-  good: "#1b7a3d",
-  bad: "#b00020",
-  inconclusive: "#7d8594",
-  no_data: "#c3c8d0",
-  neutral: "#9db4d8",
-  neutralDark: "#5f7fae",
-  band: "rgba(31, 95, 191, 0.16)",
-  line: "#1f5fbf",
-};
-const READING_TEXT = { good: "Good", bad: "Bad", inconclusive: "Inconclusive", no_data: "No data" };
 
 const root = document.querySelector("[data-dashboard]");
-const charts = {};
+const chart = root ? chartMaker(root) : null;
 let etag = null;
 let state = null;
 let convergence = null;
 let sliceTable = null;
-
-function fmt(value, digits = 4) {
-  return typeof value === "number" && Number.isFinite(value) ? value.toFixed(digits) : "—";
-}
-
-function percent(value) {
-  return typeof value === "number" && Number.isFinite(value) ? `${(100 * value).toFixed(1)} %` : "—";
-}
-
-function interval(estimate) {
-  if (!estimate || estimate.ci_low === null || estimate.ci_high === null) return "—";
-  return `[${fmt(estimate.ci_low)}, ${fmt(estimate.ci_high)}]`;
-}
-
-function el(tag, { text, className, attrs } = {}) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
-  return node;
-}
 
 function setText(selector, value, scope = root) {
   scope.querySelectorAll(selector).forEach((node) => {
@@ -78,21 +50,6 @@ async function getJSON(url) {
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   return response.json();
 }
-
-function chart(name, config) {
-  const canvas = root.querySelector(`[data-chart="${name}"]`);
-  if (!canvas || typeof Chart === "undefined") return null;
-  if (charts[name]) {
-    charts[name].data = config.data;
-    charts[name].options = config.options;
-    charts[name].update("none");
-  } else {
-    charts[name] = new Chart(canvas, config);
-  }
-  return charts[name];
-}
-
-const zeroGrid = { color: (ctx) => (ctx.tick && ctx.tick.value === 0 ? "#1d2330" : "#e3e6ea") };
 
 // ---- header: badge, reasons, rating switch ----------------------------------------------
 
@@ -472,6 +429,7 @@ function render(data) {
   renderSituation(data.situation);
   renderProgress(data.progress);
   renderAgreement(data.agreement);
+  renderDerivedPanels(root, data);
   const snapshotChanged = !previous || (previous.snapshot || {}).id !== (data.snapshot || {}).id;
   if (snapshotChanged) {
     loadConvergence();
