@@ -88,7 +88,8 @@ SIMULATED_RATERS = ("rater1", "rater2", "rater3")
 
 
 def demo_files_write(*, folder: Path) -> dict[str, Path]:
-    """The demo's items (clusterings) and catalogue (item cards) as CSV files in ``folder``."""
+    """The demo's items (clusterings), catalogue (item cards) and gold clustering (the true
+    entities, which calibrate the estimates) as CSV files in ``folder``."""
     records = febrl_records()
     base, exp = demo_clusterings(records)
     folder.mkdir(parents=True, exist_ok=True)
@@ -116,9 +117,11 @@ def demo_files_write(*, folder: Path) -> dict[str, Path]:
             "state": [s.upper() for s in text["state"]],
         }
     )
-    paths = {"items": folder / "items.csv", "catalogue": folder / "catalogue.csv"}
+    gold = pa.table({"item_id": text["rec_id"], "cluster_id": text["entity"]})
+    paths = {"items": folder / "items.csv", "catalogue": folder / "catalogue.csv", "gold": folder / "gold.csv"}
     pcsv.write_csv(items, paths["items"])
     pcsv.write_csv(catalogue, paths["catalogue"])
+    pcsv.write_csv(gold, paths["gold"])
     return paths
 
 
@@ -154,7 +157,11 @@ def demo_experiment_ensure(*, owner, folder: Path, n_draws: int = 600, scheme: s
     if existing is not None:
         return existing, False
     paths = demo_files_write(folder=folder)
-    with open(paths["items"], "rb") as items, open(paths["catalogue"], "rb") as catalogue:
+    with (
+        open(paths["items"], "rb") as items,
+        open(paths["catalogue"], "rb") as catalogue,
+        open(paths["gold"], "rb") as gold,
+    ):
         experiment = experiment_create(
             owner=owner,
             name=DEMO_NAME,
@@ -168,7 +175,11 @@ def demo_experiment_ensure(*, owner, folder: Path, n_draws: int = 600, scheme: s
                 "Records may contain typos, swapped or missing fields. Answer Equivalent when both records describe "
                 "one person, Not equivalent when they describe two people, Unsure when you cannot tell."
             ),
-            files={"items": File(items, name="items.csv"), "catalogue": File(catalogue, name="catalogue.csv")},
+            files={
+                "items": File(items, name="items.csv"),
+                "catalogue": File(catalogue, name="catalogue.csv"),
+                "gold": File(gold, name="gold.csv"),
+            },
             scheme=scheme,
             n_draws=n_draws,
             replication=replication,
