@@ -12,6 +12,8 @@ over the last 6 hours). Then it times, as the first (cold) run, then the median 
 ``--repeat`` runs after one more warm-up run:
 
 - the recompute, ``estimates_refresh`` (wall time; the cold run starts with an empty population cache);
+- the derived metrics, ``derived_refresh`` (ΔRecall and IQ with their bootstrap: the worker's task
+  that follows the snapshots; fewer runs);
 - ``GET /experiments/<id>/``, ``/api/experiments/<id>/dashboard/`` (reported as not available while
   it answers 404) and ``/api/experiments/<id>/estimates/`` with ``django.test.Client``, signed in as
   the owner engineer: server time from the ``Server-Timing`` header.
@@ -207,6 +209,7 @@ def measure(experiment_id: int, repeat: int, profile: bool) -> dict:
     from django.test import Client
 
     from raterapp.services import population
+    from raterapp.services.derived import derived_refresh
     from raterapp.services.estimates import estimates_refresh
 
     def recompute() -> float:
@@ -230,6 +233,15 @@ def measure(experiment_id: int, repeat: int, profile: bool) -> dict:
     logging.getLogger("django.request").setLevel(logging.ERROR)  # not the dashboard probe's 404
     population._population_load.cache_clear()  # cold: as in a worker process that just started
     figures = {"recompute": timings(recompute, repeat)}
+
+    def derived() -> float:
+        started = time.perf_counter()
+        derived_refresh(experiment_id=experiment_id)
+        return (time.perf_counter() - started) * 1000
+
+    # ΔRecall and IQ with DERIVED_BOOTSTRAP_REPLICATES replicates: a task of its own, after the
+    # snapshot (no target: it does not hold up the estimates). The pages below then carry them.
+    figures["derived (task)"] = timings(derived, max(repeat // 5, 3))
     if profile:
         profiler = cProfile.Profile()
         profiler.runcall(estimates_refresh, experiment_id=experiment_id)

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from metrics_core import IMPACT_METRICS
 from raterapp.access import access_experiment_for_engineer
+from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows, sampled_pairs_rows
 
@@ -87,7 +88,10 @@ class ExperimentImpactExportApi(ExportApi):
 
 class ExperimentEstimatesExportApi(ExportApi):
     """The latest estimates: JSON as /estimates/ (the metrics_core ``estimate`` output plus ids
-    and counts), CSV one row per metric. Roles: engineer (own or granted), admin."""
+    and counts), CSV one row per metric. DeltaRecall and IQ join the metrics, as in the
+    ``estimate`` command's output, when the derived metrics were computed from the same
+    verdicts as the estimates (they follow them by a few seconds while rating goes on).
+    Roles: engineer (own or granted), admin."""
 
     export_name = "estimates"
     csv_fields = ESTIMATE_FIELDS
@@ -99,6 +103,9 @@ class ExperimentEstimatesExportApi(ExportApi):
         if snapshot is None:
             raise NotFound("No estimates yet.")
         body = EstimateSnapshotSerializer(snapshot).data
+        derived = derived_latest(experiment=experiment)
+        if derived is not None and derived.judgements == snapshot.judgements:
+            body["estimates"] = {**body["estimates"], **derived.payload["estimates"]}
         if request.accepted_renderer.format == "csv":
             rows = [{"metric": name, **values} for name, values in body["estimates"].items()]
             return Response(EstimateRowSerializer(rows, many=True).data)

@@ -4,10 +4,13 @@ import json
 import uuid
 
 import pytest
+from django.db.models import F
+from django.test import override_settings
 
 from metrics_core.cli import main as metrics_core_main
-from raterapp.models import Judgement
+from raterapp.models import EstimateSnapshot, Judgement
 from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS
+from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.factories import UserFactory
@@ -100,7 +103,26 @@ def test_the_metrics_core_command_line_reproduces_the_estimates_from_the_exports
     assert (status, err) == (0, "")
     from_cli = json.loads(out)
     snapshot = client.get(f"/api/experiments/{judged.pk}/estimates/").json()
-    # The command line adds the derived ΔRecall and IQ, which the app does not store yet.
+    # The command line adds the derived ΔRecall and IQ, which the export has once computed.
     derived = {"DeltaRecall", "IQ"}
     assert {k: v for k, v in from_cli["estimates"].items() if k not in derived} == snapshot["estimates"]
     assert from_cli["exact"] == snapshot["exact"]
+    with override_settings(DERIVED_BOOTSTRAP_REPLICATES=1000):  # the command line's default
+        derived_refresh(experiment_id=judged.pk)
+    status = metrics_core_main(
+        ["estimate", str(items), str(tmp_path / "pairs.csv"), str(tmp_path / "judgements.csv"),
+         "--seed", str(judged.seed)]
+    )
+    from_cli = json.loads(capsys.readouterr().out)
+    assert export(client, judged, "estimates", "json").json()["estimates"] == from_cli["estimates"]
+    rows = csv_rows(export(client, judged, "estimates", "csv"))
+    assert [r["metric"] for r in rows][-2:] == ["DeltaRecall", "IQ"]
+
+
+def test_derived_metrics_of_other_verdicts_stay_out_of_the_export(client_of, judged, settings):
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 50
+    derived_refresh(experiment_id=judged.pk)
+    client = client_of("owner")
+    assert "DeltaRecall" in export(client, judged, "estimates", "json").json()["estimates"]
+    EstimateSnapshot.objects.filter(experiment=judged).update(judgements=F("judgements") + 1)  # a newer snapshot
+    assert "DeltaRecall" not in export(client, judged, "estimates", "json").json()["estimates"]
