@@ -105,3 +105,32 @@ def test_absolute_quality_mirrors_the_interval():
     p = q["Precision"]
     assert (p.value, p.ci_low, p.ci_high, p.stderr) == pytest.approx((0.9, 0.88, 0.95, 0.02))
     assert (p.judged_draws, p.drawn_draws) == (50, 80) and "RecallAboveMinimum" not in q
+
+
+def test_estimates_from_judged_samples_track_the_true_delta_recall_and_iq():
+    """MQM §3.3's check with estimates instead of exact metrics: 150 random changes, each with a
+    sample of 2000 draws judged from the Ideal clustering (5% unsure), the 60%/80% diagram of the
+    estimates against the true ΔRecall and IQ. Correlation, intercept and slope are printed."""
+    rng = np.random.default_rng(31)
+    rows = []
+    for pop, _, _, ideal, _ in random_populations(31, 150):
+        sample = mc.sample_pairs(pop, n_draws=2000, rng=rng)
+        x, y = mc.pairs_for_judgement(sample, rng=rng)
+        same = ideal[x] == ideal[y]
+        verdict = np.where(rng.random(len(x)) < 0.05, "unsure", np.where(same, "equivalent", "not_equivalent"))
+        quality = mc.estimate_quality(pop, sample, mc.verdicts_from_judgements(x, y, verdict))
+        diagram = mc.affected_item_diagram_from_metrics(quality, mc.impact_metrics(pop).metrics)
+        truth = mc.truth_from_gold(pop, ideal)
+        if np.isfinite(diagram.delta_recall) and np.isfinite(truth["IQ"]):
+            rows.append((truth["DeltaRecall"], diagram.delta_recall, truth["IQ"], diagram.iq))
+    a = np.array(rows)
+    figures = {}
+    for label, truth, estimate in (("ΔRecall", 0, 1), ("IQ", 2, 3)):
+        slope, intercept = np.polyfit(a[:, estimate], a[:, truth], 1)
+        figures[label] = (float(np.corrcoef(a[:, estimate], a[:, truth])[0, 1]), float(intercept), float(slope))
+        print(f"\n{label}: {len(a)} changes, true vs estimated: corr {figures[label][0]:.3f}, "
+              f"intercept {figures[label][1]:+.4f}, slope {figures[label][2]:.3f}")
+    corr, intercept, slope = figures["ΔRecall"]
+    assert len(a) >= 140 and corr > 0.9 and abs(intercept) < 0.01 and 0.7 < slope < 1.3
+    corr, intercept, slope = figures["IQ"]
+    assert corr > 0.8 and abs(intercept) < 0.1
