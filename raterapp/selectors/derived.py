@@ -7,7 +7,14 @@ latest snapshot; metrics_core turns ΔPrecision and ΔRecall into absolute quali
 
 from __future__ import annotations
 
-from metrics_core import Estimate, QualityEstimates, absolute_quality, interval_reading, metric_direction
+from metrics_core import (
+    Estimate,
+    QualityEstimates,
+    absolute_quality,
+    interval_reading,
+    metric_direction,
+    metrics_for_scheme,
+)
 from metrics_core.results import json_number
 from raterapp.models import DerivedEstimate, Experiment
 
@@ -94,11 +101,9 @@ def calibration_panel_get(*, experiment: Experiment, quality: QualityEstimates |
     if not gold:
         return None
     rows = []
-    for name, exact in gold["quality"].items():
-        if quality is None or name not in quality:
-            continue
-        e = quality[name]
-        rows.append({"metric": name, **_estimate_beside(e.as_dict(), exact)})
+    for name in metrics_for_scheme(quality.scheme) if quality is not None else ():
+        if name in quality and name in gold["quality"]:
+            rows.append({"metric": name, **_estimate_beside(quality[name].as_dict(), gold["quality"][name])})
     calibration = (derived.payload.get("calibration") if derived is not None else None) or None
     derived_rows = []
     if calibration is not None:
