@@ -100,11 +100,11 @@ def _validate(path: str, frame: dd.DataFrame) -> None:
     for problem, count in counts.items():
         if count:
             row = frame[problems[problem]].head(1, npartitions=-1)
-            raise InputError(path, f"item_id {row['item_id'].iloc[0]!r}: {problem}")
+            raise InputError(path, f"item_id {row['item_id'].tolist()[0]!r}: {problem}")
     if n_ids != n_rows:
         sizes = frame["item_id"].value_counts()
         duplicated = sizes[sizes > 1].head(1, npartitions=-1)
-        raise InputError(path, f"duplicate item_id {duplicated.index[0]!r}")
+        raise InputError(path, f"duplicate item_id {duplicated.index.tolist()[0]!r}")
     if n_rows == 0:
         raise InputError(path, "no items")
 

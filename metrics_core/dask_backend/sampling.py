@@ -39,6 +39,17 @@ PAIRS_COLUMNS: tuple[str, ...] = ("i", "j", "pair_class", "stratum", "draws", "s
 # A fixed number of buckets: the multinomial's categories must not depend on the partitioning.
 N_BUCKETS = 4096
 _MAX_GROUPS = 64
+# What the class masses of a vantage item need from its cell (cell_sets and item_class_masses).
+_VANTAGE_COLUMNS = (
+    "cell_weight",
+    "cell_size",
+    "base_weight",
+    "exp_weight",
+    "set_split",
+    "set_merge",
+    "set_union",
+    "affected",
+)
 
 
 def sample_pairs(
@@ -120,7 +131,7 @@ def _vantage_cells(
 
 def _with_mass(part: pd.DataFrame, scheme: str, classes: tuple[int, ...]) -> pd.DataFrame:
     factor = stratum_factor(scheme, classes, sets=cell_sets(part), affected=part["affected"].to_numpy())
-    part = part.assign(mass=part["cell_weight"].to_numpy() * factor)
+    part = part[[*KEYS, *_VANTAGE_COLUMNS]].assign(mass=part["cell_weight"].to_numpy() * factor)
     part = part[part["mass"] > 0]
     return part.assign(bucket=(key_hash(part, KEYS) % np.uint64(N_BUCKETS)).astype(np.int64))
 
