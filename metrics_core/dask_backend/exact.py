@@ -35,11 +35,11 @@ def exact_sum(values: np.ndarray) -> int:
         mantissa, exponent = np.frexp(x[start : start + _CHUNK])
         whole = (mantissa * 2.0**53).astype(np.int64)
         high, low = np.divmod(whole, 1 << _LOW_BITS)
-        shifts, grid = np.unique(exponent.astype(np.int64) + (_GRID - 53), return_inverse=True)
-        high_sums = np.bincount(grid, weights=high.astype(np.float64), minlength=len(shifts))
-        low_sums = np.bincount(grid, weights=low.astype(np.float64), minlength=len(shifts))
-        for shift, h, lo in zip(shifts.tolist(), high_sums.tolist(), low_sums.tolist()):
-            total += ((int(h) << _LOW_BITS) + int(lo)) << shift
+        shift = exponent.astype(np.int64) + (_GRID - 53)
+        high_sums = np.bincount(shift, weights=high.astype(np.float64))
+        low_sums = np.bincount(shift, weights=low.astype(np.float64))
+        for at in np.flatnonzero((high_sums != 0) | (low_sums != 0)).tolist():
+            total += ((int(high_sums[at]) << _LOW_BITS) + int(low_sums[at])) << at
     return total
 
 

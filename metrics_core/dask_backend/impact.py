@@ -73,7 +73,12 @@ def impact_per_cluster(items: DaskItems) -> dd.DataFrame:
     tables = []
     for side, by, order in (("base", "base_cluster", "exp_cluster"), ("exp", "exp_cluster", "base_cluster")):
         sums = canonical_group_sums(
-            terms, by=[by], order=[order], sums={name: name for name in IMPACT_SUMS}, npartitions=cells.npartitions
+            terms,
+            by=[by],
+            order=[order],
+            sums={name: name for name in IMPACT_SUMS},
+            npartitions=cells.npartitions,
+            grouped_already=side == "exp",  # the cell table is partitioned by Exp cluster
         )
         tables.append(sums.map_partitions(_finish_table, side=side, label=by))
     base_ids, exp_ids = (table["cluster_id"].dtype for table in tables)

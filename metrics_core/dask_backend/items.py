@@ -47,7 +47,8 @@ class DaskItems:
 
     @cached_property
     def cells(self) -> dd.DataFrame:
-        """The cell table, persisted: one row per (Base cluster, Exp cluster) with its sums.
+        """The cell table, persisted: one row per (Base cluster, Exp cluster) with its sums,
+        partitioned by Exp cluster (all the cells of an Exp cluster in one partition).
 
         Columns: ``base_cluster, exp_cluster, cell_weight, cell_weight_sq, cell_size,
         base_weight, base_size, exp_weight, exp_size``, ``affected``, the
@@ -110,38 +111,61 @@ def _validate(path: str, frame: dd.DataFrame) -> None:
 
 
 def cell_table(items: dd.DataFrame) -> dd.DataFrame:
-    """The cells of ``items`` (``base_cluster, exp_cluster, weight``) with the sums of :attr:`DaskItems.cells`."""
+    """The cells of ``items`` (``base_cluster, exp_cluster, weight``) with the sums of :attr:`DaskItems.cells`.
+
+    Two shuffles: the items by Base cluster (each partition then holds whole Base clusters:
+    their cells and Base totals are summed there), and the cells by Exp cluster (Exp totals
+    likewise). The result is partitioned by Exp cluster.
+    """
     n_out = max(1, items.npartitions)
-    cells = canonical_group_sums(
-        items[[*KEYS, "weight"]].assign(weight_sq=items["weight"] ** 2),
-        by=KEYS,
-        order=["weight"],
-        sums={"cell_weight": "weight", "cell_weight_sq": "weight_sq", "cell_size": None},
-        npartitions=n_out,
-    )
-    for side, by, order in (("base", "base_cluster", "exp_cluster"), ("exp", "exp_cluster", "base_cluster")):
-        totals = canonical_group_sums(
-            cells[[by, order, "cell_weight", "cell_size"]],
-            by=[by],
-            order=[order],
-            sums={f"{side}_weight": "cell_weight", f"{side}_size": "cell_size"},
-            npartitions=n_out,
-        )
-        cells = cells.merge(totals, on=by, how="inner")
-    return cells.map_partitions(_cell_columns)
+    by_base = items[[*KEYS, "weight"]].shuffle(on=["base_cluster"], npartitions=n_out)
+    cells = by_base.map_partitions(_cells_with_base_totals)
+    by_exp = cells.shuffle(on=["exp_cluster"], npartitions=n_out)
+    return by_exp.map_partitions(_with_exp_totals).map_partitions(_cell_columns)
+
+
+def _cells_with_base_totals(part: pd.DataFrame) -> pd.DataFrame:
+    part = part.sort_values([*KEYS, "weight"], kind="stable")
+    grouped = part.assign(weight_sq=part["weight"] ** 2).groupby(KEYS, sort=False)
+    cells = pd.DataFrame(
+        {
+            "cell_weight": grouped["weight"].sum(),
+            "cell_weight_sq": grouped["weight_sq"].sum(),
+            "cell_size": grouped.size(),
+        }
+    ).reset_index()
+    return _with_totals(cells, "base_cluster", "base")
+
+
+def _with_exp_totals(cells: pd.DataFrame) -> pd.DataFrame:
+    return _with_totals(cells.sort_values(["exp_cluster", "base_cluster"], kind="stable"), "exp_cluster", "exp")
+
+
+def _with_totals(cells: pd.DataFrame, by: str, side: str) -> pd.DataFrame:
+    """Add the totals of each cell's ``by`` cluster, summed over its cells in their (sorted) order."""
+    grouped = cells.groupby(by, sort=False)
+    totals = pd.DataFrame({f"{side}_weight": grouped["cell_weight"].sum(), f"{side}_size": grouped["cell_size"].sum()})
+    return cells.merge(totals, left_on=by, right_index=True, how="left")
 
 
 def canonical_group_sums(
-    frame: dd.DataFrame, *, by: list[str], order: list[str], sums: dict[str, str | None], npartitions: int
+    frame: dd.DataFrame,
+    *,
+    by: list[str],
+    order: list[str],
+    sums: dict[str, str | None],
+    npartitions: int,
+    grouped_already: bool = False,
 ) -> dd.DataFrame:
     """Group sums that do not depend on the partitioning of ``frame``.
 
     Rows are shuffled so that each group lies in one partition, sorted by ``by + order``
     and summed in that order. ``sums`` maps each output column to the column it sums
     (``None``: the row count). ``order`` must make the rows of a group that differ in the
-    summed columns distinct, so that the sorted order is canonical.
+    summed columns distinct, so that the sorted order is canonical. ``grouped_already``: each
+    group of ``frame`` lies in one partition already; no shuffle.
     """
-    shuffled = frame.shuffle(on=by, npartitions=npartitions)
+    shuffled = frame if grouped_already else frame.shuffle(on=by, npartitions=npartitions)
 
     def sum_sorted(part: pd.DataFrame) -> pd.DataFrame:
         part = part.sort_values([*by, *order], kind="stable")

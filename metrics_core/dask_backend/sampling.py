@@ -33,7 +33,7 @@ from .._validation import generator, one_of, open_unit_interval, positive_int
 from ..masses import INTERSECTION, MERGE, SELF, SPLIT, item_class_masses, stratum_factor
 from ..sampling import PAIR_CLASSES, SCHEME_STRATA, SCHEMES, STRATA, _allocate, pick_classes
 from .items import KEYS, DaskItems, cell_sets
-from .segments import DRAW, SKIP_PREFIX, Segments, key_hash
+from .segments import DRAW, SKIP_PREFIX, Segments, key_hash, shared
 
 PAIRS_COLUMNS: tuple[str, ...] = ("i", "j", "pair_class", "stratum", "draws", "scheme")
 # A fixed number of buckets: the multinomial's categories must not depend on the partitioning.
@@ -138,7 +138,7 @@ def _with_mass(part: pd.DataFrame, scheme: str, classes: tuple[int, ...]) -> pd.
 
 def _items_of_cells(items: DaskItems, requests: pd.DataFrame, n_groups: int) -> pd.DataFrame:
     """One item per request (cell ``KEYS``, ``u``, ``draw``, optional ``skip_item_id``) ∝ weight."""
-    wanted = dask.delayed(np.unique(key_hash(requests, KEYS)))
+    wanted = shared(np.unique(key_hash(requests, KEYS)), broadcast=True)
     frame = items.frame[["item_id", *KEYS, "weight"]]
     parts = [dask.delayed(_rows_with_keys)(part, KEYS, wanted) for part in frame.to_delayed()]
     segments = Segments.build(parts, segment=KEYS, order=["item_id"], weight="weight", n_groups=n_groups)
@@ -156,7 +156,7 @@ def _partners(items: DaskItems, draws: pd.DataFrame, u_cell: np.ndarray, u_item:
             continue
         requests = draws.loc[rows, [by, order, DRAW]].rename(columns={order: SKIP_PREFIX + order})
         requests["u"] = u_cell[rows]
-        wanted = dask.delayed(np.unique(key_hash(requests, [by])))
+        wanted = shared(np.unique(key_hash(requests, [by])), broadcast=True)
         frame = items.cells[[*KEYS, "cell_weight"]]
         parts = [dask.delayed(_rows_with_keys)(part, [by], wanted) for part in frame.to_delayed()]
         segments = Segments.build(parts, segment=[by], order=[order], weight="cell_weight", n_groups=n_groups)

@@ -21,6 +21,18 @@ DRAW = "draw"  # the request's index, carried to its answer
 SKIP_PREFIX = "skip_"  # request columns naming a row to leave out: skip_<order column>
 
 
+def shared(value, *, broadcast: bool = False):
+    """``value`` for tasks to read: scattered to the workers under ``dask.distributed`` (rather
+    than shipped inside the task graph), else a delayed constant."""
+    try:
+        from distributed import default_client
+
+        client = default_client()
+    except (ImportError, ValueError):
+        return dask.delayed(value)
+    return client.scatter(value, broadcast=broadcast, hash=False)
+
+
 def key_hash(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
     """A 64-bit hash of each row's values in ``columns`` (pandas' fixed-key SipHash)."""
     return pd.util.hash_pandas_object(frame[columns], index=False).to_numpy()
@@ -68,7 +80,7 @@ class Segments:
         for g in range(n_groups):
             mine = requests[route == g]
             if len(mine):
-                tasks.append(dask.delayed(_answer)(self.groups[g], mine, self.segment, self.order, self.weight))
+                tasks.append(dask.delayed(_answer)(self.groups[g], shared(mine), self.segment, self.order, self.weight))
         answers = dask.compute(*tasks)
         return pd.concat(answers, ignore_index=True).sort_values(DRAW, ignore_index=True)
 
