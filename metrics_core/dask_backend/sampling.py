@@ -149,7 +149,10 @@ def _partners(items: DaskItems, draws: pd.DataFrame, u_cell: np.ndarray, u_item:
     """The partner ``j`` of each draw, by its class."""
     pair_class = draws["pair_class"].to_numpy()
     # split: a cell of Base(i) other than i's own; merge: a cell of Exp(i) other than i's own.
-    partner_cells = [draws.loc[pair_class == INTERSECTION, [*KEYS, DRAW]].assign(skip_item_id=draws["i"])]
+    # Object dtype: exact item ids beside the nulls of the requests that skip nothing.
+    partner_cells = [
+        draws.loc[pair_class == INTERSECTION, [*KEYS, DRAW]].assign(skip_item_id=draws["i"].astype(object))
+    ]
     for cls, by, order in ((SPLIT, "base_cluster", "exp_cluster"), (MERGE, "exp_cluster", "base_cluster")):
         rows = pair_class == cls
         if not rows.any():

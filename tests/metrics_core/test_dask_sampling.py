@@ -105,6 +105,8 @@ def test_same_sample_for_any_partitioning_and_number_of_workers(client, tmp_path
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_sample_rows_are_pairs_of_the_population(client, tmp_path, scheme):
     frame = random_items(seed=3)
+    if scheme == "jaccard":  # 64-bit integer ids, beyond what a float holds exactly
+        frame["item_id"] = np.random.default_rng(0).choice(np.iinfo(np.int64).max, len(frame), replace=False)
     items = dask_backend.read_items(str(write_parts(frame, tmp_path / "items", 4)))
     pairs = dask_backend.sample_pairs(items, n_draws=5000, scheme=scheme, rng=np.random.default_rng(1))
     pop = mc.population_from_labels(frame["base_cluster"], frame["exp_cluster"], frame["weight"])
