@@ -16,7 +16,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from metrics_core import IMPACT_METRICS
+from metrics_core import DERIVED_METRICS, IMPACT_METRICS
 from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.experiments import estimate_snapshot_latest
@@ -105,7 +105,7 @@ class ExperimentEstimatesExportApi(ExportApi):
         body = EstimateSnapshotSerializer(snapshot).data
         derived = derived_latest(experiment=experiment)
         if derived is not None and derived.judgements == snapshot.judgements:
-            body["estimates"] = {**body["estimates"], **derived.payload["estimates"]}
+            body["estimates"] |= {name: derived.payload["estimates"][name] for name in DERIVED_METRICS}
         if request.accepted_renderer.format == "csv":
             rows = [{"metric": name, **values} for name, values in body["estimates"].items()]
             return Response(EstimateRowSerializer(rows, many=True).data)

@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from metrics_core import metrics_for_scheme
 from raterapp.models import BudgetChange, Experiment, ImpactGroup, Judgement, PairReport, PairTask
 
 FILE_KINDS = ("items", "base", "exp", "weights", "catalogue", "gold")
@@ -118,6 +119,13 @@ class EstimateSnapshotSerializer(serializers.Serializer):
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_agreement(self, snapshot) -> dict | None:
         return snapshot.estimates.get("agreement")
+
+    def to_representation(self, instance):
+        """The metrics in report order (the database's JSON keeps no key order)."""
+        data = super().to_representation(instance)
+        order = {name: k for k, name in enumerate(metrics_for_scheme(data["scheme"]))}
+        data["estimates"] = dict(sorted(data["estimates"].items(), key=lambda item: order.get(item[0], len(order))))
+        return data
 
 
 class EstimateRowSerializer(EstimateSerializer):

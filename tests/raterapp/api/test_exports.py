@@ -7,6 +7,7 @@ import pytest
 from django.db.models import F
 from django.test import override_settings
 
+from metrics_core import metrics_for_scheme
 from metrics_core.cli import main as metrics_core_main
 from raterapp.models import EstimateSnapshot, Judgement
 from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS
@@ -73,7 +74,7 @@ def test_the_estimates_export_is_the_snapshot_in_json_and_one_row_per_metric_in_
     snapshot = client.get(f"/api/experiments/{judged.pk}/estimates/").json()
     assert export(client, judged, "estimates", "json").json() == snapshot
     rows = csv_rows(export(client, judged, "estimates", "csv"))
-    assert [r["metric"] for r in rows] == list(snapshot["estimates"])
+    assert [r["metric"] for r in rows] == list(snapshot["estimates"]) == list(metrics_for_scheme(judged.scheme))
     good = next(r for r in rows if r["metric"] == "GoodSplitDistance")
     assert float(good["value"]) == snapshot["estimates"]["GoodSplitDistance"]["value"]
 
