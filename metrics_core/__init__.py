@@ -12,6 +12,7 @@ precise than Base.
 """
 
 from .agreement import AgreementSummary, RaterPairKappa, agreement_summary, cohens_kappa, pairwise_cohens_kappa
+from .context import SampleContext, sample_context
 from .contributions import group_contribution
 from .derived import (
     ABSOLUTE_METRICS,
@@ -59,6 +60,8 @@ from .situation import SITUATION_PARTS, AffectedItemSituation, affected_item_sit
 from .slices import SliceQuality, estimate_quality_by_slice
 
 __all__ = [
+    "SampleContext",
+    "sample_context",
     "ABSOLUTE_METRICS",
     "DERIVED_METRICS",
     "ESTIMATED_METRICS",

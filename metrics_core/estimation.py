@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_1d
+from .context import SampleContext, sample_context
 from .judgements import PairVerdicts
-from .masses import INTERSECTION, MERGE, SELF, SPLIT, class_totals
+from .masses import INTERSECTION, MERGE, SELF, SPLIT
 from .population import Population
 from .proportions import wilson_interval
 from .results import Estimate, QualityEstimates
@@ -64,7 +64,7 @@ def metrics_for_scheme(scheme: str) -> tuple[str, ...]:
 
 
 def estimate_quality(
-    population: Population,
+    population: Population | SampleContext,
     sample: PairSample,
     verdicts: PairVerdicts,
     *,
@@ -75,7 +75,9 @@ def estimate_quality(
 
     Parameters
     ----------
-    population : Population
+    population : Population or SampleContext
+        The population, or only what the estimators need of it (:func:`sample_context`;
+        a backend that never holds the population builds one); the estimates are the same.
     sample : PairSample
     verdicts : PairVerdicts
     confidence : float
@@ -137,19 +139,23 @@ class _Draws:
     merge_rate: float
 
     @classmethod
-    def build(cls, pop: Population, sample: PairSample, verdicts: PairVerdicts, vantage: Any) -> _Draws:
-        rows = np.arange(len(sample))
-        mask = None
-        if vantage is not None:
-            mask = as_1d("vantage", vantage).astype(bool)
-            if len(mask) != pop.n_items:
-                raise ValueError(f"vantage has {len(mask)} values, expected {pop.n_items}")
-            rows = rows[mask[sample.i]]
+    def build(
+        cls, source: Population | SampleContext, sample: PairSample, verdicts: PairVerdicts, vantage: Any
+    ) -> _Draws:
+        if isinstance(source, SampleContext):
+            if vantage is not None:
+                raise ValueError("vantage needs the population; restrict a SampleContext where it is built")
+            context = source
+        else:
+            context = sample_context(source, sample, vantage)
+        rows = context.rows
+        if len(rows) and rows.max() >= len(sample):
+            raise ValueError(f"the context has rows up to {rows.max()}; the sample has {len(sample)}")
         i, j = sample.i[rows], sample.j[rows]
-        n = pop.n_items
+        n = int(max(sample.i.max(initial=0), sample.j.max(initial=0))) + 1
         unit_keys = (sample.stratum[rows].astype(np.int64) * n + np.minimum(i, j)) * n + np.maximum(i, j)
         _, unit = np.unique(unit_keys, return_inverse=True)
-        sets = {name: values[pop.cell[i]] for name, values in pop.cell_sets.items()}
+        sets = {"union": context.union, "base": context.base, "exp": context.exp}
         pair_class = sample.pair_class[rows]
         if sample.scheme == "precision":
             stable = np.sign(1.0 / sets["exp"] - 1.0 / sets["base"])
@@ -157,11 +163,9 @@ class _Draws:
         else:
             a, b = sets["union"] / sets["exp"], sets["union"] / sets["base"]
             label = np.select([pair_class == MERGE, pair_class == SPLIT], [a, -b], a - b)
-        masses = class_totals(pop, sample.scheme, mask)
-        rate_masses = masses if sample.scheme == "precision" else class_totals(pop, "precision", mask)
         totals = np.zeros((3, 4))
         for stratum, classes in SCHEME_STRATA[sample.scheme].items():
-            totals[stratum, list(classes)] = masses[list(classes)]
+            totals[stratum, list(classes)] = context.totals[list(classes)]
         return cls(
             stratum=sample.stratum[rows],
             pair_class=pair_class,
@@ -172,8 +176,8 @@ class _Draws:
             union_over_exp=sets["union"] / sets["exp"],
             precision_label=label,
             totals=totals,
-            split_rate=float(rate_masses[SPLIT]),
-            merge_rate=float(rate_masses[MERGE]),
+            split_rate=float(context.rate_totals[SPLIT]),
+            merge_rate=float(context.rate_totals[MERGE]),
         )
 
 

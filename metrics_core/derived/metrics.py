@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import generator, open_unit_interval, positive_int
+from ..context import SampleContext
 from ..estimation import _Draws, estimate_quality
 from ..impact import impact_metrics
 from ..judgements import PairVerdicts
@@ -84,7 +85,7 @@ class DerivedMetrics:
 
 
 def derived_metrics(
-    population: Population,
+    population: Population | SampleContext,
     sample: PairSample,
     verdicts: PairVerdicts,
     *,
@@ -101,7 +102,8 @@ def derived_metrics(
 
     Parameters
     ----------
-    population : Population
+    population : Population or SampleContext
+        As for :func:`~metrics_core.estimate_quality`.
     sample : PairSample
         Any scheme: ``jaccard``, ``stratified`` and ``precision`` all estimate the four
         rates and ΔPrecision the diagram needs.
@@ -156,7 +158,7 @@ def derived_metrics(
     if resampling not in RESAMPLING:
         raise ValueError(f"resampling must be one of {', '.join(RESAMPLING)}; got {resampling!r}")
     quality = estimate_quality(population, sample, verdicts, confidence=confidence)
-    exact = impact_metrics(population).metrics
+    exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
     diagram = affected_item_diagram_from_metrics(quality, exact, recall_base=recall_base, precision_base=precision_base)
 
     draws = _Draws.build(population, sample, verdicts, None)
