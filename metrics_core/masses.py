@@ -87,20 +87,43 @@ _TOTALS: weakref.WeakKeyDictionary[Population, dict[str, np.ndarray]] = weakref.
 
 def _class_totals(pop: Population, scheme: str, weight: np.ndarray, weight_sq: np.ndarray) -> np.ndarray:
     """Class totals from per-cell sums of the vantage items' weights and squared weights."""
-    sets = pop.cell_sets
-    affected = pop.cell_affected()
+    terms = cell_class_terms(
+        scheme,
+        sets=pop.cell_sets,
+        affected=pop.cell_affected(),
+        cell_size=pop.cell_size,
+        weight=weight,
+        weight_sq=weight_sq,
+    )
+    return terms.sum(axis=0) / pop.total_weight
+
+
+def cell_class_terms(
+    scheme: str,
+    *,
+    sets: dict[str, np.ndarray],
+    affected: np.ndarray,
+    cell_size: np.ndarray,
+    weight: np.ndarray,
+    weight_sq: np.ndarray,
+) -> np.ndarray:
+    """Per cell, W times the class masses summed over its vantage items (every backend's one formula).
+
+    ``weight`` and ``weight_sq`` are the sums of the vantage items' weights and squared
+    weights in each cell. Returns shape (n_cells, 4): self, split, merge, intersection;
+    the column sums over W are :func:`class_totals`.
+    """
     # Σ over the cell's vantage items of weight(cell \ {i}) · w_i
-    others = np.where(pop.cell_size > 1, np.maximum(weight * sets["both"] - weight_sq, 0.0), 0.0)
+    others = np.where(cell_size > 1, np.maximum(weight * sets["both"] - weight_sq, 0.0), 0.0)
     stable_factor = np.where(affected, _stable_factor(scheme, sets), 0.0)
-    totals = np.array(
+    return np.column_stack(
         [
-            np.dot(weight_sq, stable_factor),
-            np.dot(weight, _split_factor(scheme, sets)),
-            np.dot(weight, _merge_factor(scheme, sets)),
-            np.dot(others, stable_factor),
+            weight_sq * stable_factor,
+            weight * _split_factor(scheme, sets),
+            weight * _merge_factor(scheme, sets),
+            others * stable_factor,
         ]
     )
-    return totals / pop.total_weight
 
 
 def cell_stratum_factor(population: Population, scheme: str, classes: tuple[int, ...]) -> np.ndarray:

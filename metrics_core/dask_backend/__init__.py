@@ -8,6 +8,7 @@ Computations run on the current ``dask.distributed`` client when there is one, e
 Dask's local scheduler.
 """
 
+from .context import items_rows, sample_context
 from .impact import (
     PER_CLUSTER_COLUMNS,
     PER_ITEM_METRICS,
@@ -29,7 +30,9 @@ __all__ = [
     "impact_metrics",
     "impact_per_cluster",
     "impact_per_item",
+    "items_rows",
     "read_items",
+    "sample_context",
     "sample_pairs",
     "write_parquet",
 ]
