@@ -46,21 +46,29 @@ class DaskItems:
     attributes: tuple[str, ...]
 
     @cached_property
-    def cells(self) -> dd.DataFrame:
-        """The cell table, persisted: one row per (Base cluster, Exp cluster) with its sums,
-        partitioned by Exp cluster (all the cells of an Exp cluster in one partition).
-
-        Columns: ``base_cluster, exp_cluster, cell_weight, cell_weight_sq, cell_size,
-        base_weight, base_size, exp_weight, exp_size``, ``affected``, the
-        :data:`~metrics_core.impact.POINTWISE_METRICS` and the set weights ``set_split,
-        set_merge, set_union`` (weight of Base \\ Exp, Exp \\ Base, Base ∪ Exp).
+    def cell_sums(self) -> dd.DataFrame:
+        """The sums of the cell table, persisted on the workers: one row per (Base cluster,
+        Exp cluster), partitioned by Exp cluster (all the cells of an Exp cluster in one
+        partition). Columns: ``base_cluster, exp_cluster, cell_weight, cell_weight_sq,
+        cell_size, base_weight, base_size, exp_weight, exp_size``.
         """
         return cell_table(self.frame).persist()
 
     @cached_property
+    def cells(self) -> dd.DataFrame:
+        """The cell table: :attr:`cell_sums` and the values derived from them per cell,
+        ``affected``, the :data:`~metrics_core.impact.POINTWISE_METRICS` and the set weights
+        ``set_split, set_merge, set_union`` (weight of Base \\ Exp, Exp \\ Base, Base ∪ Exp).
+
+        Lazy: the derived values are recomputed from the persisted sums where they are used,
+        which keeps the workers' memory to the sums (about half).
+        """
+        return self.cell_sums.map_partitions(_cell_columns)
+
+    @cached_property
     def total_weight(self) -> float:
         """W, summed exactly (the same float however the items are partitioned)."""
-        parts = [dask.delayed(_exact_column_sum)(part, "cell_weight") for part in self.cells.to_delayed()]
+        parts = [dask.delayed(_exact_column_sum)(part, "cell_weight") for part in self.cell_sums.to_delayed()]
         return exact_to_float(sum(dask.compute(*parts)))
 
 
@@ -111,7 +119,7 @@ def _validate(path: str, frame: dd.DataFrame) -> None:
 
 
 def cell_table(items: dd.DataFrame) -> dd.DataFrame:
-    """The cells of ``items`` (``base_cluster, exp_cluster, weight``) with the sums of :attr:`DaskItems.cells`.
+    """The cells of ``items`` (``base_cluster, exp_cluster, weight``) with the sums of :attr:`DaskItems.cell_sums`.
 
     Two shuffles: the items by Base cluster (each partition then holds whole Base clusters:
     their cells and Base totals are summed there), and the cells by Exp cluster (Exp totals
@@ -121,7 +129,7 @@ def cell_table(items: dd.DataFrame) -> dd.DataFrame:
     by_base = items[[*KEYS, "weight"]].shuffle(on=["base_cluster"], npartitions=n_out)
     cells = by_base.map_partitions(_cells_with_base_totals)
     by_exp = cells.shuffle(on=["exp_cluster"], npartitions=n_out)
-    return by_exp.map_partitions(_with_exp_totals).map_partitions(_cell_columns)
+    return by_exp.map_partitions(_with_exp_totals)
 
 
 def _cells_with_base_totals(part: pd.DataFrame) -> pd.DataFrame:

@@ -160,7 +160,7 @@ def _partners(items: DaskItems, draws: pd.DataFrame, u_cell: np.ndarray, u_item:
         requests = draws.loc[rows, [by, order, DRAW]].rename(columns={order: SKIP_PREFIX + order})
         requests["u"] = u_cell[rows]
         wanted = shared(np.unique(key_hash(requests, [by])), broadcast=True)
-        frame = items.cells[[*KEYS, "cell_weight"]]
+        frame = items.cell_sums[[*KEYS, "cell_weight"]]
         parts = [dask.delayed(_rows_with_keys)(part, [by], wanted) for part in frame.to_delayed()]
         segments = Segments.build(parts, segment=[by], order=[order], weight="cell_weight", n_groups=n_groups)
         partner_cells.append(segments.draw(requests)[[*KEYS, DRAW]])
