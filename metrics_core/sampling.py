@@ -211,26 +211,37 @@ def pairs_for_judgement(sample: PairSample, *, rng: np.random.Generator) -> tupl
     return pairs[:, 0].copy(), pairs[:, 1].copy()
 
 
-def jaccard_contributions(population: Population, sample: PairSample) -> np.ndarray:
+def jaccard_contributions(population, sample: PairSample) -> np.ndarray:
     """Each row's contribution to JaccardDistance(T) (JDD §4.5), 0 for stable pairs.
+
+    ``population`` is a :class:`Population` or a :class:`~metrics_core.SampleContext` of the whole sample.
 
     A diff pair drawn ``d`` of the ``D`` diff draws contributes
     ``d / D · JaccardDistance(T)``; under the ``precision`` scheme draws are first
     importance-weighted by w_ij / u_ij so that they represent w_ij. The diff rows
     sum to JaccardDistance(T); filter rows to see a slice's share.
     """
-    pop = population
+    from .context import SampleContext  # the context module builds on this one
+
     diff = (sample.pair_class == SPLIT) | (sample.pair_class == MERGE)
     weight = np.where(diff, sample.draws, 0).astype(np.float64)
+    if isinstance(population, SampleContext):
+        if len(population.rows) != len(sample):
+            raise ValueError("jaccard_contributions needs the context of every row of the sample")
+        sets = {"base": population.base, "exp": population.exp, "union": population.union}
+        jaccard_distance = population.exact["JaccardDistance"]
+    else:
+        pop = population
+        sets = {name: pop.cell_sets[name][pop.cell[sample.i]] for name in ("base", "exp", "union")}
+        jaccard_distance = float(
+            np.dot(pop.cell_weight, cell_pointwise_metrics(pop)["JaccardDistance"]) / pop.total_weight
+        )
     if sample.scheme == "precision":
-        sets = pop.cell_sets
-        cell = pop.cell[sample.i]
-        side = np.where(sample.pair_class == SPLIT, sets["base"][cell], sets["exp"][cell])
-        weight *= side / sets["union"][cell]
+        side = np.where(sample.pair_class == SPLIT, sets["base"], sets["exp"])
+        weight *= side / sets["union"]
     total = weight.sum()
     if total == 0:
         return np.zeros(len(sample))
-    jaccard_distance = float(np.dot(pop.cell_weight, cell_pointwise_metrics(pop)["JaccardDistance"]) / pop.total_weight)
     return weight / total * jaccard_distance
 
 

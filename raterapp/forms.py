@@ -68,6 +68,15 @@ class ExperimentCreateForm(forms.Form):
     confidence = forms.FloatField(initial=0.95, help_text="Confidence level of the intervals, e.g. 0.95.")
 
     items = _file_field(label="Items file", columns=ITEMS_COLUMNS)
+    items_location = forms.CharField(
+        label="Or items at a location",
+        required=False,
+        max_length=1000,
+        help_text=(
+            "A folder or URL of Parquet files (" + ITEMS_COLUMNS + ") under one of the server's DATA_LOCATIONS, "
+            "for populations too large to upload; prepared on Dask."
+        ),
+    )
     base = _file_field(label="Base clustering", columns=CLUSTERING_COLUMNS)
     exp = _file_field(label="Exp clustering", columns=CLUSTERING_COLUMNS)
     weights = _file_field(label="Weights (optional)", columns=WEIGHTS_COLUMNS)

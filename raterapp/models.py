@@ -79,6 +79,17 @@ class Experiment(models.Model):
     items_count = models.PositiveIntegerField(null=True, blank=True)
     dropped_items = models.PositiveIntegerField(null=True, blank=True)
     population_file = models.CharField(max_length=300, blank=True, help_text="Normalised Parquet in media storage.")
+
+    class Engine(models.TextChoices):
+        MEMORY = "memory", "In memory (the worker holds the population)"
+        DASK = "dask", "Dask (the population stays on the Dask cluster)"
+
+    engine = models.CharField(max_length=10, choices=Engine.choices, default=Engine.MEMORY)
+    items_location = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="Partitioned Parquet items (a folder or fsspec URL) instead of an upload (Dask engine).",
+    )
     impact = models.JSONField(null=True, blank=True, help_text="metrics_core impact output (overall).")
     gold = models.JSONField(
         null=True,
@@ -173,6 +184,11 @@ class SampledPair(models.Model):
     stratum = models.CharField(max_length=6)
     draws = models.PositiveIntegerField()
     task = models.ForeignKey("PairTask", null=True, blank=True, on_delete=models.CASCADE, related_name="draws")
+    # Experiments prepared on Dask keep no population: what the estimators need of the vantage
+    # item's cell (metrics_core.SampleContext) is stored with the pair. Null for in-memory ones.
+    vantage_union = models.FloatField(null=True, blank=True, help_text="weight(Base(i) ∪ Exp(i)) (Dask engine).")
+    vantage_base = models.FloatField(null=True, blank=True, help_text="weight(Base(i)) (Dask engine).")
+    vantage_exp = models.FloatField(null=True, blank=True, help_text="weight(Exp(i)) (Dask engine).")
 
     class Meta:
         constraints = [

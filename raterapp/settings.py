@@ -187,6 +187,16 @@ ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.5
 DERIVED_BOOTSTRAP_REPLICATES = env.int("DERIVED_BOOTSTRAP_REPLICATES", default=1000)
 DERIVED_DEBOUNCE_SECONDS = env.float("DERIVED_DEBOUNCE_SECONDS", default=2.0)
 
+# Populations beyond one machine (metrics_core.dask_backend): with a scheduler address the
+# worker's preparation of Parquet items (upload or location) runs on that Dask cluster; without
+# one, Parquet uploads above DASK_THRESHOLD_BYTES run on Dask in the worker (out of core).
+DASK_SCHEDULER_ADDRESS = env.str("DASK_SCHEDULER_ADDRESS", default="")
+DASK_THRESHOLD_BYTES = env.int("DASK_THRESHOLD_BYTES", default=2 * 1024**3)
+# Where engineers may point an experiment at (folders or fsspec URL prefixes, comma-separated,
+# e.g. "s3://clusterings/,/data/shared/"); none by default: the web server must not read any
+# path it is given.
+DATA_LOCATIONS = env.list("DATA_LOCATIONS", default=[])
+
 # Rater quality flags (raterapp/selectors/raters.py) and the optional automatic pause.
 # too_fast: median seconds per verdict below RATER_MIN_SECONDS, over at least
 # RATER_MIN_TIMED_VERDICTS timed verdicts; low_gold_accuracy: gold accuracy below

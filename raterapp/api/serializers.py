@@ -21,6 +21,13 @@ class ExperimentCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=Experiment.Kind.choices, required=False)
+    items_location = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=1000,
+        help_text="Partitioned Parquet items (item_id, base_cluster, exp_cluster[, weight], attributes) under one "
+        "of the server's DATA_LOCATIONS, instead of an items upload; prepared on Dask.",
+    )
     question = serializers.CharField(required=False, max_length=500)
     guidelines = serializers.CharField(required=False, allow_blank=True)
     scheme = serializers.ChoiceField(choices=Experiment.Scheme.choices, required=False)
@@ -43,9 +50,9 @@ class ExperimentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Experiment
         fields = (
-            "id", "name", "description", "kind", "question", "guidelines", "owner", "scheme", "n_draws", "diff_share",
-            "replication", "seed", "confidence", "gold_rate", "status", "progress", "error", "items_count",
-            "dropped_items", "created_at", "updated_at",
+            "id", "name", "description", "kind", "engine", "items_location", "question", "guidelines", "owner",
+            "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate", "status", "progress",
+            "error", "items_count", "dropped_items", "created_at", "updated_at",
         )  # fmt: skip
         read_only_fields = fields
 

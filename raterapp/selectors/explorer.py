@@ -94,8 +94,14 @@ def explorer_pairs_list(
 def explorer_pair_get(*, experiment: Experiment, pair: SampledPair) -> dict:
     """One sampled pair: its list row, both items with their Base and Exp clusters, its verdicts."""
     (row,) = _rows(experiment, SampledPair.objects.filter(pk=pair.pk), task_ids=[pair.task_id])
-    ids, population = population_for_experiment(experiment)
     items = [pair.vantage, pair.partner]
+    if experiment.engine == Experiment.Engine.DASK:
+        return {
+            "pair": row,
+            "items": _items_shown(items, _sampled_clusters(experiment, items)),
+            "verdicts": _verdicts_of(pair),
+        }
+    ids, population = population_for_experiment(experiment)
     shown = {
         (item.position, side): _members_shown(population, item.position, side)
         for item in items
@@ -103,29 +109,58 @@ def explorer_pair_get(*, experiment: Experiment, pair: SampledPair) -> dict:
     }
     member_ids = {str(ids[p]) for positions in shown.values() for p in positions.tolist()}
     titles = dict(Item.objects.filter(experiment=experiment, item_id__in=member_ids).values_list("item_id", "title"))
-    return {
-        "pair": row,
-        "items": [
-            {
-                "role": role,
-                "item_id": item.item_id,
-                "title": item.title,
-                "description": item.description,
-                "image_url": item.image_url,
-                "url": item.url,
-                "attributes": item.attributes if isinstance(item.attributes, dict) else {},
-                "weight": item.weight,
-                **{
-                    f"{side}_cluster": _cluster(
-                        ids, population, titles, item.position, shown[item.position, side], side
-                    )
-                    for side in CLUSTER_SIDES
-                },
-            }
-            for role, item in zip(("vantage", "partner"), items, strict=True)
-        ],
-        "verdicts": _verdicts_of(pair),
+    clusters = {
+        (item.position, side): _cluster(ids, population, titles, item.position, shown[item.position, side], side)
+        for item in items
+        for side in CLUSTER_SIDES
     }
+    return {"pair": row, "items": _items_shown(items, clusters), "verdicts": _verdicts_of(pair)}
+
+
+def _items_shown(items: list[Item], clusters: dict) -> list[dict]:
+    return [
+        {
+            "role": role,
+            "item_id": item.item_id,
+            "title": item.title,
+            "description": item.description,
+            "image_url": item.image_url,
+            "url": item.url,
+            "attributes": item.attributes if isinstance(item.attributes, dict) else {},
+            "weight": item.weight,
+            **{f"{side}_cluster": clusters[item.position, side] for side in CLUSTER_SIDES},
+        }
+        for role, item in zip(("vantage", "partner"), items, strict=True)
+    ]
+
+
+def _sampled_clusters(experiment: Experiment, items: list[Item]) -> dict:
+    """Dask engine: the items' clusters as far as the sample shows them (the population stays on
+    the cluster). Size and weight come from the stored impact rows when the cluster is among them."""
+    clusters = {}
+    for item in items:
+        for side in CLUSTER_SIDES:
+            label = item.base_cluster if side == "base" else item.exp_cluster
+            other = "exp_cluster" if side == "base" else "base_cluster"
+            members = list(
+                Item.objects.filter(experiment=experiment, **{f"{side}_cluster": label})
+                .order_by("position")
+                .values_list("position", "item_id", "title", other)[: MEMBERS_SHOWN * 4]
+            )
+            members.sort(key=lambda m: m[0] != item.position)  # the item first
+            group = ImpactGroup.objects.filter(experiment=experiment, dimension=side, label=label).first()
+            clusters[item.position, side] = {
+                "side": side,
+                "label": label,
+                "items": group.items if group else None,
+                "weight": group.weight if group else None,
+                "complete": False,
+                "members": [
+                    {"item_id": member_id, "title": title, "shared": value == getattr(item, other)}
+                    for _, member_id, title, value in members[:MEMBERS_SHOWN]
+                ],
+            }
+    return clusters
 
 
 def explorer_clusters_list(*, experiment: Experiment, side: str, limit: int = 10) -> dict:

@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metrics_core import PairSample, PairVerdicts, Population, jaccard_contributions, verdicts_from_judgements
+from metrics_core import (
+    PAIR_CLASSES,
+    STRATA,
+    PairSample,
+    PairVerdicts,
+    Population,
+    SampleContext,
+    jaccard_contributions,
+    verdicts_from_judgements,
+)
 from raterapp.models import Experiment, Item, Judgement, PairTask, SampledPair
 from raterapp.services.population import population_for_experiment
 
@@ -33,14 +42,30 @@ JUDGEMENT_FIELDS = ("i", "j", "verdict", "task", "rater", "comment", "created_at
 
 @dataclass(frozen=True)
 class JudgedSample:
-    """An experiment's population, sample and every verdict on it, as metrics_core takes them."""
+    """An experiment's population, sample and every verdict on it, as metrics_core takes them.
 
-    population: Population
+    Experiments prepared on Dask have no population here: ``context`` holds what the
+    estimators need of it. ``source`` is whichever the experiment has.
+    """
+
+    population: Population | None
     sample: PairSample
     i: np.ndarray  # positions of the judged pairs' items, one row per verdict
     j: np.ndarray
     verdict: np.ndarray
     verdicts: PairVerdicts
+    context: SampleContext | None = None
+
+    @property
+    def source(self) -> Population | SampleContext:
+        return self.population if self.population is not None else self.context
+
+    @property
+    def n_positions(self) -> int:
+        """One more than the largest item position (positions index the population, or the sample's items)."""
+        if self.population is not None:
+            return self.population.n_items
+        return int(max(self.sample.i.max(initial=-1), self.sample.j.max(initial=-1))) + 1
 
 
 @dataclass(frozen=True)
@@ -54,17 +79,21 @@ class _FixedSample:
     task_ids: np.ndarray  # sorted
     task_a: np.ndarray
     task_b: np.ndarray
+    context: SampleContext | None = None  # Dask engine: what the estimators need of the population
     # Computed on first use. No reference to the population: it is the cache's weak key.
     derived: dict = field(default_factory=dict, compare=False)
 
-    def contributions(self, population: Population) -> np.ndarray:
+    def contributions(self, population: Population | None) -> np.ndarray:
         if "contributions" not in self.derived:
-            self.derived["contributions"] = jaccard_contributions(population, self.sample)
+            source = self.context if population is None else population
+            self.derived["contributions"] = jaccard_contributions(source, self.sample)
         return self.derived["contributions"]
 
 
 # Per population object (itself cached per population file version), per experiment.
 _FIXED: weakref.WeakKeyDictionary[Population, dict[int, _FixedSample]] = weakref.WeakKeyDictionary()
+# Experiments prepared on Dask, by id (their sample never changes once they are rated).
+_FIXED_DASK: dict[int, _FixedSample] = {}
 
 
 def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
@@ -73,7 +102,7 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     The sample and the tasks are read once per process (a recompute then reads only the
     verdicts: one row per verdict, no join to the items).
     """
-    _, population = population_for_experiment(experiment)
+    population = _population_of(experiment)
     fixed = _fixed_sample(experiment, population)
     rows = list(
         Judgement.objects.filter(task__experiment=experiment, task__gold_answer="").values_list("task_id", "verdict")
@@ -82,11 +111,13 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     verdict = np.array([row[1] for row in rows], dtype=object)
     index = np.searchsorted(fixed.task_ids, task)
     if len(task) and (index.max() >= len(fixed.task_ids) or (fixed.task_ids[index] != task).any()):
-        _FIXED[population].pop(experiment.pk, None)  # tasks changed under the cache: read them again
+        _cache_of(population).pop(experiment.pk, None)  # tasks changed under the cache: read them again
         fixed = _fixed_sample(experiment, population)
         index = np.searchsorted(fixed.task_ids, task)
     i, j = fixed.task_a[index], fixed.task_b[index]
-    return JudgedSample(population, fixed.sample, i, j, verdict, verdicts_from_judgements(i, j, verdict))
+    return JudgedSample(
+        population, fixed.sample, i, j, verdict, verdicts_from_judgements(i, j, verdict), context=fixed.context
+    )
 
 
 def pair_sample_get(*, experiment: Experiment, population) -> PairSample:
@@ -96,20 +127,34 @@ def pair_sample_get(*, experiment: Experiment, population) -> PairSample:
 
 def sample_contributions_get(*, experiment: Experiment) -> dict[int, float]:
     """Every sampled pair's contribution to JaccardDistance (JDD §4.5), by ``SampledPair`` id."""
-    _, population = population_for_experiment(experiment)
+    population = _population_of(experiment)
     fixed = _fixed_sample(experiment, population)
     return dict(zip(fixed.pair_ids.tolist(), fixed.contributions(population).tolist(), strict=True))
 
 
-def _fixed_sample(experiment: Experiment, population: Population) -> _FixedSample:
-    cached = _FIXED.setdefault(population, {})
+def _population_of(experiment: Experiment) -> Population | None:
+    """The population in memory; None for an experiment prepared on Dask (it has none)."""
+    if experiment.engine == Experiment.Engine.DASK:
+        return None
+    return population_for_experiment(experiment)[1]
+
+
+def _cache_of(population: Population | None) -> dict[int, _FixedSample]:
+    return _FIXED_DASK if population is None else _FIXED.setdefault(population, {})
+
+
+def _fixed_sample(experiment: Experiment, population: Population | None) -> _FixedSample:
+    cached = _cache_of(population)
     if experiment.pk in cached:
         return cached[experiment.pk]
     position_of = _item_positions(experiment)
     tasks = PairTask.objects.filter(experiment=experiment, gold_answer="").order_by("pk")
     task_ids, a, b = (np.asarray(c, dtype=np.int64) for c in _columns(tasks.values_list("pk", "item_a", "item_b"), 3))
-    pair_ids, sample = _sample_read(experiment, population, position_of)
-    fixed = _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b))
+    if population is None:
+        pair_ids, sample, context = _sample_read_with_context(experiment, position_of)
+    else:
+        (pair_ids, sample), context = _sample_read(experiment, population, position_of), None
+    fixed = _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b), context)
     if experiment.status in (Experiment.Status.RATING, Experiment.Status.DONE):  # sampling is over
         cached[experiment.pk] = fixed
     return fixed
@@ -141,6 +186,42 @@ def _sample_read(experiment: Experiment, population: Population, position_of) ->
     )
 
 
+def _sample_read_with_context(experiment: Experiment, position_of) -> tuple[np.ndarray, PairSample, SampleContext]:
+    """The sample of an experiment prepared on Dask, with the vantage cells' weights stored beside it."""
+    rows = SampledPair.objects.filter(experiment=experiment).order_by("pk")
+    fields = (
+        "pk",
+        "vantage",
+        "partner",
+        "draws",
+        "pair_class",
+        "stratum",
+        "vantage_union",
+        "vantage_base",
+        "vantage_exp",
+    )
+    pk, i, j, draws, pair_class, stratum, union, base, exp = _columns(rows.values_list(*fields), len(fields))
+    sample = PairSample(
+        experiment.scheme,
+        position_of(np.asarray(i, dtype=np.int64)),
+        position_of(np.asarray(j, dtype=np.int64)),
+        np.array([PAIR_CLASSES.index(c) for c in pair_class], dtype=np.int64),
+        np.array([STRATA.index(c) for c in stratum], dtype=np.int64),
+        np.asarray(draws, dtype=np.int64),
+        experiment.diff_share if experiment.scheme == Experiment.Scheme.STRATIFIED else None,
+    )
+    impact = experiment.impact or {}
+    context = SampleContext.from_columns(
+        union=np.asarray(union, dtype=float),
+        base=np.asarray(base, dtype=float),
+        exp=np.asarray(exp, dtype=float),
+        totals=impact["context"]["totals"],
+        rate_totals=impact["context"]["rate_totals"],
+        exact=impact["metrics"],
+    )
+    return np.asarray(pk, dtype=np.int64), sample, context
+
+
 def judgement_columns_get(*, experiment: Experiment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions of both items and the verdict of every judgement of the experiment."""
     columns = Judgement.objects.filter(task__experiment=experiment, task__gold_answer="").values_list(
@@ -169,7 +250,7 @@ def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
     )
     if not rows:
         return []  # not sampled yet, and maybe without a population file
-    _, population = population_for_experiment(experiment)
+    population = _population_of(experiment)
     contributions = _fixed_sample(experiment, population).contributions(population)
     return [
         {

@@ -53,7 +53,9 @@ def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
     snapshot = estimate_snapshot_latest(experiment=experiment)
     estimated = [group.label for group in groups[:MAX_ESTIMATED_SLICES]]
     quality = {}
-    if snapshot is not None:
+    # Slice estimates need every item's attribute and the slice's exact totals: the population.
+    in_memory = experiment.engine != Experiment.Engine.DASK
+    if snapshot is not None and in_memory:
         key = f"slices:{experiment.pk}:{snapshot.pk}:{attribute}"
         quality = cache.get(key)
         if quality is None:
@@ -77,7 +79,10 @@ def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
         "snapshot": snapshot.pk if snapshot is not None else None,
         "scheme": experiment.scheme,
         "confidence": experiment.confidence,
-        "estimated_values": len(estimated) if snapshot is not None else 0,
+        "estimated_values": len(estimated) if snapshot is not None and in_memory else 0,
+        "note": None
+        if in_memory
+        else "Prepared on Dask: exact impact per value; quality estimates per slice need the in-memory engine.",
         "values": len(groups),
         "rows": rows,
     }

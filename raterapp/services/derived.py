@@ -42,7 +42,7 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
     derived = derived_metrics(
-        judged.population,
+        judged.source,
         judged.sample,
         judged.verdicts,
         rng=np.random.default_rng(experiment.seed),

@@ -52,12 +52,12 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     task_pending_clear(_pending_key(experiment_id))
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
-    population, verdicts = judged.population, judged.verdicts
-    quality = estimate_quality(population, judged.sample, verdicts, confidence=experiment.confidence)
-    agreement = agreement_summary(unit=_unordered_pair(judged.i, judged.j, population.n_items), verdict=judged.verdict)
+    verdicts = judged.verdicts
+    quality = estimate_quality(judged.source, judged.sample, verdicts, confidence=experiment.confidence)
+    agreement = agreement_summary(unit=_unordered_pair(judged.i, judged.j, judged.n_positions), verdict=judged.verdict)
     payload = {
         **quality.as_dict(),
-        "exact": _exact_metrics(experiment, population),
+        "exact": _exact_metrics(experiment, judged.population),
         "judgements": len(judged.verdict),
         "judged_pairs": len(verdicts),
         "agreement": agreement.as_dict(),

@@ -9,6 +9,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files import File
@@ -33,6 +34,7 @@ def experiment_create(
     files: Mapping[str, File],
     description: str = "",
     kind: str = "change",
+    items_location: str = "",
     question: str | None = None,
     guidelines: str = "",
     scheme: str = "jaccard",
@@ -47,6 +49,9 @@ def experiment_create(
     ``files`` maps kinds to files: ``catalogue`` always, and either ``items`` or ``base``
     and ``exp`` (with optional ``weights``); for the ``absolute`` kind, ``base`` (with
     optional ``weights``) only. A ``gold`` clustering is optional for both kinds.
+    ``items_location`` (partitioned Parquet under one of ``DATA_LOCATIONS``) replaces the
+    items upload; such experiments, and Parquet items uploads when ``DASK_SCHEDULER_ADDRESS``
+    is set or they are larger than ``DASK_THRESHOLD_BYTES``, are prepared on Dask.
     Raises ``ValidationError`` keyed by field
     (``files`` for the uploads); then nothing is created. The content of the files is
     checked by the preparation, which reports problems in ``Experiment.error``.
@@ -61,8 +66,15 @@ def experiment_create(
         seed=seed,
         confidence=confidence,
     )
-    if file_problems := _file_problems(files, kind):
+    items_location = (items_location or "").strip()
+    if items_location:
+        if location_problems := _location_problems(items_location, files, kind):
+            errors["items_location"] = location_problems
+    elif file_problems := _file_problems(files, kind):
         errors["files"] = file_problems
+    engine = _engine_for(items_location, files) if not errors else Experiment.Engine.MEMORY
+    if engine == Experiment.Engine.DASK and Kind.GOLD in files:
+        errors["files"] = ["a gold clustering needs the in-memory engine; this experiment would be prepared on Dask"]
     if errors:
         raise ValidationError(errors)
 
@@ -71,6 +83,8 @@ def experiment_create(
         name=name.strip(),
         description=description,
         kind=kind,
+        items_location=items_location,
+        engine=engine,
         guidelines=guidelines,
         scheme=scheme,
         n_draws=int(n_draws),
@@ -117,12 +131,46 @@ def _file_problems(files: Mapping[str, Any], experiment_kind: str) -> list[str]:
             problems.append("the absolute quality of a clustering takes a base file (and optionally a weights file)")
     elif (Kind.ITEMS in kinds) == bool(clusterings) or (clusterings and not {Kind.BASE, Kind.EXP} <= kinds):
         problems.append("give either an items file, or a base and an exp file (and optionally a weights file)")
-    for kind in sorted(kinds & set(Kind.values)):
+    return problems + _format_problems(files)
+
+
+def _format_problems(files: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for kind in sorted(set(files) & set(Kind.values)):
         try:
             format_of(os.path.basename(files[kind].name or ""))
         except InputError as exc:
             problems.append(f"{kind}: {exc}")
     return problems
+
+
+def _location_problems(location: str, files: Mapping[str, Any], experiment_kind: str) -> list[str]:
+    """The location must be under one of DATA_LOCATIONS: the server reads nothing else it is pointed at."""
+    problems = []
+    allowed = [prefix for prefix in settings.DATA_LOCATIONS if prefix]
+    if not allowed:
+        problems.append("reading items from a location is not enabled on this server (DATA_LOCATIONS)")
+    elif ".." in location.split("/") or not any(location.startswith(prefix) for prefix in allowed):
+        problems.append(f"must be under one of: {', '.join(allowed)}")
+    if experiment_kind != Experiment.Kind.CHANGE:
+        problems.append("a location gives the items of a change (item_id, base_cluster, exp_cluster)")
+    if set(files) & {Kind.ITEMS, Kind.BASE, Kind.EXP, Kind.WEIGHTS}:
+        problems.append("give the items either as a location or as uploaded files, not both")
+    if Kind.CATALOGUE not in files:
+        problems.append("a catalogue file is required")
+    return problems + _format_problems(files)
+
+
+def _engine_for(items_location: str, files: Mapping[str, Any]) -> str:
+    """Dask for a location, and for Parquet items when a scheduler is configured or they are large."""
+    if items_location:
+        return Experiment.Engine.DASK
+    items = files.get(Kind.ITEMS)
+    if items is None or format_of(os.path.basename(items.name or "")) != "parquet":
+        return Experiment.Engine.MEMORY
+    if settings.DASK_SCHEDULER_ADDRESS or (items.size or 0) > settings.DASK_THRESHOLD_BYTES:
+        return Experiment.Engine.DASK
+    return Experiment.Engine.MEMORY
 
 
 def _parameter_problems(

@@ -36,14 +36,14 @@ def impact_groups_build(
     _, population = population_for_experiment(experiment)
     overall = impact_metrics(population)
     on_progress(0.3)
-    groups = _rows(experiment, "base", impact_per_base_cluster(population), limit=TOP_CLUSTERS)
-    groups += _rows(experiment, "exp", impact_per_exp_cluster(population), limit=TOP_CLUSTERS)
+    groups = impact_group_rows(experiment, "base", impact_per_base_cluster(population), limit=TOP_CLUSTERS)
+    groups += impact_group_rows(experiment, "exp", impact_per_exp_cluster(population), limit=TOP_CLUSTERS)
     on_progress(0.6)
     attributes = {
         name: values for name, values in population_attributes(experiment).items() if _sliceable(name, values)
     }
     for k, (name, values) in enumerate(attributes.items()):
-        groups += _rows(experiment, name, impact_by_group(population, pc.fill_null(values, "")))
+        groups += impact_group_rows(experiment, name, impact_by_group(population, pc.fill_null(values, "")))
         on_progress(0.6 + 0.4 * (k + 1) / len(attributes))
     return overall, groups
 
@@ -58,7 +58,10 @@ def _sliceable(name: str, values: pa.Array) -> bool:
     return longest <= ImpactGroup._meta.get_field("label").max_length
 
 
-def _rows(experiment: Experiment, dimension: str, table: ImpactTable, *, limit: int | None = None) -> list[ImpactGroup]:
+def impact_group_rows(
+    experiment: Experiment, dimension: str, table: ImpactTable, *, limit: int | None = None
+) -> list[ImpactGroup]:
+    """ImpactGroup rows of a table of groups; with ``limit``, the groups carrying most of the change."""
     keep = np.arange(len(table))
     if limit is not None and len(table) > limit:
         share = np.nan_to_num(table.metrics["JaccardDistance"] * table.weight)

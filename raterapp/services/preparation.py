@@ -98,9 +98,10 @@ def experiment_prepare(*, experiment_id: int) -> None:
     with uploads_local_open(experiment=experiment) as uploads:
         run = _Run(experiment, uploads)
         try:
-            while experiment.status in _STEP_OF:
+            steps = _dask_steps() if experiment.engine == Experiment.Engine.DASK else _STEP_OF
+            while experiment.status in steps:
                 started, status = time.monotonic(), experiment.status
-                _STEP_OF[status](run)
+                steps[status](run)
                 # Arrow's allocator keeps freed blocks; a worker would hold the peak between jobs.
                 pa.default_memory_pool().release_unused()
                 logger.info("experiment %s: step %s took %.2f s", experiment_id, status, time.monotonic() - started)
@@ -173,6 +174,17 @@ _STEP_OF: dict[str, Callable[[_Run], None]] = {
     Status.SAMPLING: _sample,
 }
 _BATCH = 5000
+
+
+def _dask_steps() -> dict[str, Callable[[_Run], None]]:
+    """The steps of the Dask engine (imported on use: Dask loads only where it is needed)."""
+    from raterapp.services import dask_engine
+
+    return {
+        Status.VALIDATING: dask_engine.dask_validate,
+        Status.COMPUTING_IMPACT: dask_engine.dask_impact,
+        Status.SAMPLING: lambda run: dask_engine.dask_sample(run, rows_delete=_rows_delete),
+    }
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -23,7 +23,11 @@ SELF = PAIR_CLASSES.index("self")
 
 @dataclass(frozen=True, eq=False)
 class SampledRows:
-    """Unsaved rows of a sample: ``items`` sorted by position, tasks as position pairs in rank order."""
+    """Unsaved rows of a sample: ``items`` sorted by position, tasks as position pairs in rank order.
+
+    ``vantage_sets`` (Dask engine): per sample row the ``union``, ``base`` and ``exp`` set weights
+    of the vantage item's cell (metrics_core.SampleContext), stored with the pairs.
+    """
 
     experiment: Experiment
     items: list[Item]
@@ -31,6 +35,7 @@ class SampledRows:
     sample: PairSample
     task_a: np.ndarray
     task_b: np.ndarray
+    vantage_sets: dict[str, np.ndarray] | None = None
 
 
 def sampled_rows_build(
@@ -45,36 +50,69 @@ def sampled_rows_build(
         rng=np.random.default_rng(experiment.seed),
         diff_share=experiment.diff_share,
     )
-    task_a, task_b = pairs_for_judgement(sample, rng=np.random.default_rng(experiment.seed + 1))
     on_progress(0.4)
     positions = np.unique(np.concatenate([sample.i, sample.j]))
-    item_ids = pa.array(ids[positions].tolist(), type=pa.string())
-    rows = catalogue_rows_for(catalogue=catalogue, item_ids=item_ids, items_path=experiment.population_file)
-    cards = catalogue_cards_at(catalogue=catalogue, rows=rows)
     attributes = {
         name: values.to_pylist() for name, values in population_attributes(experiment, positions=positions).items()
     }
-    base = population.base_labels[population.base[positions]].tolist()
-    exp = population.exp_labels[population.exp[positions]].tolist()
-    weight = population.weight[positions].tolist()
-    items = [
+    sampled = SampledItems(
+        positions=positions,
+        item_id=ids[positions].tolist(),
+        base_cluster=population.base_labels[population.base[positions]].tolist(),
+        exp_cluster=population.exp_labels[population.exp[positions]].tolist(),
+        weight=population.weight[positions].tolist(),
+        attributes=attributes,
+    )
+    rows = sampled_rows_assemble(experiment=experiment, catalogue=catalogue, items=sampled, sample=sample)
+    on_progress(0.8)
+    return rows
+
+
+@dataclass(frozen=True)
+class SampledItems:
+    """The items of a sample, by ascending position: what their Item rows hold besides the card."""
+
+    positions: np.ndarray
+    item_id: list
+    base_cluster: list
+    exp_cluster: list
+    weight: list
+    attributes: dict[str, list]
+
+
+def sampled_rows_assemble(
+    *,
+    experiment: Experiment,
+    catalogue: Catalogue,
+    items: SampledItems,
+    sample: PairSample,
+    vantage_sets: dict[str, np.ndarray] | None = None,
+    items_path: str | None = None,
+) -> SampledRows:
+    """The rows of a drawn sample: the items with their cards, and the tasks in the order
+    ``pairs_for_judgement`` gives with ``default_rng(seed + 1)``."""
+    task_a, task_b = pairs_for_judgement(sample, rng=np.random.default_rng(experiment.seed + 1))
+    item_ids = pa.array([str(item) for item in items.item_id], type=pa.string())
+    items_path = experiment.population_file if items_path is None else items_path
+    rows = catalogue_rows_for(catalogue=catalogue, item_ids=item_ids, items_path=items_path)
+    cards = catalogue_cards_at(catalogue=catalogue, rows=rows)
+    built = [
         Item(
             experiment_id=experiment.pk,
-            item_id=ids[p],
+            item_id=str(items.item_id[k]),
             position=int(p),
             title=cards["title"][k],
             description=cards["description"][k],
             image_url=cards["image_url"][k],
             url=cards["url"][k],
-            attributes={name: values[k] for name, values in attributes.items()},
-            base_cluster=str(base[k]),
-            exp_cluster=str(exp[k]),
-            weight=weight[k],
+            attributes={name: values[k] for name, values in items.attributes.items()},
+            base_cluster=str(items.base_cluster[k]),
+            exp_cluster=str(items.exp_cluster[k]),
+            weight=items.weight[k],
         )
-        for k, p in enumerate(positions)
+        for k, p in enumerate(items.positions.tolist())
     ]
-    on_progress(0.8)
-    return SampledRows(experiment, items, positions, sample, task_a, task_b)
+    return SampledRows(experiment, built, items.positions, sample, task_a, task_b, vantage_sets)
 
 
 def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
@@ -96,6 +134,7 @@ def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
     task_of = {(a, b): task.pk for a, b, task in zip(rows.task_a.tolist(), rows.task_b.tolist(), tasks)}
     i, j = sample.i.tolist(), sample.j.tolist()
     vantage, partner = pk_of(sample.i), pk_of(sample.j)
+    sets = rows.vantage_sets
     SampledPair.objects.bulk_create(
         [
             SampledPair(
@@ -106,6 +145,7 @@ def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
                 stratum=STRATA[stratum],
                 draws=draws,
                 task_id=None if code == SELF else task_of[min(i[k], j[k]), max(i[k], j[k])],
+                **({} if sets is None else {f"vantage_{name}": float(sets[name][k]) for name in sets}),
             )
             for k, (code, stratum, draws) in enumerate(
                 zip(sample.pair_class.tolist(), sample.stratum.tolist(), sample.draws.tolist())

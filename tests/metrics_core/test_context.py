@@ -61,3 +61,12 @@ def test_a_context_is_checked():
                             sample.draws[:5])
     with pytest.raises(ValueError, match="the sample has 5"):
         mc.estimate_quality(context, shorter, verdicts)
+
+
+@pytest.mark.parametrize("scheme", mc.SCHEMES)
+def test_jaccard_contributions_from_a_context(scheme):
+    pop, sample, _ = judged(5, scheme)
+    expected = mc.jaccard_contributions(pop, sample)
+    np.testing.assert_allclose(mc.jaccard_contributions(mc.sample_context(pop, sample), sample), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="every row"):
+        mc.jaccard_contributions(mc.sample_context(pop, sample, np.arange(pop.n_items) % 2 == 0), sample)

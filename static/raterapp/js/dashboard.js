@@ -394,8 +394,9 @@ async function loadSlices(attribute) {
       descending: previous ? previous.descending : true,
     };
     renderSlices();
-    status.textContent =
-      body.values > body.estimated_values
+    status.textContent = body.note
+      ? `${body.values} values. ${body.note}`
+      : body.values > body.estimated_values
         ? `${body.values} values; quality estimates for the ${body.estimated_values} heaviest.`
         : `${body.values} values.`;
   } catch (error) {

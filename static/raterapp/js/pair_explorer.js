@@ -551,7 +551,10 @@ function clusterBlock(cluster, side, pairIds, sameAsVantage) {
   const heading = el("h4", { className: "xp-cluster-members__title" });
   heading.append(`${SIDE_NAMES[side]} cluster `, el("code", { text: cluster.label }));
   block.append(heading);
-  block.append(el("p", { className: "xp-cluster-members__meta", text: `${counts.format(cluster.items)} item${cluster.items === 1 ? "" : "s"} · weight ${number(cluster.weight)}` }));
+  const size = cluster.items === null ? "Size not stored" : `${counts.format(cluster.items)} item${cluster.items === 1 ? "" : "s"} · weight ${number(cluster.weight)}`;
+  block.append(el("p", { className: "xp-cluster-members__meta", text: size }));
+  // Prepared on Dask: only the sampled members are known here (the population stays on the cluster).
+  if (cluster.complete === false) block.append(el("p", { className: "muted small", text: "Members in the sample only: the population stays on the Dask cluster." }));
   if (sameAsVantage) {
     block.append(el("p", { className: "muted small", text: `The same ${SIDE_NAMES[side]} cluster as item i: its members are listed there.` }));
     return block;

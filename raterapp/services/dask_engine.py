@@ -1,0 +1,168 @@
+"""Preparing an experiment on Dask (metrics_core.dask_backend): the population never reaches the worker.
+
+The steps and statuses are the in-memory preparation's (:mod:`raterapp.services.preparation`),
+with its guarantees (idempotent steps, all or nothing); what differs is where the work runs.
+With ``DASK_SCHEDULER_ADDRESS`` it runs on that cluster (whose workers must read the items:
+a location they reach, or the shared media volume for uploads); without it, on Dask's local
+scheduler inside the Celery worker, partition by partition. The worker holds O(draws) rows:
+the sample, its items, and what the estimators need of their cells (stored with the pairs,
+see ``SampledPair.vantage_*`` and ``impact["context"]``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+
+from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, ImpactTable, PairSample
+from metrics_core import dask_backend as dk
+from metrics_core.io import InputError
+from raterapp.models import Experiment, ImpactGroup, Item
+from raterapp.services.impact_groups import MAX_SLICE_VALUES, TOP_CLUSTERS, impact_group_rows
+from raterapp.services.sampled_rows import SampledItems, sampled_rows_assemble, sampled_rows_save
+
+Status = Experiment.Status
+BATCH = 5000
+
+
+@contextlib.contextmanager
+def dask_client() -> Iterator[object | None]:
+    """A client of the configured cluster while the step runs, or None for Dask's local scheduler."""
+    if not settings.DASK_SCHEDULER_ADDRESS:
+        yield None
+        return
+    from distributed import Client
+
+    with Client(settings.DASK_SCHEDULER_ADDRESS, timeout=30, set_as_default=True) as client:
+        yield client
+
+
+def items_location_of(run) -> str:
+    return run.experiment.items_location or run.uploads["items"].path
+
+
+def dask_validate(run) -> None:
+    """Open and check the items where they are; check the catalogue."""
+    with dask_client():
+        items = dk.read_items(items_location_of(run), validate=True)
+        run.progress(0.6)
+        n_items = int(items.frame.shape[0].compute())
+    run.catalogue_get()
+    run.advance(Status.COMPUTING_IMPACT, replace=lambda: None, progress=0.0, items_count=n_items, dropped_items=0)
+
+
+def dask_impact(run) -> None:
+    """Overall impact metrics; the clusters carrying most of the change and the slices as ImpactGroup rows."""
+    location = items_location_of(run)
+    experiment = run.experiment
+    with dask_client():
+        items = dk.read_items(location, validate=False)
+        overall = dk.impact_metrics(items)
+        if overall.affected_items == 0:
+            raise InputError(location, "no item is affected (Base and Exp are identical): nothing to sample")
+        run.progress(0.3)
+        per_cluster = dk.impact_per_cluster(items)
+        groups = []
+        for side in ("base", "exp"):
+            clusters = per_cluster[per_cluster["clustering"] == side]
+            clusters = clusters.assign(share=clusters["JaccardDistance"].fillna(0) * clusters["weight"])
+            top = clusters.nlargest(TOP_CLUSTERS, "share").compute()
+            top = top.sort_values(["share", "cluster_id"], ascending=[False, True])
+            groups += impact_group_rows(experiment, side, _table_of(top))
+        run.progress(0.6)
+        for k, name in enumerate(items.attributes):
+            if items.frame[name].nunique(dropna=False).compute() <= MAX_SLICE_VALUES:
+                table = dk.impact_by_slice(items, name)
+                labels = np.array(["" if pd.isna(v) else str(v) for v in table.labels], dtype=object)
+                table = ImpactTable(labels, table.items, table.affected_items, table.weight, table.metrics)
+                groups += impact_group_rows(experiment, name, table)
+            run.progress(0.6 + 0.4 * (k + 1) / len(items.attributes))
+    impact = {**overall.as_dict(), "dropped_items": 0}
+
+    def replace() -> None:
+        ImpactGroup.objects.filter(experiment=experiment).delete()
+        ImpactGroup.objects.bulk_create(groups, batch_size=BATCH)
+
+    run.advance(Status.SAMPLING, replace=replace, progress=0.0, impact=impact)
+
+
+def dask_sample(run, *, rows_delete) -> None:
+    """Draw the pairs on Dask; store their items, the pairs with their vantage cells' weights, and the tasks."""
+    location = items_location_of(run)
+    experiment = run.experiment
+    with dask_client():
+        items = dk.read_items(location, validate=False)
+        pairs = dk.sample_pairs(
+            items,
+            n_draws=experiment.n_draws,
+            scheme=experiment.scheme,
+            rng=np.random.default_rng(experiment.seed),
+            diff_share=experiment.diff_share,
+        )
+        run.progress(0.5)
+        rows = dk.items_rows(items, pd.concat([pairs["i"], pairs["j"]]))
+        context = dk.sample_context(items, pairs, item_rows=rows)
+    run.progress(0.8)
+    # Positions index the sample's items (sorted by id): the experiment has no population file.
+    position = pd.Series(np.arange(len(rows)), index=rows["item_id"].to_numpy())
+    sample = PairSample(
+        experiment.scheme,
+        position.loc[pairs["i"].to_numpy()].to_numpy(),
+        position.loc[pairs["j"].to_numpy()].to_numpy(),
+        np.array([PAIR_CLASSES.index(c) for c in pairs["pair_class"]], dtype=np.int64),
+        np.array([STRATA.index(s) for s in pairs["stratum"]], dtype=np.int64),
+        pairs["draws"].to_numpy(dtype=np.int64),
+        experiment.diff_share if experiment.scheme == Experiment.Scheme.STRATIFIED else None,
+    )
+    _require_fitting(location, rows)
+    attributes = {name: [None if pd.isna(v) else str(v) for v in rows[name]] for name in items.attributes}
+    sampled = sampled_rows_assemble(
+        experiment=experiment,
+        catalogue=run.catalogue_get(),
+        items=SampledItems(
+            positions=np.arange(len(rows)),
+            item_id=rows["item_id"].tolist(),
+            base_cluster=rows["base_cluster"].tolist(),
+            exp_cluster=rows["exp_cluster"].tolist(),
+            weight=rows["weight"].astype(float).tolist(),
+            attributes=attributes,
+        ),
+        sample=sample,
+        vantage_sets={"union": context.union, "base": context.base, "exp": context.exp},
+        items_path=location,
+    )
+    impact = {
+        **experiment.impact,
+        "context": {"totals": context.totals.tolist(), "rate_totals": context.rate_totals.tolist()},
+    }
+
+    def replace() -> None:
+        rows_delete(experiment.pk)
+        sampled_rows_save(rows=sampled, batch_size=BATCH)
+
+    run.advance(Status.RATING, replace=replace, progress=1.0, impact=impact)
+
+
+def _require_fitting(location: str, rows: pd.DataFrame) -> None:
+    """The sampled items' ids and clusters must fit the database columns they are stored in."""
+    for column in ("item_id", "base_cluster", "exp_cluster"):
+        limit = Item._meta.get_field(column).max_length
+        text = rows[column].astype(str)
+        too_long = text.str.len() > limit
+        if too_long.any():
+            value = text[too_long].iloc[0]
+            raise InputError(location, f"{column} {value[:40]!r}... is longer than {limit} characters")
+
+
+def _table_of(frame: pd.DataFrame) -> ImpactTable:
+    return ImpactTable(
+        labels=frame["cluster_id"].astype(str).to_numpy(),
+        items=frame["items"].to_numpy(dtype=np.int64),
+        affected_items=frame["affected_items"].to_numpy(dtype=np.int64),
+        weight=frame["weight"].to_numpy(dtype=float),
+        metrics={name: frame[name].to_numpy(dtype=float) for name in IMPACT_METRICS},
+    )

@@ -1,0 +1,178 @@
+"""Experiments prepared on Dask (issue #8): items from a Parquet location or a large upload, the
+preparation on a Dask cluster (a LocalCluster's scheduler address, as DASK_SCHEDULER_ADDRESS), and
+estimates from the stored sample context equal to metrics_core's on the whole population."""
+
+import uuid
+
+import numpy as np
+import pandas as pd
+import pytest
+from django.core.exceptions import ValidationError
+
+import metrics_core as mc
+from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
+from raterapp.selectors.explorer import explorer_pair_get
+from raterapp.selectors.samples import sampled_pairs_rows
+from raterapp.selectors.slices import experiment_slices_get
+from raterapp.services.derived import derived_refresh
+from raterapp.services.estimates import estimates_refresh
+from raterapp.services.experiments import experiment_create
+from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.preparation import experiment_prepare
+from tests.metrics_core.dask_run import local_client, write_parts
+from tests.raterapp.services.files import parquet_bytes, upload
+from tests.raterapp.services.test_judging import make_raters
+
+Status = Experiment.Status
+pytestmark = [
+    pytest.mark.usefixtures("media"),
+    pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index"),
+]
+N = 400
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """A real Dask scheduler with two workers, reached by address as a deployment would."""
+    with local_client(2) as client:
+        yield client.scheduler.address
+
+
+def population_frame(seed=3):
+    rng = np.random.default_rng(seed)
+    gold = np.arange(N) // 4
+    base = np.where(rng.random(N) < 0.2, gold + 1000, gold // 2)
+    exp = np.where(rng.random(N) < 0.5, gold + 5000, base)
+    frame = pd.DataFrame(
+        {
+            "item_id": [f"p{k:04d}" for k in range(N)],
+            "base_cluster": base,
+            "exp_cluster": exp,
+            "weight": rng.uniform(0.5, 2.0, N),
+            "shop": [f"s{k % 3}" for k in range(N)],
+        }
+    )
+    return frame, gold
+
+
+def catalogue(frame):
+    text = "item_id,title\n" + "".join(f"{item},Item {item}\n" for item in frame["item_id"])
+    return upload("catalogue.csv", text)
+
+
+def judge_all(experiment, gold):
+    rater = make_raters(1)[0]
+    position = {item: k for k, item in enumerate(population_frame()[0]["item_id"])}
+    while (task := assignment_next(experiment=experiment, rater=rater)) is not None:
+        same = gold[position[task.item_a.item_id]] == gold[position[task.item_b.item_id]]
+        judgement_submit(task=task, rater=rater, verdict="equivalent" if same else "not_equivalent", client_id=uuid.uuid4())
+
+
+def test_an_experiment_from_a_location_is_prepared_on_the_dask_cluster(engineer, settings, tmp_path, scheduler):
+    frame, gold = population_frame()
+    folder = write_parts(frame, tmp_path / "data" / "items", 4)
+    settings.DATA_LOCATIONS = [str(tmp_path / "data") + "/"]
+    settings.DASK_SCHEDULER_ADDRESS = scheduler
+    experiment = experiment_create(
+        owner=engineer, name="big", files={"catalogue": catalogue(frame)}, items_location=str(folder), n_draws=800, seed=5
+    )
+    assert experiment.engine == Experiment.Engine.DASK
+    experiment_prepare(experiment_id=experiment.pk)
+    experiment.refresh_from_db()
+    assert experiment.status == Status.RATING, experiment.error
+    assert (experiment.items_count, experiment.population_file) == (N, "")
+
+    population = mc.population_from_labels(frame["base_cluster"], frame["exp_cluster"], frame["weight"])
+    assert experiment.impact["metrics"] == pytest.approx(mc.impact_metrics(population).as_dict()["metrics"], rel=1e-12)
+    shops = ImpactGroup.objects.filter(experiment=experiment, dimension="shop")
+    assert sorted(shops.values_list("label", flat=True)) == ["s0", "s1", "s2"]
+    assert ImpactGroup.objects.filter(experiment=experiment, dimension="base").exists()
+    # Only the sampled items are stored, with their clusters and weights.
+    items = Item.objects.filter(experiment=experiment)
+    stored = frame.set_index("item_id").loc[list(items.values_list("item_id", flat=True))]
+    assert sorted(items.values_list("weight", flat=True)) == sorted(stored["weight"].tolist())
+    assert items.count() < N
+    assert not SampledPair.objects.filter(experiment=experiment, vantage_union__isnull=True).exists()
+    assert PairTask.objects.filter(experiment=experiment).count() > 0
+
+    judge_all(experiment, gold)
+    snapshot = estimates_refresh(experiment_id=experiment.pk)
+    # The estimates are metrics_core's on the whole population and the stored sample.
+    position = {item: k for k, item in enumerate(frame["item_id"])}
+    pairs = pd.DataFrame(sampled_pairs_rows(experiment=experiment))
+    sample = mc.PairSample.from_columns(
+        population, scheme=experiment.scheme, i=pairs["i"].map(position), j=pairs["j"].map(position),
+        draws=pairs["draws"], pair_class=pairs["pair_class"], stratum=pairs["stratum"],
+    )
+    a = sample.i[sample.pair_class != 0]
+    b = sample.j[sample.pair_class != 0]
+    verdicts = mc.verdicts_from_judgements(a, b, np.where(gold[a] == gold[b], "equivalent", "not_equivalent"))
+    expected = mc.estimate_quality(population, sample, verdicts).as_dict()["estimates"]
+    for name, estimate in expected.items():
+        for key, value in estimate.items():
+            assert snapshot.estimates["estimates"][name][key] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, key)
+    contributions = mc.jaccard_contributions(population, sample)
+    assert pairs["jaccard_contribution"].to_numpy() == pytest.approx(contributions, rel=1e-9)
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 50
+    assert derived_refresh(experiment_id=experiment.pk).payload["estimates"]["DeltaRecall"]["value"] is not None
+    slices = experiment_slices_get(experiment=experiment, attribute="shop")
+    assert slices["estimated_values"] == 0 and "Dask" in slices["note"]
+    # The pair explorer shows each item's clusters as far as the sample knows them.
+    pair = SampledPair.objects.filter(experiment=experiment, pair_class="split").select_related("vantage", "partner")[0]
+    shown = explorer_pair_get(experiment=experiment, pair=pair)
+    base = shown["items"][0]["base_cluster"]
+    assert base["complete"] is False and base["members"][0]["item_id"] == pair.vantage.item_id
+    members = frame[frame["base_cluster"].astype(str) == base["label"]]["item_id"]
+    assert {m["item_id"] for m in base["members"]} <= set(members)
+
+
+def test_a_large_parquet_upload_is_prepared_on_dask_in_the_worker(engineer, settings):
+    frame, _ = population_frame(seed=4)
+    settings.DASK_SCHEDULER_ADDRESS = ""
+    settings.DASK_THRESHOLD_BYTES = 1000  # this upload is "large"
+    files = {"items": upload("items.parquet", parquet_bytes(frame.to_dict("list"))), "catalogue": catalogue(frame)}
+    experiment = experiment_create(owner=engineer, name="large", files=files, n_draws=300, seed=2)
+    assert experiment.engine == Experiment.Engine.DASK
+    experiment_prepare(experiment_id=experiment.pk)
+    experiment.refresh_from_db()
+    assert experiment.status == Status.RATING, experiment.error
+    settings.DASK_THRESHOLD_BYTES = 10**12
+    small = experiment_create(owner=engineer, name="small", files=files, n_draws=300, seed=2)
+    assert small.engine == Experiment.Engine.MEMORY
+
+
+def test_a_bad_location_fails_with_its_problem_and_leaves_nothing(engineer, settings, tmp_path):
+    frame, _ = population_frame()
+    frame.loc[7, "weight"] = -1.0
+    folder = write_parts(frame, tmp_path / "data" / "items", 2)
+    settings.DATA_LOCATIONS = [str(tmp_path / "data")]
+    experiment = experiment_create(
+        owner=engineer, name="bad", files={"catalogue": catalogue(frame)}, items_location=str(folder)
+    )
+    experiment_prepare(experiment_id=experiment.pk)
+    experiment.refresh_from_db()
+    assert experiment.status == Status.FAILED
+    assert experiment.error == f"{folder}: item_id 'p0007': weight must be a positive finite number"
+    assert not Item.objects.filter(experiment=experiment).exists()
+
+
+def test_locations_are_refused_unless_allowed(engineer, settings, tmp_path):
+    frame, _ = population_frame()
+    settings.DATA_LOCATIONS = []
+    with pytest.raises(ValidationError) as raised:
+        experiment_create(owner=engineer, name="x", files={"catalogue": catalogue(frame)}, items_location="/etc")
+    assert raised.value.message_dict["items_location"] == [
+        "reading items from a location is not enabled on this server (DATA_LOCATIONS)"
+    ]
+    settings.DATA_LOCATIONS = [str(tmp_path) + "/"]
+    for location in ("/etc/passwd", f"{tmp_path}/../etc"):
+        with pytest.raises(ValidationError) as raised:
+            experiment_create(owner=engineer, name="x", files={"catalogue": catalogue(frame)}, items_location=location)
+        assert raised.value.message_dict["items_location"] == [f"must be under one of: {tmp_path}/"]
+    with pytest.raises(ValidationError) as raised:
+        experiment_create(
+            owner=engineer, name="x", files={"catalogue": catalogue(frame), "gold": upload("gold.csv", "item_id,cluster_id\n")},
+            items_location=f"{tmp_path}/items",
+        )
+    assert "gold clustering needs the in-memory engine" in raised.value.message_dict["files"][0]
+    assert not Experiment.objects.exists()
