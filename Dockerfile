@@ -7,7 +7,7 @@ COPY raterapp ./raterapp
 COPY templates ./templates
 COPY static ./static
 COPY manage.py ./
-RUN pip install --no-cache-dir '.[web]' && python manage.py collectstatic --noinput
+RUN pip install --no-cache-dir '.[web,dask]' && python manage.py collectstatic --noinput
 RUN useradd --create-home rater && mkdir -p /data && chown rater /data
 USER rater
 EXPOSE 8000
