@@ -103,14 +103,24 @@ def test_upload_sample_judge_and_estimate_through_the_api(celery_worker_process,
         assert export.status_code == 200
         (tmp_path / f"{name}.csv").write_bytes(export.content)
     cli = subprocess.run(
-        [sys.executable, "-m", "metrics_core", "estimate", "items.csv", "pairs.csv", "judgements.csv"],
+        [sys.executable, "-m", "metrics_core", "estimate", "items.csv", "pairs.csv", "judgements.csv", "--seed", "11"],
         cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": ""},
     )
     assert cli.returncode == 0, cli.stderr
     expected = json.loads(cli.stdout)
     assert expected["scheme"] == scheme
-    # The app stores the scheme's estimates; the command line adds the derived ΔRecall and IQ.
+    # The snapshot has the scheme's estimates; the worker adds ΔRecall and IQ a moment later,
+    # with the experiment's seed, as the command line does with --seed.
     assert set(final["estimates"]) == set(expected["estimates"]) - {"DeltaRecall", "IQ"}
     for name in final["estimates"]:
         for key, value in expected["estimates"][name].items():
             assert final["estimates"][name][key] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, key)
+    derived = wait_for(
+        lambda: (d := engineer.get(f"/api/experiments/{experiment_id}/derived/")).status_code == 200
+        and d.json()["judgements"] == judged
+        and d.json(),
+        what="the worker's ΔRecall and IQ of every verdict",
+    )
+    for name in ("DeltaRecall", "IQ"):
+        for key, value in expected["estimates"][name].items():
+            assert derived["estimates"][name][key] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, key)
