@@ -89,8 +89,12 @@ class ExplorerClusterMemberSerializer(serializers.Serializer):
 class ExplorerClusterSerializer(serializers.Serializer):
     side = serializers.ChoiceField(choices=CLUSTER_SIDES)
     label = serializers.CharField()
-    items = serializers.IntegerField(help_text="Items in the cluster.")
-    weight = serializers.FloatField()
+    items = serializers.IntegerField(allow_null=True, help_text="Items in the cluster (null: not known here).")
+    weight = serializers.FloatField(allow_null=True)
+    complete = serializers.BooleanField(
+        help_text="False for experiments prepared on Dask: only the sampled members are known, and the size "
+        "only when the cluster is among the stored impact rows."
+    )
     members = ExplorerClusterMemberSerializer(
         many=True, help_text=f"The item itself, then up to {MEMBERS_SHOWN - 1} others in population order."
     )

@@ -383,6 +383,7 @@ def _cluster(
         "label": str(labels[code]),
         "items": int(sizes[code]),
         "weight": float(weights[code]),
+        "complete": True,
         "members": [
             {"item_id": str(ids[p]), "title": titles.get(str(ids[p])), "shared": bool(s)}
             for p, s in zip(shown.tolist(), shared.tolist(), strict=True)
