@@ -81,6 +81,12 @@ class ExperimentCreateForm(forms.Form):
     exp = _file_field(label="Exp clustering", columns=CLUSTERING_COLUMNS)
     weights = _file_field(label="Weights (optional)", columns=WEIGHTS_COLUMNS)
     catalogue = _file_field(label="Catalogue", columns=CATALOGUE_COLUMNS)
+    catalogue_location = forms.CharField(
+        label="Or the catalogue at a location",
+        required=False,
+        max_length=1000,
+        help_text="With items at a location: a Parquet catalogue under DATA_LOCATIONS; only sampled items are read.",
+    )
     gold = _file_field(label="Gold clustering (optional)", columns=CLUSTERING_COLUMNS + " — calibrates the estimates")
 
     def parameters(self) -> dict:

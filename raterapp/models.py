@@ -90,6 +90,11 @@ class Experiment(models.Model):
         blank=True,
         help_text="Partitioned Parquet items (a folder or fsspec URL) instead of an upload (Dask engine).",
     )
+    catalogue_location = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="A Parquet catalogue (folder or fsspec URL) instead of an upload; only sampled items are read.",
+    )
     impact = models.JSONField(null=True, blank=True, help_text="metrics_core impact output (overall).")
     gold = models.JSONField(
         null=True,

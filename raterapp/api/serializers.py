@@ -28,6 +28,13 @@ class ExperimentCreateSerializer(serializers.Serializer):
         help_text="Partitioned Parquet items (item_id, base_cluster, exp_cluster[, weight], attributes) under one "
         "of the server's DATA_LOCATIONS, instead of an items upload; prepared on Dask.",
     )
+    catalogue_location = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=1000,
+        help_text="With items_location: a Parquet catalogue under DATA_LOCATIONS instead of the catalogue upload; "
+        "only the sampled items' rows are read.",
+    )
     question = serializers.CharField(required=False, max_length=500)
     guidelines = serializers.CharField(required=False, allow_blank=True)
     scheme = serializers.ChoiceField(choices=Experiment.Scheme.choices, required=False)
@@ -50,7 +57,8 @@ class ExperimentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Experiment
         fields = (
-            "id", "name", "description", "kind", "engine", "items_location", "question", "guidelines", "owner",
+            "id", "name", "description", "kind", "engine", "items_location", "catalogue_location", "question",
+            "guidelines", "owner",
             "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate", "status", "progress",
             "error", "items_count", "dropped_items", "created_at", "updated_at",
         )  # fmt: skip

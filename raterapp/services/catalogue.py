@@ -52,6 +52,56 @@ def catalogue_read(*, path: str) -> Catalogue:
     return Catalogue(str(path), item_id, cards, attributes)
 
 
+def catalogue_location_check(*, location: str) -> None:
+    """The catalogue at a location has the required columns and no reserved one (its schema only)."""
+    names = _dataset(location).schema.names
+    missing = [name for name in ("item_id", "title") if name not in names]
+    if missing:
+        found = ", ".join(repr(name) for name in names)
+        raise InputError(location, f"missing column {', '.join(map(repr, missing))} (columns found: {found})")
+    _require_unreserved(location, [name for name in names if name != "item_id" and name not in CARD_COLUMNS])
+
+
+def catalogue_read_for(*, location: str, item_ids: pa.Array) -> Catalogue:
+    """The rows of ``item_ids`` in the Parquet catalogue at ``location`` (a folder, file or fsspec URL),
+    read with a filter so that a catalogue of any size costs the sampled rows only."""
+    import pyarrow.dataset as ds
+
+    catalogue_location_check(location=location)
+    dataset = _dataset(location)
+    wanted = item_ids.cast(pa.string())
+    try:
+        table = dataset.to_table(filter=ds.field("item_id").cast(pa.string()).isin(wanted))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
+        raise InputError(location, f"cannot read the catalogue: {exc}") from None
+    ids = _as_text(location, "item_id", table.column("item_id").combine_chunks())
+    counts = pc.value_counts(ids)
+    repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
+    if len(repeated):
+        raise InputError(location, f"duplicate item_id {repeated[0].as_py()!r}")
+    names = table.column_names
+    cards = {
+        name: pc.fill_null(_as_text(location, name, table.column(name).combine_chunks()), "")
+        if name in names
+        else pa.repeat("", table.num_rows)
+        for name in CARD_COLUMNS
+    }
+    others = [name for name in names if name != "item_id" and name not in CARD_COLUMNS]
+    attributes = {name: _as_text(location, name, table.column(name).combine_chunks()) for name in others}
+    return Catalogue(location, ids, cards, attributes)
+
+
+def _dataset(location: str):
+    import fsspec
+    import pyarrow.dataset as ds
+
+    try:
+        filesystem, path = fsspec.core.url_to_fs(location)
+        return ds.dataset(path, filesystem=filesystem, format="parquet")
+    except (OSError, ValueError, pa.ArrowInvalid) as exc:
+        raise InputError(location, f"cannot read Parquet: {exc}") from None
+
+
 def catalogue_rows_for(*, catalogue: Catalogue, item_ids: pa.Array, items_path: str) -> np.ndarray:
     """The catalogue row of each item id (int64); :class:`InputError` naming the first id missing."""
     value_set = catalogue.item_id if catalogue.item_id.type == item_ids.type else catalogue.item_id.cast(item_ids.type)

@@ -16,12 +16,14 @@ from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from django.conf import settings
 
 from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, ImpactTable, PairSample
 from metrics_core import dask_backend as dk
 from metrics_core.io import InputError
 from raterapp.models import Experiment, ImpactGroup, Item
+from raterapp.services.catalogue import catalogue_location_check, catalogue_read_for, catalogue_rows_for
 from raterapp.services.impact_groups import MAX_SLICE_VALUES, TOP_CLUSTERS, impact_group_rows
 from raterapp.services.sampled_rows import SampledItems, sampled_rows_assemble, sampled_rows_save
 
@@ -51,7 +53,10 @@ def dask_validate(run) -> None:
         items = dk.read_items(items_location_of(run), validate=True)
         run.progress(0.6)
         n_items = int(items.frame.shape[0].compute())
-    run.catalogue_get()
+    if run.experiment.catalogue_location:
+        catalogue_location_check(location=run.experiment.catalogue_location)
+    else:
+        run.catalogue_get()
     run.advance(Status.COMPUTING_IMPACT, replace=lambda: None, progress=0.0, items_count=n_items, dropped_items=0)
 
 
@@ -120,9 +125,20 @@ def dask_sample(run, *, rows_delete) -> None:
     )
     _require_fitting(location, rows)
     attributes = {name: [None if pd.isna(v) else str(v) for v in rows[name]] for name in items.attributes}
+    item_ids = pa.array(rows["item_id"].astype(str), type=pa.string())
+    if experiment.catalogue_location:
+        catalogue = catalogue_read_for(location=experiment.catalogue_location, item_ids=item_ids)
+    else:
+        catalogue = run.catalogue_get()
+    # The catalogue's attributes of the sampled items join the items' own (as the in-memory path's do).
+    at = pa.array(catalogue_rows_for(catalogue=catalogue, item_ids=item_ids, items_path=location))
+    for name, values in catalogue.attributes.items():
+        if name in attributes:
+            raise InputError(catalogue.path, f"column {name!r} is also in {location}: rename one of them")
+        attributes[name] = values.take(at).to_pylist()
     sampled = sampled_rows_assemble(
         experiment=experiment,
-        catalogue=run.catalogue_get(),
+        catalogue=catalogue,
         items=SampledItems(
             positions=np.arange(len(rows)),
             item_id=rows["item_id"].tolist(),

@@ -35,6 +35,7 @@ def experiment_create(
     description: str = "",
     kind: str = "change",
     items_location: str = "",
+    catalogue_location: str = "",
     question: str | None = None,
     guidelines: str = "",
     scheme: str = "jaccard",
@@ -51,7 +52,9 @@ def experiment_create(
     optional ``weights``) only. A ``gold`` clustering is optional for both kinds.
     ``items_location`` (partitioned Parquet under one of ``DATA_LOCATIONS``) replaces the
     items upload; such experiments, and Parquet items uploads when ``DASK_SCHEDULER_ADDRESS``
-    is set or they are larger than ``DASK_THRESHOLD_BYTES``, are prepared on Dask.
+    is set or they are larger than ``DASK_THRESHOLD_BYTES``, are prepared on Dask. With an
+    items location, ``catalogue_location`` (Parquet) may replace the catalogue upload: only the
+    rows of the sampled items are read from it.
     Raises ``ValidationError`` keyed by field
     (``files`` for the uploads); then nothing is created. The content of the files is
     checked by the preparation, which reports problems in ``Experiment.error``.
@@ -67,11 +70,20 @@ def experiment_create(
         confidence=confidence,
     )
     items_location = (items_location or "").strip()
+    catalogue_location = (catalogue_location or "").strip()
     if items_location:
-        if location_problems := _location_problems(items_location, files, kind):
+        if location_problems := _location_problems(items_location, files, kind, catalogue_location):
             errors["items_location"] = location_problems
     elif file_problems := _file_problems(files, kind):
         errors["files"] = file_problems
+    if catalogue_location:
+        problems = _allowed_location_problems(catalogue_location)
+        if not items_location:
+            problems.append("a catalogue location goes with an items location")
+        if Kind.CATALOGUE in files:
+            problems.append("give the catalogue either as a location or as an uploaded file, not both")
+        if problems:
+            errors["catalogue_location"] = problems
     engine = _engine_for(items_location, files) if not errors else Experiment.Engine.MEMORY
     if engine == Experiment.Engine.DASK and Kind.GOLD in files:
         errors["files"] = ["a gold clustering needs the in-memory engine; this experiment would be prepared on Dask"]
@@ -84,6 +96,7 @@ def experiment_create(
         description=description,
         kind=kind,
         items_location=items_location,
+        catalogue_location=catalogue_location,
         engine=engine,
         guidelines=guidelines,
         scheme=scheme,
@@ -144,20 +157,26 @@ def _format_problems(files: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _location_problems(location: str, files: Mapping[str, Any], experiment_kind: str) -> list[str]:
-    """The location must be under one of DATA_LOCATIONS: the server reads nothing else it is pointed at."""
-    problems = []
+def _allowed_location_problems(location: str) -> list[str]:
+    """A location must be under one of DATA_LOCATIONS: the server reads nothing else it is pointed at."""
     allowed = [prefix for prefix in settings.DATA_LOCATIONS if prefix]
     if not allowed:
-        problems.append("reading items from a location is not enabled on this server (DATA_LOCATIONS)")
-    elif ".." in location.split("/") or not any(location.startswith(prefix) for prefix in allowed):
-        problems.append(f"must be under one of: {', '.join(allowed)}")
+        return ["reading from a location is not enabled on this server (DATA_LOCATIONS)"]
+    if ".." in location.split("/") or not any(location.startswith(prefix) for prefix in allowed):
+        return [f"must be under one of: {', '.join(allowed)}"]
+    return []
+
+
+def _location_problems(
+    location: str, files: Mapping[str, Any], experiment_kind: str, catalogue_location: str
+) -> list[str]:
+    problems = _allowed_location_problems(location)
     if experiment_kind != Experiment.Kind.CHANGE:
         problems.append("a location gives the items of a change (item_id, base_cluster, exp_cluster)")
     if set(files) & {Kind.ITEMS, Kind.BASE, Kind.EXP, Kind.WEIGHTS}:
         problems.append("give the items either as a location or as uploaded files, not both")
-    if Kind.CATALOGUE not in files:
-        problems.append("a catalogue file is required")
+    if Kind.CATALOGUE not in files and not catalogue_location:
+        problems.append("a catalogue file (or location) is required")
     return problems + _format_problems(files)
 
 

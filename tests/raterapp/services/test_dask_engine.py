@@ -162,7 +162,7 @@ def test_locations_are_refused_unless_allowed(engineer, settings, tmp_path):
     with pytest.raises(ValidationError) as raised:
         experiment_create(owner=engineer, name="x", files={"catalogue": catalogue(frame)}, items_location="/etc")
     assert raised.value.message_dict["items_location"] == [
-        "reading items from a location is not enabled on this server (DATA_LOCATIONS)"
+        "reading from a location is not enabled on this server (DATA_LOCATIONS)"
     ]
     settings.DATA_LOCATIONS = [str(tmp_path) + "/"]
     for location in ("/etc/passwd", f"{tmp_path}/../etc"):
@@ -176,3 +176,63 @@ def test_locations_are_refused_unless_allowed(engineer, settings, tmp_path):
         )
     assert "gold clustering needs the in-memory engine" in raised.value.message_dict["files"][0]
     assert not Experiment.objects.exists()
+
+
+def catalogue_parts(frame, folder, *, extra_rows=0):
+    """A Parquet catalogue of every item (and ``extra_rows`` of items not in the population), in 3 parts."""
+    ids = list(frame["item_id"]) + [f"other{k}" for k in range(extra_rows)]
+    table = pd.DataFrame({"item_id": ids, "title": [f"Title {i}" for i in ids], "colour": ["red"] * len(ids)})
+    return write_parts(table, folder, 3)
+
+
+def test_the_catalogue_can_come_from_a_location_too(engineer, settings, tmp_path):
+    frame, _ = population_frame(seed=6)
+    items = write_parts(frame, tmp_path / "data" / "items", 2)
+    cards = catalogue_parts(frame, tmp_path / "data" / "catalogue", extra_rows=500)
+    settings.DATA_LOCATIONS = [str(tmp_path / "data") + "/"]
+    experiment = experiment_create(
+        owner=engineer, name="both", files={}, items_location=str(items), catalogue_location=str(cards), n_draws=200
+    )
+    experiment_prepare(experiment_id=experiment.pk)
+    experiment.refresh_from_db()
+    assert experiment.status == Status.RATING, experiment.error
+    stored = Item.objects.filter(experiment=experiment)
+    assert stored.count() > 0
+    assert all(item.title == f"Title {item.item_id}" for item in stored)
+    assert all(item.attributes["colour"] == "red" and item.attributes["shop"].startswith("s") for item in stored)
+
+
+def test_a_catalogue_location_without_a_sampled_item_fails_naming_it(engineer, settings, tmp_path):
+    frame, _ = population_frame(seed=6)
+    items = write_parts(frame, tmp_path / "data" / "items", 2)
+    cards = catalogue_parts(frame.iloc[1:], tmp_path / "data" / "catalogue")
+    bad = write_parts(pd.DataFrame({"item_id": ["a"], "name": ["A"]}), tmp_path / "data" / "bad", 1)
+    settings.DATA_LOCATIONS = [str(tmp_path / "data") + "/"]
+    created = [
+        experiment_create(owner=engineer, name=f"e{k}", files={}, items_location=str(items), catalogue_location=str(c),
+                          n_draws=3000, seed=1)
+        for k, c in enumerate((cards, bad))
+    ]
+    for experiment in created:
+        experiment_prepare(experiment_id=experiment.pk)
+        experiment.refresh_from_db()
+        assert experiment.status == Status.FAILED
+    assert created[0].error == f"{cards}: no row for item_id 'p0000' of {items}"
+    assert created[1].error == f"{bad}: missing column 'title' (columns found: 'item_id', 'name')"
+    assert not Item.objects.exists()
+
+
+def test_a_catalogue_location_needs_an_items_location_and_no_upload(engineer, settings, tmp_path):
+    frame, _ = population_frame()
+    settings.DATA_LOCATIONS = [str(tmp_path) + "/"]
+    files = {"items": upload("items.csv", "item_id,base_cluster,exp_cluster\na,1,1\n"), "catalogue": catalogue(frame)}
+    with pytest.raises(ValidationError) as raised:
+        experiment_create(owner=engineer, name="x", files=files, catalogue_location=f"{tmp_path}/cards")
+    assert raised.value.message_dict["catalogue_location"] == [
+        "a catalogue location goes with an items location",
+        "give the catalogue either as a location or as an uploaded file, not both",
+    ]
+    with pytest.raises(ValidationError) as raised:
+        experiment_create(owner=engineer, name="x", files={}, items_location=f"{tmp_path}/items",
+                          catalogue_location="/etc/cards")
+    assert raised.value.message_dict["catalogue_location"] == [f"must be under one of: {tmp_path}/"]
