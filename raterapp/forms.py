@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 
 from raterapp.models import Experiment
 
@@ -88,6 +89,12 @@ class ExperimentCreateForm(forms.Form):
         help_text="With items at a location: a Parquet catalogue under DATA_LOCATIONS; only sampled items are read.",
     )
     gold = _file_field(label="Gold clustering (optional)", columns=CLUSTERING_COLUMNS + " — calibrates the estimates")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not settings.DATA_LOCATIONS:  # the server reads no location: do not offer them
+            del self.fields["items_location"]
+            del self.fields["catalogue_location"]
 
     def parameters(self) -> dict:
         """The cleaned non-file fields, as keyword arguments of ``experiment_create``."""

@@ -264,3 +264,19 @@ def test_pair_explorer_page_role_table(sign_in, experiment, who, expected):
         assert "Owned &lt;b&gt;by&lt;/b&gt; engineer" in content
         assert "No sampled pairs yet" in content  # the factory's experiment has no sample
         assert "pair_explorer.js" not in content
+
+
+def test_locations_are_offered_only_where_the_server_reads_them(client, users, settings, tmp_path):
+    client.force_login(users["engineer"])
+    settings.DATA_LOCATIONS = []
+    assert "Or items at a location" not in client.get(reverse("experiment-new")).content.decode()
+    settings.DATA_LOCATIONS = [f"{tmp_path}/"]
+    page = client.get(reverse("experiment-new")).content.decode()
+    assert "Or items at a location" in page and "Or the catalogue at a location" in page
+    refused = _post(client, {"catalogue": upload("catalogue.csv", CATALOGUE_CSV)}, items_location="/etc/items")
+    assert refused.status_code == 400
+    assert f"must be under one of: {tmp_path}/" in refused.content.decode()
+    created = _post(client, {"catalogue": upload("catalogue.csv", CATALOGUE_CSV)}, items_location=f"{tmp_path}/items")
+    assert created.status_code == 302
+    experiment = Experiment.objects.get()
+    assert (experiment.engine, experiment.items_location) == ("dask", f"{tmp_path}/items")
