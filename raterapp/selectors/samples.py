@@ -92,8 +92,9 @@ class _FixedSample:
 
 # Per population object (itself cached per population file version), per experiment.
 _FIXED: weakref.WeakKeyDictionary[Population, dict[int, _FixedSample]] = weakref.WeakKeyDictionary()
-# Experiments prepared on Dask, by id (their sample never changes once they are rated).
-_FIXED_DASK: dict[int, _FixedSample] = {}
+# Experiments prepared on Dask, by creation time then id (their sample never changes once they
+# are rated; the time guards against an id used again, as SQLite may after a rollback).
+_FIXED_DASK: dict[str, dict[int, _FixedSample]] = {}
 
 
 def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
@@ -111,7 +112,7 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     verdict = np.array([row[1] for row in rows], dtype=object)
     index = np.searchsorted(fixed.task_ids, task)
     if len(task) and (index.max() >= len(fixed.task_ids) or (fixed.task_ids[index] != task).any()):
-        _cache_of(population).pop(experiment.pk, None)  # tasks changed under the cache: read them again
+        _cache_of(experiment, population).pop(experiment.pk, None)  # tasks changed under the cache: read again
         fixed = _fixed_sample(experiment, population)
         index = np.searchsorted(fixed.task_ids, task)
     i, j = fixed.task_a[index], fixed.task_b[index]
@@ -139,12 +140,14 @@ def _population_of(experiment: Experiment) -> Population | None:
     return population_for_experiment(experiment)[1]
 
 
-def _cache_of(population: Population | None) -> dict[int, _FixedSample]:
-    return _FIXED_DASK if population is None else _FIXED.setdefault(population, {})
+def _cache_of(experiment: Experiment, population: Population | None) -> dict[int, _FixedSample]:
+    if population is None:
+        return _FIXED_DASK.setdefault(experiment.created_at.isoformat(), {})
+    return _FIXED.setdefault(population, {})
 
 
 def _fixed_sample(experiment: Experiment, population: Population | None) -> _FixedSample:
-    cached = _cache_of(population)
+    cached = _cache_of(experiment, population)
     if experiment.pk in cached:
         return cached[experiment.pk]
     position_of = _item_positions(experiment)
