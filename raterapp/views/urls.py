@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .admin_pages import OverviewPageView
+from .admin_pages import OverviewPageView, RatersPageView
 from .experiments import (
     ExperimentBudgetPageView,
     ExperimentCreatePageView,
@@ -19,6 +19,7 @@ urlpatterns = [
     path("experiments/<int:experiment_id>/budget/", ExperimentBudgetPageView.as_view(), name="experiment-budget"),
     path("experiments/<int:experiment_id>/pairs/", ExplorerPageView.as_view(), name="experiment-pairs"),
     path("overview/", OverviewPageView.as_view(), name="overview"),
+    path("raters/", RatersPageView.as_view(), name="raters"),
     path("rate/", RaterHomePageView.as_view(), name="rate-home"),
     path("rate/<int:experiment_id>/", JudgePageView.as_view(), name="rate-experiment"),
 ]
