@@ -38,12 +38,14 @@ class DaskItems:
     """Items as a Dask DataFrame: ``item_id, base_cluster, exp_cluster, weight`` and attributes.
 
     ``weight`` is float64 (1.0 where the files have no weight column); ``attributes`` names
-    the other columns (slices).
+    the other columns (slices); ``n_items`` is the number of items when the reading checked them
+    (counted on the way), else None.
     """
 
     path: str
     frame: dd.DataFrame
     attributes: tuple[str, ...]
+    n_items: int | None = None
 
     @cached_property
     def cell_sums(self) -> dd.DataFrame:
@@ -95,12 +97,12 @@ def read_items(path: Any, *, storage_options: dict | None = None, validate: bool
         frame = frame.assign(weight=1.0)
     attributes = tuple(name for name in frame.columns if name not in ITEM_COLUMNS)
     frame = frame[[*ITEM_COLUMNS, *attributes]]
-    if validate:
-        _validate(str(path), frame)
-    return DaskItems(str(path), frame, attributes)
+    n_items = _validate(str(path), frame) if validate else None
+    return DaskItems(str(path), frame, attributes, n_items)
 
 
-def _validate(path: str, frame: dd.DataFrame) -> None:
+def _validate(path: str, frame: dd.DataFrame) -> int:
+    """Check the items in one pass; their number."""
     problems = {f"missing {name} (null)": frame[name].isna() for name in ITEM_COLUMNS[:3]}
     weight = frame["weight"]
     problems["weight must be a positive finite number"] = ~((weight > 0) & (weight < np.inf))
@@ -116,6 +118,7 @@ def _validate(path: str, frame: dd.DataFrame) -> None:
         raise InputError(path, f"duplicate item_id {duplicated.index.tolist()[0]!r}")
     if n_rows == 0:
         raise InputError(path, "no items")
+    return int(n_rows)
 
 
 def cell_table(items: dd.DataFrame) -> dd.DataFrame:

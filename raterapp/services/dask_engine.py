@@ -32,8 +32,9 @@ BATCH = 5000
 
 
 @contextlib.contextmanager
-def dask_client() -> Iterator[object | None]:
-    """A client of the configured cluster while the step runs, or None for Dask's local scheduler."""
+def dask_session() -> Iterator[object | None]:
+    """A client of the configured cluster for a whole preparation run (what the steps persist on
+    the workers lives as long as it), or None for Dask's local scheduler."""
     if not settings.DASK_SCHEDULER_ADDRESS:
         yield None
         return
@@ -47,45 +48,49 @@ def items_location_of(run) -> str:
     return run.experiment.items_location or run.uploads["items"].path
 
 
+def _items(run, *, validate: bool = False) -> dk.DaskItems:
+    """The items, opened once per run: the steps that follow reuse them and their cell table."""
+    if run.dask_items is None:
+        run.dask_items = dk.read_items(items_location_of(run), validate=validate)
+    return run.dask_items
+
+
 def dask_validate(run) -> None:
-    """Open and check the items where they are; check the catalogue."""
-    with dask_client():
-        items = dk.read_items(items_location_of(run), validate=True)
-        run.progress(0.6)
-        n_items = int(items.frame.shape[0].compute())
+    """Open and check the items where they are (counting them on the way); check the catalogue."""
+    items = _items(run, validate=True)
+    run.progress(0.6)
     if run.experiment.catalogue_location:
         catalogue_location_check(location=run.experiment.catalogue_location)
     else:
         run.catalogue_get()
-    run.advance(Status.COMPUTING_IMPACT, replace=lambda: None, progress=0.0, items_count=n_items, dropped_items=0)
+    run.advance(Status.COMPUTING_IMPACT, replace=lambda: None, progress=0.0, items_count=items.n_items, dropped_items=0)
 
 
 def dask_impact(run) -> None:
     """Overall impact metrics; the clusters carrying most of the change and the slices as ImpactGroup rows."""
     location = items_location_of(run)
     experiment = run.experiment
-    with dask_client():
-        items = dk.read_items(location, validate=False)
-        overall = dk.impact_metrics(items)
-        if overall.affected_items == 0:
-            raise InputError(location, "no item is affected (Base and Exp are identical): nothing to sample")
-        run.progress(0.3)
-        per_cluster = dk.impact_per_cluster(items)
-        groups = []
-        for side in ("base", "exp"):
-            clusters = per_cluster[per_cluster["clustering"] == side]
-            clusters = clusters.assign(share=clusters["JaccardDistance"].fillna(0) * clusters["weight"])
-            top = clusters.nlargest(TOP_CLUSTERS, "share").compute()
-            top = top.sort_values(["share", "cluster_id"], ascending=[False, True])
-            groups += impact_group_rows(experiment, side, _table_of(top))
-        run.progress(0.6)
-        for k, name in enumerate(items.attributes):
-            if items.frame[name].nunique(dropna=False).compute() <= MAX_SLICE_VALUES:
-                table = dk.impact_by_slice(items, name)
-                labels = np.array(["" if pd.isna(v) else str(v) for v in table.labels], dtype=object)
-                table = ImpactTable(labels, table.items, table.affected_items, table.weight, table.metrics)
-                groups += impact_group_rows(experiment, name, table)
-            run.progress(0.6 + 0.4 * (k + 1) / len(items.attributes))
+    items = _items(run)
+    overall = dk.impact_metrics(items)
+    if overall.affected_items == 0:
+        raise InputError(location, "no item is affected (Base and Exp are identical): nothing to sample")
+    run.progress(0.3)
+    per_cluster = dk.impact_per_cluster(items)
+    groups = []
+    for side in ("base", "exp"):
+        clusters = per_cluster[per_cluster["clustering"] == side]
+        clusters = clusters.assign(share=clusters["JaccardDistance"].fillna(0) * clusters["weight"])
+        top = clusters.nlargest(TOP_CLUSTERS, "share").compute()
+        top = top.sort_values(["share", "cluster_id"], ascending=[False, True])
+        groups += impact_group_rows(experiment, side, _table_of(top))
+    run.progress(0.6)
+    for k, name in enumerate(items.attributes):
+        if items.frame[name].nunique(dropna=False).compute() <= MAX_SLICE_VALUES:
+            table = dk.impact_by_slice(items, name)
+            labels = np.array(["" if pd.isna(v) else str(v) for v in table.labels], dtype=object)
+            table = ImpactTable(labels, table.items, table.affected_items, table.weight, table.metrics)
+            groups += impact_group_rows(experiment, name, table)
+        run.progress(0.6 + 0.4 * (k + 1) / len(items.attributes))
     impact = {**overall.as_dict(), "dropped_items": 0}
 
     def replace() -> None:
@@ -99,18 +104,17 @@ def dask_sample(run, *, rows_delete) -> None:
     """Draw the pairs on Dask; store their items, the pairs with their vantage cells' weights, and the tasks."""
     location = items_location_of(run)
     experiment = run.experiment
-    with dask_client():
-        items = dk.read_items(location, validate=False)
-        pairs = dk.sample_pairs(
-            items,
-            n_draws=experiment.n_draws,
-            scheme=experiment.scheme,
-            rng=np.random.default_rng(experiment.seed),
-            diff_share=experiment.diff_share,
-        )
-        run.progress(0.5)
-        rows = dk.items_rows(items, pd.concat([pairs["i"], pairs["j"]]))
-        context = dk.sample_context(items, pairs, item_rows=rows)
+    items = _items(run)
+    pairs = dk.sample_pairs(
+        items,
+        n_draws=experiment.n_draws,
+        scheme=experiment.scheme,
+        rng=np.random.default_rng(experiment.seed),
+        diff_share=experiment.diff_share,
+    )
+    run.progress(0.5)
+    rows = dk.items_rows(items, pd.concat([pairs["i"], pairs["j"]]))
+    context = dk.sample_context(items, pairs, item_rows=rows)
     run.progress(0.8)
     # Positions index the sample's items (sorted by id): the experiment has no population file.
     position = pd.Series(np.arange(len(rows)), index=rows["item_id"].to_numpy())

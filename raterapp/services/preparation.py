@@ -14,6 +14,7 @@ population file are left.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -54,11 +55,13 @@ class _Superseded(Exception):
 
 @dataclass
 class _Run:
-    """One run of the preparation: the experiment, its uploads, and the catalogue once read."""
+    """One run of the preparation: the experiment, its uploads, and the catalogue once read
+    (and, Dask engine, the items once opened: their cell table serves every step)."""
 
     experiment: Experiment
     uploads: dict[str, LocalUpload]
     catalogue: Catalogue | None = None
+    dask_items: object | None = None
 
     @property
     def clustering(self) -> LocalUpload:
@@ -95,10 +98,10 @@ def experiment_prepare(*, experiment_id: int) -> None:
     experiment = Experiment.objects.filter(pk=experiment_id).first()
     if experiment is None or experiment.status not in _STEP_OF:
         return
-    with uploads_local_open(experiment=experiment) as uploads:
+    steps, session = _engine_of(experiment)
+    with uploads_local_open(experiment=experiment) as uploads, session:
         run = _Run(experiment, uploads)
         try:
-            steps = _dask_steps() if experiment.engine == Experiment.Engine.DASK else _STEP_OF
             while experiment.status in steps:
                 started, status = time.monotonic(), experiment.status
                 steps[status](run)
@@ -176,15 +179,19 @@ _STEP_OF: dict[str, Callable[[_Run], None]] = {
 _BATCH = 5000
 
 
-def _dask_steps() -> dict[str, Callable[[_Run], None]]:
-    """The steps of the Dask engine (imported on use: Dask loads only where it is needed)."""
+def _engine_of(experiment: Experiment) -> tuple[dict[str, Callable[[_Run], None]], contextlib.AbstractContextManager]:
+    """The steps of the experiment's engine, and what a run of them holds open (Dask: one
+    client for the whole run; imported on use, so Dask loads only where it is needed)."""
+    if experiment.engine != Experiment.Engine.DASK:
+        return _STEP_OF, contextlib.nullcontext()
     from raterapp.services import dask_engine
 
-    return {
+    steps = {
         Status.VALIDATING: dask_engine.dask_validate,
         Status.COMPUTING_IMPACT: dask_engine.dask_impact,
         Status.SAMPLING: lambda run: dask_engine.dask_sample(run, rows_delete=_rows_delete),
     }
+    return steps, dask_engine.dask_session()
 
 
 # ---------------------------------------------------------------------------- helpers
