@@ -7,6 +7,7 @@
 // textContent only.
 
 import { el } from "./cards.js";
+import { csrfToken } from "./http.js";
 import { renderDerivedPanels } from "./derived_panels.js";
 import { COLOURS, READING_TEXT, chartMaker, fmt, interval, percent, zeroGrid } from "./numbers.js";
 
@@ -23,11 +24,6 @@ function setText(selector, value, scope = root) {
   scope.querySelectorAll(selector).forEach((node) => {
     node.textContent = value;
   });
-}
-
-function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
 }
 
 async function send(url, method, body) {

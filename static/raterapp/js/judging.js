@@ -15,6 +15,7 @@
 // addresses become links or images.
 
 import { el, renderCard, safeUrl } from "./cards.js";
+import { csrfToken } from "./http.js";
 
 const config = JSON.parse(document.getElementById("judging-config").textContent);
 
@@ -76,13 +77,6 @@ function enqueue(job) {
   const done = queue.then(job);
   queue = done.catch(() => {});
   return done;
-}
-
-function csrfToken() {
-  const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
-  if (cookie) return decodeURIComponent(cookie.slice("csrftoken=".length));
-  const input = document.querySelector("input[name='csrfmiddlewaretoken']");
-  return input ? input.value : "";
 }
 
 async function post(url, body) {

@@ -11,6 +11,7 @@
 // addresses become links or images.
 
 import { el, renderCard } from "./cards.js";
+import { requestJson } from "./http.js";
 
 const config = JSON.parse(document.getElementById("explorer-config").textContent);
 const root = document.getElementById("explorer");
@@ -102,22 +103,6 @@ function badge(value, names) {
 }
 
 // ---------------------------------------------------------------- network
-
-async function getJson(url) {
-  let response;
-  try {
-    response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-  } catch {
-    return { status: 0, data: null };
-  }
-  let data = null;
-  try {
-    data = await response.json();
-  } catch {
-    // An empty body or an HTML error page from a proxy: the status says enough.
-  }
-  return { status: response.status, data };
-}
 
 function problemOf(result, what) {
   if (result.status === 0) return `The ${what} could not be loaded: the server did not answer. Check the connection and try again.`;
@@ -226,7 +211,7 @@ async function loadPairs() {
   params.set("ordering", state.ordering);
   params.set("limit", String(config.pageSize));
   params.set("offset", String(state.offset));
-  const result = await getJson(`${config.urls.pairs}?${params}`);
+  const result = await requestJson("GET", `${config.urls.pairs}?${params}`);
   if (request !== state.request) return; // a newer request answers for the screen
   setLoading(false);
   if (result.status !== 200 || !result.data || !Array.isArray(result.data.results)) {
@@ -369,7 +354,7 @@ function turnPage(step) {
 
 async function loadClusters(side) {
   const list = ui.clusters[side];
-  const result = await getJson(`${config.urls.clusters}?side=${side}&limit=${CLUSTERS_SHOWN}`);
+  const result = await requestJson("GET", `${config.urls.clusters}?side=${side}&limit=${CLUSTERS_SHOWN}`);
   if (result.status !== 200 || !result.data || !Array.isArray(result.data.clusters)) {
     list.replaceChildren(el("li", { className: "xp-clusters__note xp-clusters__note--error", text: problemOf(result, "clusters") }));
     return;
@@ -464,7 +449,7 @@ async function openDetail(id) {
   ui.detailTitle.textContent = `Pair ${id}`;
   ui.detailBody.setAttribute("aria-busy", "true");
   ui.detailBody.replaceChildren(el("p", { className: "xp-detail__loading muted", text: "Loading the pair…" }));
-  const result = await getJson(pairUrl(id));
+  const result = await requestJson("GET", pairUrl(id));
   if (request !== state.detailRequest) return;
   ui.detailBody.setAttribute("aria-busy", "false");
   if (result.status !== 200 || !result.data || !result.data.pair) {

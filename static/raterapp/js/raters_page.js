@@ -6,6 +6,7 @@
 // and pause reasons are untrusted: written with textContent (el) only, never as HTML.
 
 import { el } from "./cards.js";
+import { requestJson } from "./http.js";
 
 const config = JSON.parse(document.getElementById("raters-config").textContent);
 const raters = new Map(JSON.parse(document.getElementById("raters-data").textContent).map((row) => [row.rater, row]));
@@ -17,34 +18,6 @@ const statusLine = document.getElementById("raters-status");
 const SUCCESSOR = { pause: "unpause", unpause: "pause", deactivate: "reactivate", reactivate: "deactivate", quota: "quota" };
 
 // ---- talking to the API ----------------------------------------------------------------------
-
-function csrfToken() {
-  const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
-  if (cookie) return decodeURIComponent(cookie.slice("csrftoken=".length));
-  const input = document.querySelector("input[name='csrfmiddlewaretoken']");
-  return input ? input.value : "";
-}
-
-async function send(method, url, body) {
-  let response;
-  try {
-    response = await fetch(url, {
-      method,
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-    });
-  } catch {
-    return { status: 0, data: null };
-  }
-  let data = null;
-  try {
-    data = await response.json();
-  } catch {
-    // An empty body or an HTML error page from a proxy: the status says enough.
-  }
-  return { status: response.status, data };
-}
 
 const raterUrl = (id) => config.rater.replace(/\/0\/$/, `/${id}/`);
 
@@ -299,7 +272,7 @@ for (const [action, spec] of Object.entries(DIALOGS)) {
     showErrors(errors, problems);
     if (problems.length) return;
     submit.disabled = true;
-    const result = await send("PATCH", raterUrl(current.rater.rater), spec.body(form));
+    const result = await requestJson("PATCH", raterUrl(current.rater.rater), spec.body(form));
     submit.disabled = false;
     if (result.status === 200 && result.data) {
       current.updated = true;
@@ -315,7 +288,7 @@ for (const [action, spec] of Object.entries(DIALOGS)) {
 // Unpause and reactivate undo nothing irreversible: no dialog.
 async function quickChange(action, rater) {
   const body = action === "unpause" ? { paused: false } : { is_active: true };
-  const result = await send("PATCH", raterUrl(rater.rater), body);
+  const result = await requestJson("PATCH", raterUrl(rater.rater), body);
   if (result.status === 200 && result.data) {
     showRow(result.data, { focusAction: SUCCESSOR[action] });
     say(action === "unpause" ? `${result.data.username} is unpaused and gets pairs again.` : `${result.data.username} is reactivated and can sign in again.`);
@@ -368,7 +341,7 @@ createForm.addEventListener("submit", async (event) => {
   if (submit.disabled) return;
   submit.disabled = true;
   const body = { username: createForm.elements.username.value.trim(), email: createForm.elements.email.value.trim() };
-  const result = await send("POST", config.raters, body);
+  const result = await requestJson("POST", config.raters, body);
   submit.disabled = false;
   if (result.status !== 201 || !result.data) {
     const messages = messagesOf(result, CREATE_FIELDS);
