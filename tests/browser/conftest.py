@@ -7,6 +7,7 @@ when it is missing they fail (never skip) and say how to install it.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,12 @@ def record_problems(page, problems: list[str], *, expected=lambda url: False) ->
             and problems.append(f"HTTP {response.status}: {response.url}")
         ),
     )
+
+
+def sign_in(page, live_server, username: str, password: str, path: str) -> None:
+    """Sign in through the login form, which then lands on ``path``."""
+    page.goto(f"{live_server.url}/login/?next={path}")
+    page.get_by_label("User name", exact=True).fill(username)
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_label("Password", exact=True).press("Enter")
+    page.wait_for_url(re.compile(rf"{re.escape(path)}$"))

@@ -7,7 +7,6 @@ API. Screenshots of the dashboard and the experiment list are saved for a person
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 
@@ -19,7 +18,7 @@ from tests.e2e.conftest import wait_for
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-from .conftest import record_problems
+from .conftest import record_problems, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,11 +81,7 @@ def test_dashboard_follows_verdicts_live(celery_worker_process, browser, live_se
     page.set_default_timeout(20_000)
     problems: list[str] = []
     record_problems(page, problems)
-    page.goto(f"{live_server.url}/login/?next=/experiments/{experiment.pk}/")
-    page.get_by_label("User name", exact=True).fill("erin")
-    page.get_by_label("Password", exact=True).fill("pw-erin")
-    page.get_by_label("Password", exact=True).press("Enter")
-    page.wait_for_url(re.compile(rf"/experiments/{experiment.pk}/$"))
+    sign_in(page, live_server, "erin", "pw-erin", f"/experiments/{experiment.pk}/")
     page.evaluate("window.__notReloaded = true")
 
     before = engineer.get(f"/api/experiments/{experiment.pk}/estimates/").json()["estimates"]["DeltaPrecision"]

@@ -4,7 +4,6 @@ explorer shows clusters as far as the sample knows them. Screenshots for a perso
 
 from __future__ import annotations
 
-import re
 import uuid
 
 import numpy as np
@@ -21,7 +20,7 @@ from tests.metrics_core.dask_run import write_parts
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.files import upload
 
-from .conftest import record_problems
+from .conftest import record_problems, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -69,11 +68,7 @@ def test_a_dask_experiment_page_and_its_pair_explorer(browser, live_server, scre
     page.set_default_timeout(20_000)
     problems: list[str] = []
     record_problems(page, problems)
-    page.goto(f"{live_server.url}/login/?next=/experiments/{experiment.pk}/")
-    page.get_by_label("User name", exact=True).fill("dora")
-    page.get_by_label("Password", exact=True).fill("pw")
-    page.get_by_label("Password", exact=True).press("Enter")
-    page.wait_for_url(re.compile(rf"/experiments/{experiment.pk}/$"))
+    sign_in(page, live_server, "dora", "pw", f"/experiments/{experiment.pk}/")
     assert f"Dask: items at {folder}" in page.locator("main").inner_text()
     assert page.locator("[data-estimate='DeltaPrecision'] [data-cell='value']").inner_text() != "—"
     assert page.locator("[data-derived-estimate='DeltaRecall'] [data-cell='value']").inner_text() != "—"

@@ -4,7 +4,6 @@ clustering, and the absolute quality of one clustering. Screenshots for a person
 
 from __future__ import annotations
 
-import re
 import uuid
 
 import numpy as np
@@ -19,7 +18,7 @@ from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared, sample_of
 
-from .conftest import record_problems
+from .conftest import record_problems, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,11 +50,7 @@ def _log_in(browser, live_server, user, path):
     page.set_default_timeout(20_000)
     problems: list[str] = []
     record_problems(page, problems)
-    page.goto(f"{live_server.url}/login/?next={path}")
-    page.get_by_label("User name", exact=True).fill(user.username)
-    page.get_by_label("Password", exact=True).fill("pw")
-    page.get_by_label("Password", exact=True).press("Enter")
-    page.wait_for_url(re.compile(rf"{path}$"))
+    sign_in(page, live_server, user.username, "pw", path)
     return context, page, problems
 
 

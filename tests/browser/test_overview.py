@@ -16,7 +16,7 @@ from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-from .conftest import record_problems
+from .conftest import record_problems, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,11 +59,7 @@ def test_overview_page_draws_spend_and_budgets(browser, live_server, screenshots
     page = context.new_page()
     problems: list[str] = []
     record_problems(page, problems)
-    page.goto(f"{live_server.url}/login/?next=/overview/")
-    page.get_by_label("User name", exact=True).fill("ada")
-    page.get_by_label("Password", exact=True).fill("pw-ada")
-    page.get_by_label("Password", exact=True).press("Enter")
-    page.wait_for_url(re.compile(r"/overview/$"))
+    sign_in(page, live_server, "ada", "pw-ada", "/overview/")
     assert page.locator("[data-total='verdicts']").inner_text() == str(verdicts)
     for name in ("per-experiment", "cost", "per-rater", "throughput"):
         assert page.evaluate(f"!!Chart.getChart(document.querySelector('[data-chart={name}]'))"), name

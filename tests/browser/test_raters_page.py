@@ -19,7 +19,7 @@ from raterapp.services.raters import rater_pause
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-from .conftest import record_problems
+from .conftest import record_problems, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -71,11 +71,7 @@ def test_admin_manages_raters_without_a_reload(browser, live_server, screenshots
     problems: list[str] = []
     # The refused create below answers 400 on purpose.
     record_problems(page, problems, expected=lambda url: url.endswith("/api/raters/"))
-    page.goto(f"{live_server.url}/login/?next=/raters/")
-    page.get_by_label("User name", exact=True).fill("ada")
-    page.get_by_label("Password", exact=True).fill("pw-ada")
-    page.get_by_label("Password", exact=True).press("Enter")
-    page.wait_for_url(re.compile(r"/raters/$"))
+    sign_in(page, live_server, "ada", "pw-ada", "/raters/")
     page.evaluate("window.notReloaded = true")
     status = page.locator("#raters-status")
 
