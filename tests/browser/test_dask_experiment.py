@@ -22,10 +22,7 @@ from tests.raterapp.services.files import upload
 
 from .conftest import record_problems, sign_in
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index"),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_dask_experiment_page_and_its_pair_explorer(browser, live_server, screenshots_dir, settings, tmp_path):

@@ -20,8 +20,6 @@ from tests.metrics_core.dask_run import write_parts
 
 from .conftest import wait_for
 
-pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index")
-
 
 @pytest.fixture
 def dask_scheduler(monkeypatch, settings, tmp_path):

@@ -16,9 +16,6 @@ from metrics_core import IMPACT_METRICS
 from tests.metrics_core.cli_run import approx, run, run_json
 from tests.metrics_core.dask_run import items_frame, local_client, write_parts
 
-# Dask's Parquet reader still calls reset_index(inplace=True), deprecated by pandas 3.1.
-pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index")
-
 
 @pytest.fixture(scope="module")
 def scheduler():

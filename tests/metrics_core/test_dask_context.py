@@ -7,15 +7,7 @@ import pytest
 import metrics_core as mc
 from metrics_core import dask_backend
 from metrics_core.dask_backend.context import items_rows, sample_context
-from tests.metrics_core.dask_run import items_frame, local_client, write_parts
-
-pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_client(2) as client:
-        yield client
+from tests.metrics_core.dask_run import items_frame, write_parts
 
 
 def random_frame(seed, n=600):

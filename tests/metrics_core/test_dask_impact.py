@@ -14,20 +14,12 @@ import metrics_core as mc
 from metrics_core import dask_backend
 from metrics_core.io import InputError
 from tests.metrics_core import reference as ref
-from tests.metrics_core.dask_run import items_frame, local_client, write_parts
+from tests.metrics_core.dask_run import items_frame, write_parts
 
 SEEDS = [s for s in range(1, 14) if s != 10]  # seed 10 has nothing affected: tested apart
 REL = 1e-12
 
 
-# Dask's Parquet reader still calls reset_index(inplace=True), deprecated by pandas 3.1.
-pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_client(2) as client:
-        yield client
 
 
 def case(seed):

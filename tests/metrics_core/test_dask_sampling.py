@@ -23,14 +23,6 @@ from tests.metrics_core.test_sampling_distribution import N_DRAWS, P_MIN, POPULA
 SCHEMES = mc.SCHEMES
 
 
-# Dask's Parquet reader still calls reset_index(inplace=True), deprecated by pandas 3.1.
-pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_client(2) as client:
-        yield client
 
 
 def observed(pairs):

@@ -24,10 +24,7 @@ from tests.raterapp.services.files import parquet_bytes, upload
 from tests.raterapp.services.test_judging import make_raters
 
 Status = Experiment.Status
-pytestmark = [
-    pytest.mark.usefixtures("media"),
-    pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index"),
-]
+pytestmark = pytest.mark.usefixtures("media")
 N = 400
 
 
