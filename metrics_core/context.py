@@ -44,6 +44,10 @@ class SampleContext:
         The same for the ``precision`` scheme: split and merge are SplitRate(T) and MergeRate(T).
     exact : mapping
         The impact metrics of T named in :data:`CONTEXT_EXACT`.
+    sampling_totals : ndarray of shape (4,), optional
+        The class totals of the scheme over *all* vantage items: the sampling mass, whose
+        shares plan each class's draws (the horizon of its confidence sequence, spec §9).
+        ``None`` means ``totals`` (a context of the whole population).
     """
 
     rows: np.ndarray
@@ -53,6 +57,7 @@ class SampleContext:
     totals: np.ndarray
     rate_totals: np.ndarray
     exact: Mapping[str, float]
+    sampling_totals: np.ndarray | None = None
 
     @classmethod
     def from_columns(
@@ -113,4 +118,5 @@ def sample_context(population: Population, sample: PairSample, vantage=None) -> 
         totals=totals,
         rate_totals=rate_totals,
         exact={name: metrics[name] for name in CONTEXT_EXACT},
+        sampling_totals=None if mask is None else class_totals(pop, sample.scheme),
     )

@@ -26,12 +26,13 @@ MOVER (Zou & Donner 2008), so they stay valid when a part is at its bound.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
+from ._validation import positive_int
 from .context import SampleContext, sample_context
 from .judgements import PairVerdicts
 from .masses import INTERSECTION, MERGE, SELF, SPLIT
@@ -39,6 +40,7 @@ from .population import Population
 from .proportions import wilson_interval
 from .results import Estimate, QualityEstimates
 from .sampling import ALL, DIFF, SCHEME_STRATA, STABLE, PairSample
+from .sequential import confidence_sequence_half_width
 
 ESTIMATED_METRICS: tuple[str, ...] = (
     "GoodSplitDistance",
@@ -47,6 +49,7 @@ ESTIMATED_METRICS: tuple[str, ...] = (
     "BadMergeDistance",
     "GoodDistance",
     "BadDistance",
+    "GoodMinusBadDistance",
     "AffectedGoodIndex",
     "AffectedBadIndex",
     "DeltaPrecision",
@@ -56,6 +59,17 @@ ESTIMATED_METRICS: tuple[str, ...] = (
     "BadMergeRate",
 )
 _PRECISION_METRICS = ("DeltaPrecision", "GoodSplitRate", "BadSplitRate", "GoodMergeRate", "BadMergeRate")
+# Metrics that are sums of class estimates: (part, sign) (spec §6: independent classes add up).
+_SUMS: dict[str, tuple[tuple[str, int], ...]] = {
+    "GoodDistance": (("GoodSplitDistance", 1), ("GoodMergeDistance", 1)),
+    "BadDistance": (("BadSplitDistance", 1), ("BadMergeDistance", 1)),
+    "GoodMinusBadDistance": (
+        ("GoodSplitDistance", 1),
+        ("BadSplitDistance", -1),
+        ("GoodMergeDistance", 1),
+        ("BadMergeDistance", -1),
+    ),
+}
 
 
 def metrics_for_scheme(scheme: str) -> tuple[str, ...]:
@@ -70,6 +84,7 @@ def estimate_quality(
     *,
     confidence: float = 0.95,
     vantage: Any = None,
+    horizon: int | None = None,
 ) -> QualityEstimates:
     """Estimate every quality metric the sample's scheme supports.
 
@@ -81,16 +96,24 @@ def estimate_quality(
     sample : PairSample
     verdicts : PairVerdicts
     confidence : float
-        Level of the intervals, in (0, 1).
+        Level of the intervals and confidence sequences, in (0, 1).
     vantage : array-like of bool, optional
         Restrict to pairs whose vantage item is in this mask. The estimates are then
         the slice's contributions to the overall metrics (multipliers are the
         slice's exact class totals); divide by the slice's weight fraction for the
         slice's own metric.
+    horizon : int, optional
+        The planned judged draws of the whole sample (default ``sample.n_draws``): each
+        class's confidence sequence is tightest at this times the class's share of the
+        sampling mass (abcde-spec §9). Fix it when the experiment is planned; it never
+        affects ``ci_low``/``ci_high``.
 
     Returns
     -------
     QualityEstimates
+        Each :class:`Estimate` carries the fixed interval (§6), the confidence sequence
+        ``cs_low``/``cs_high`` (§9) and the range ``unsure_low``/``unsure_high`` over
+        deciding the *unsure* verdicts (§12).
 
     Examples
     --------
@@ -103,23 +126,28 @@ def estimate_quality(
     >>> q = estimate_quality(pop, s, verdicts_from_judgements([0, 1], [2, 2], ["not_equivalent"] * 2))
     >>> round(q["GoodSplitDistance"].value, 4), q["BadSplitDistance"].value
     (0.4444, 0.0)
+    >>> e = q["GoodSplitDistance"]
+    >>> bool(e.cs_low <= e.ci_low <= e.value == e.unsure_low == e.unsure_high <= e.ci_high <= e.cs_high)
+    True
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    horizon = sample.n_draws if horizon is None else positive_int("horizon", horizon)
     draws = _Draws.build(population, sample, verdicts, vantage)
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    estimator = _Estimator(draws, z)
-    if sample.scheme == "precision":
-        estimates = _precision_scheme(estimator)
-    else:
-        stratum_of = {
-            "jaccard": {c: ALL for c in range(4)},
-            "stratified": {SPLIT: DIFF, MERGE: DIFF, SELF: STABLE, INTERSECTION: STABLE},
-        }
-        estimates = _jaccard_schemes(estimator, stratum_of[sample.scheme])
+    estimator = _Estimator(draws, z, confidence, horizon)
+    estimates = _scheme_estimates(estimator, sample.scheme)
+    estimates = _with_unsure_bounds(estimates, estimator, sample.scheme)
     return QualityEstimates(
         sample.scheme, confidence, {name: estimates[name] for name in metrics_for_scheme(sample.scheme)}
     )
+
+
+_STRATUM_OF = {
+    "jaccard": {c: ALL for c in range(4)},
+    "stratified": {SPLIT: DIFF, MERGE: DIFF, SELF: STABLE, INTERSECTION: STABLE},
+    "precision": {c: ALL for c in range(4)},
+}
 
 
 @dataclass(frozen=True)
@@ -137,6 +165,9 @@ class _Draws:
     totals: np.ndarray  # exact sampling-weight total per (stratum, class), shape (3, 4)
     split_rate: float  # exact SplitRate(T) (or the vantage slice's contribution)
     merge_rate: float
+    verdict_counts: np.ndarray  # (3, rows): equivalent, not equivalent, unsure verdicts of the row's pair
+    stratum_mass: np.ndarray  # (3,): the whole population's sampling mass of each stratum
+    stratum_share: np.ndarray  # (3,): each stratum's share of the whole sample's draws
 
     @classmethod
     def build(
@@ -164,8 +195,13 @@ class _Draws:
             a, b = sets["union"] / sets["exp"], sets["union"] / sets["base"]
             label = np.select([pair_class == MERGE, pair_class == SPLIT], [a, -b], a - b)
         totals = np.zeros((3, 4))
+        stratum_mass = np.zeros(3)
+        whole = context.totals if context.sampling_totals is None else context.sampling_totals
         for stratum, classes in SCHEME_STRATA[sample.scheme].items():
             totals[stratum, list(classes)] = context.totals[list(classes)]
+            stratum_mass[stratum] = float(np.sum(whole[list(classes)]))
+        all_draws = max(sample.n_draws, 1)
+        stratum_share = np.bincount(sample.stratum, weights=sample.draws, minlength=3)[:3] / all_draws
         return cls(
             stratum=sample.stratum[rows],
             pair_class=pair_class,
@@ -178,24 +214,55 @@ class _Draws:
             totals=totals,
             split_rate=float(context.rate_totals[SPLIT]),
             merge_rate=float(context.rate_totals[MERGE]),
+            verdict_counts=np.stack(verdicts.counts(i, j)),
+            stratum_mass=stratum_mass,
+            stratum_share=stratum_share,
         )
+
+    def resolved(self, unsure_as: np.ndarray | float) -> _Draws:
+        """These draws had every unsure verdict said *equivalent* (``unsure_as`` 1) or not (0), per row."""
+        equivalent, not_equivalent, unsure = self.verdict_counts
+        verdicts = equivalent + not_equivalent + unsure
+        share = np.full(len(verdicts), np.nan)
+        usable = verdicts > 0
+        resolved = equivalent + np.broadcast_to(np.asarray(unsure_as, dtype=np.float64), verdicts.shape) * unsure
+        share[usable] = resolved[usable] / verdicts[usable]
+        share[self.pair_class == SELF] = 1.0
+        return replace(self, equivalent=share)
+
+    def class_horizon(self, stratum: int, classes: tuple[int, ...], horizon: int) -> float:
+        """The planned judged draws of ``classes``: horizon × the stratum's draws × their mass share."""
+        mass = self.stratum_mass[stratum]
+        if mass <= 0:
+            return math.nan
+        return horizon * self.stratum_share[stratum] * float(self.totals[stratum, list(classes)].sum()) / mass
 
 
 @dataclass(frozen=True)
 class _Mean:
-    """A weighted mean over judged draws, with what its interval needs."""
+    """A weighted mean over judged draws, with what its interval and sequence need."""
 
     value: float
     stderr: float
     n_eff: float
     judged_draws: int
     drawn_draws: int
+    horizon: float  # planned judged draws of its classes (spec §9)
 
 
 class _Estimator:
-    def __init__(self, draws: _Draws, z: float):
+    """The estimates of one set of draws. ``points_only``: values without intervals (spec §12's passes)."""
+
+    def __init__(self, draws: _Draws, z: float, confidence: float, horizon: int, points_only: bool = False):
         self.d = draws
         self.z = z
+        self.confidence = confidence
+        self.horizon = horizon
+        self.points_only = points_only
+
+    def resolved(self, unsure_as: np.ndarray | float) -> _Estimator:
+        """Point estimates had the unsure verdicts been decided (:meth:`_Draws.resolved`)."""
+        return _Estimator(self.d.resolved(unsure_as), self.z, self.confidence, self.horizon, points_only=True)
 
     def mean(
         self, stratum: int, classes: tuple[int, ...], x: np.ndarray, importance: np.ndarray | None = None
@@ -211,8 +278,9 @@ class _Estimator:
         drawn = int(d.draws[rows].sum())
         judged_rows = rows & ~np.isnan(d.equivalent)
         judged = int(d.draws[judged_rows].sum())
+        horizon = d.class_horizon(stratum, classes, self.horizon)
         if judged == 0:
-            return _Mean(math.nan, math.nan, 0.0, 0, drawn)
+            return _Mean(math.nan, math.nan, 0.0, 0, drawn, horizon)
         # Per class: reweighting v = drawn/judged and q = share of distinct pairs judged.
         n_units = d.unit.max() + 1
         v_of_row = np.zeros(len(rows))
@@ -233,28 +301,34 @@ class _Estimator:
         unit_weight = np.bincount(unit, weights=draws * weight, minlength=n_units)[present]
         unit_x = np.bincount(unit, weights=draws * weight * x[judged_rows], minlength=n_units)[present] / unit_weight
         unit_v = unit_weight / unit_draws
+        total = float(np.sum(unit_v * unit_draws))
+        m = float(np.sum(unit_v * unit_draws * unit_x) / total)
+        if self.points_only:
+            return _Mean(m, math.nan, math.nan, judged, drawn, horizon)
         unit_q = (
             np.bincount(unit, weights=q_of_row[judged_rows], minlength=n_units)[present]
             / np.bincount(unit, minlength=n_units)[present]
         )
-        total = float(np.sum(unit_v * unit_draws))
-        m = float(np.sum(unit_v * unit_draws * unit_x) / total)
         k = unit_draws + (1.0 - unit_q) * unit_draws * (unit_draws - 1.0)
         spread = float(np.sum(unit_v**2 * k * (unit_x - m) ** 2))
         stderr = math.sqrt(judged / (judged - 1) * spread) / total if judged > 1 else math.nan
         n_eff = total**2 / float(np.sum(unit_v**2 * k))
-        return _Mean(m, stderr, n_eff, judged, drawn)
+        return _Mean(m, stderr, n_eff, judged, drawn, horizon)
 
     def indicator(self, multiplier: float, mean: _Mean, complement: bool = False) -> Estimate:
-        """``multiplier × share`` with a Wilson interval on the effective size."""
+        """``multiplier × share`` with a Wilson interval on the effective size and a clipped sequence."""
         if multiplier == 0.0:
-            return Estimate(0.0, 0.0, 0.0, 0.0, mean.judged_draws, mean.drawn_draws)
+            return Estimate(0.0, 0.0, 0.0, 0.0, mean.judged_draws, mean.drawn_draws, 0.0, 0.0, 0.0, 0.0)
         if math.isnan(mean.value):
-            return Estimate(math.nan, math.nan, 0.0, multiplier, mean.judged_draws, mean.drawn_draws)
+            bounds = (0.0, multiplier) * 2
+            return Estimate(math.nan, math.nan, *bounds[:2], mean.judged_draws, mean.drawn_draws, *bounds[2:])
+        share = 1.0 - mean.value if complement else mean.value
+        if self.points_only:
+            return Estimate(multiplier * share, math.nan, math.nan, math.nan, mean.judged_draws, mean.drawn_draws)
         low, high = wilson_interval(mean.value, mean.n_eff, self.z)
-        share = mean.value
+        cs_low, cs_high = self._share_sequence(mean)
         if complement:
-            share, low, high = 1.0 - share, 1.0 - high, 1.0 - low
+            low, high, cs_low, cs_high = 1.0 - high, 1.0 - low, 1.0 - cs_high, 1.0 - cs_low
         value = multiplier * share
         return Estimate(
             value,
@@ -263,18 +337,70 @@ class _Estimator:
             max(multiplier * high, value),
             mean.judged_draws,
             mean.drawn_draws,
+            min(multiplier * cs_low, value),
+            max(multiplier * cs_high, value),
         )
 
+    def _share_sequence(self, mean: _Mean) -> tuple[float, float]:
+        """The confidence sequence of a share (spec §9), clipped to [0, 1].
+
+        ``σ̂²`` is floored at the variance of the smoothed share ``(k + 1)/(n + 2)`` on the
+        effective size times the design effect ``t / n_eff``, so that a run of identical
+        verdicts keeps a width. Ours, beyond the spec: the sequence also spans the Wilson
+        interval at the sequence's own factor (the score form of the same boundary, with
+        ``σ̂`` taken at each candidate share), so that near 0 and 1, where the normal form is
+        poor, it is never narrower than the fixed Wilson interval.
+        """
+        t, n_eff = mean.judged_draws, mean.n_eff
+        smoothed = (mean.value * n_eff + 1.0) / (n_eff + 2.0)
+        floor = smoothed * (1.0 - smoothed) * t / n_eff
+        observed = t * mean.stderr**2 if math.isfinite(mean.stderr) else 0.0
+        sigma = math.sqrt(max(observed, floor))
+        half = self._sequence_half_width(sigma / math.sqrt(t), t, mean.horizon)
+        if math.isnan(half):
+            return math.nan, math.nan
+        factor = half / (sigma / math.sqrt(t))
+        score_low, score_high = wilson_interval(mean.value, n_eff, factor)
+        return max(min(mean.value - half, score_low), 0.0), min(max(mean.value + half, score_high), 1.0)
+
+    def _sequence_half_width(self, stderr: float, judged: int, horizon: float) -> float:
+        if not (math.isfinite(stderr) and horizon > 0):
+            return math.nan
+        return confidence_sequence_half_width(stderr=stderr, judged=judged, horizon=horizon, confidence=self.confidence)
+
     def normal(self, parts: list[tuple[float, _Mean]]) -> Estimate:
-        """``Σ multiplier × mean`` over independent parts, with a normal interval."""
+        """``Σ multiplier × mean`` over independent parts, with a normal interval and sequence."""
         parts = [(mult, mean) for mult, mean in parts if mult != 0.0]
         judged = sum(mean.judged_draws for _, mean in parts)
         drawn = sum(mean.drawn_draws for _, mean in parts)
         if not parts:
-            return Estimate(0.0, 0.0, 0.0, 0.0, judged, drawn)
+            return Estimate(0.0, 0.0, 0.0, 0.0, judged, drawn, 0.0, 0.0, 0.0, 0.0)
         value = sum(mult * mean.value for mult, mean in parts)
+        if self.points_only:
+            return Estimate(value, math.nan, math.nan, math.nan, judged, drawn)
         stderr = math.sqrt(sum((mult * mean.stderr) ** 2 for mult, mean in parts))
-        return Estimate(value, stderr, value - self.z * stderr, value + self.z * stderr, judged, drawn)
+        half = math.sqrt(
+            sum(
+                (mult * self._sequence_half_width(mean.stderr, mean.judged_draws, mean.horizon)) ** 2
+                for mult, mean in parts
+            )
+        )
+        return Estimate(
+            value,
+            stderr,
+            value - self.z * stderr,
+            value + self.z * stderr,
+            judged,
+            drawn,
+            value - half,
+            value + half,
+        )
+
+
+def _scheme_estimates(est: _Estimator, scheme: str) -> dict[str, Estimate]:
+    if scheme == "precision":
+        return _precision_scheme(est)
+    return _jaccard_schemes(est, _STRATUM_OF[scheme])
 
 
 def _jaccard_schemes(est: _Estimator, stratum_of: dict[int, int]) -> dict[str, Estimate]:
@@ -294,16 +420,13 @@ def _jaccard_schemes(est: _Estimator, stratum_of: dict[int, int]) -> dict[str, E
     }
     out["GoodDistance"] = _sum(out["GoodSplitDistance"], out["GoodMergeDistance"])
     out["BadDistance"] = _sum(out["BadSplitDistance"], out["BadMergeDistance"])
-    strata = sorted(set(stratum_of.values()))
-    out["DeltaPrecision"] = est.normal(
-        [
-            (
-                float(d.totals[s].sum()),
-                est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), d.precision_label * p),
-            )
-            for s in strata
-        ]
+    # Good and Bad of one class are one share and its complement: their difference is
+    # multiplier × (1 − 2·share), with twice the share's SE, interval and sequence.
+    out["GoodMinusBadDistance"] = _sum(
+        _difference(out["GoodSplitDistance"], out["BadSplitDistance"]),
+        _difference(out["GoodMergeDistance"], out["BadMergeDistance"]),
     )
+    out["DeltaPrecision"] = _delta_precision(est, stratum_of)
     split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance=d.union_over_base)
     merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance=d.union_over_exp)
     out["GoodSplitRate"] = est.indicator(d.split_rate, split_rate, complement=True)
@@ -313,15 +436,23 @@ def _jaccard_schemes(est: _Estimator, stratum_of: dict[int, int]) -> dict[str, E
     return out
 
 
+def _delta_precision(est: _Estimator, stratum_of: dict[int, int]) -> Estimate:
+    """ΔPrecision: each stratum's mean of ``l_ij · 1(i≡j)`` times its exact total, summed."""
+    d = est.d
+    x = d.precision_label * d.equivalent
+    strata = sorted(set(stratum_of.values()))
+    return est.normal(
+        [(float(d.totals[s].sum()), est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), x)) for s in strata]
+    )
+
+
 def _precision_scheme(est: _Estimator) -> dict[str, Estimate]:
     d = est.d
     p = d.equivalent
     split = est.mean(ALL, (SPLIT,), p)
     merge = est.mean(ALL, (MERGE,), p)
     return {
-        "DeltaPrecision": est.normal(
-            [(float(d.totals[ALL].sum()), est.mean(ALL, (SELF, SPLIT, MERGE, INTERSECTION), d.precision_label * p))]
-        ),
+        "DeltaPrecision": _delta_precision(est, _STRATUM_OF["precision"]),
         "GoodSplitRate": est.indicator(d.split_rate, split, complement=True),
         "BadSplitRate": est.indicator(d.split_rate, split),
         "GoodMergeRate": est.indicator(d.merge_rate, merge),
@@ -329,21 +460,75 @@ def _precision_scheme(est: _Estimator) -> dict[str, Estimate]:
     }
 
 
+def _with_unsure_bounds(estimates: dict[str, Estimate], est: _Estimator, scheme: str) -> dict[str, Estimate]:
+    """Each estimate with ``unsure_low``/``unsure_high`` (spec §12), from point estimates only.
+
+    Deciding unsure verdicts moves a class's share one way: its bounds are the estimates with
+    every unsure verdict of the class *equivalent* and with every one *not equivalent*. A sum
+    of classes adds its parts' bounds (the classes' unsure verdicts are different ones), and
+    ΔPrecision, a mean of ``l_ij · 1(i≡j)`` over all classes, is highest with the unsure pairs
+    of positive label equivalent and the others not, lowest the other way round.
+    """
+    as_equivalent = _scheme_estimates(est.resolved(1.0), scheme)
+    as_not = _scheme_estimates(est.resolved(0.0), scheme)
+    positive = (est.d.precision_label > 0).astype(np.float64)
+    stratum_of = _STRATUM_OF[scheme]
+    highest = _delta_precision(est.resolved(positive), stratum_of).value
+    lowest = _delta_precision(est.resolved(1.0 - positive), stratum_of).value
+    bounds = {"DeltaPrecision": _ordered(lowest, highest)}
+    for name in estimates:
+        if name not in bounds and name not in _SUMS:
+            bounds[name] = _ordered(as_equivalent[name].value, as_not[name].value)
+    for name, parts in _SUMS.items():
+        if name in estimates:
+            low = sum(bounds[part][0] if sign > 0 else -bounds[part][1] for part, sign in parts)
+            high = sum(bounds[part][1] if sign > 0 else -bounds[part][0] for part, sign in parts)
+            bounds[name] = (low, high)
+    return {name: replace(e, unsure_low=bounds[name][0], unsure_high=bounds[name][1]) for name, e in estimates.items()}
+
+
+def _ordered(first: float, second: float) -> tuple[float, float]:
+    if math.isnan(first) or math.isnan(second):
+        return math.nan, math.nan
+    return min(first, second), max(first, second)
+
+
 def _sum(first: Estimate, second: Estimate) -> Estimate:
-    """Sum of two independent estimates: SEs in quadrature, interval by MOVER."""
+    """Sum of two independent estimates: SEs in quadrature, interval and sequence by MOVER."""
     value = first.value + second.value
     stderr = math.hypot(first.stderr, second.stderr)
-    low = value - math.hypot(first.value - first.ci_low, second.value - second.ci_low)
-    high = value + math.hypot(first.ci_high - first.value, second.ci_high - second.value)
-    if math.isnan(value):
-        low, high = first.ci_low + second.ci_low, first.ci_high + second.ci_high
     return Estimate(
         value,
         stderr,
-        low,
-        high,
+        *_mover(value, first, second, "ci_low", "ci_high"),
         first.judged_draws + second.judged_draws,
         first.drawn_draws + second.drawn_draws,
+        *_mover(value, first, second, "cs_low", "cs_high"),
+    )
+
+
+def _mover(value: float, first: Estimate, second: Estimate, low: str, high: str) -> tuple[float, float]:
+    """Bounds of a sum of independent estimates from their bounds (MOVER, Zou & Donner 2008)."""
+    (l1, h1), (l2, h2) = (getattr(first, low), getattr(first, high)), (getattr(second, low), getattr(second, high))
+    if math.isnan(value):
+        return l1 + l2, h1 + h2
+    return (
+        value - math.hypot(first.value - l1, second.value - l2),
+        value + math.hypot(h1 - first.value, h2 - second.value),
+    )
+
+
+def _difference(good: Estimate, bad: Estimate) -> Estimate:
+    """``good − bad`` of one class, whose shares are complements: every bound comes from the other's."""
+    return Estimate(
+        good.value - bad.value,
+        good.stderr + bad.stderr,
+        good.ci_low - bad.ci_high,
+        good.ci_high - bad.ci_low,
+        good.judged_draws,
+        good.drawn_draws,
+        good.cs_low - bad.cs_high,
+        good.cs_high - bad.cs_low,
     )
 
 

@@ -71,6 +71,7 @@ def quality_from_gold(population: Population, gold_labels: Any, *, vantage: Any 
     }
     pointwise["GoodDistance"] = pointwise["GoodSplitDistance"] + pointwise["GoodMergeDistance"]
     pointwise["BadDistance"] = pointwise["BadSplitDistance"] + pointwise["BadMergeDistance"]
+    pointwise["GoodMinusBadDistance"] = pointwise["GoodDistance"] - pointwise["BadDistance"]
     share = pop.weight / pop.total_weight
     if vantage is not None:
         share = np.where(as_1d("vantage", vantage).astype(bool), share, 0.0)

@@ -36,20 +36,39 @@ class PairVerdicts:
 
         Self pairs are always equivalent (1.0) and need no verdict.
         """
+        equivalent, not_equivalent, _ = self.counts(i, j)
+        return _share(np.asarray(i) == np.asarray(j), equivalent, equivalent + not_equivalent)
+
+    def resolved_share(self, i: np.ndarray, j: np.ndarray, unsure_as: np.ndarray | float) -> np.ndarray:
+        """:meth:`equivalent_share` had every *unsure* verdict said *equivalent* where ``unsure_as`` is 1
+        and *not equivalent* where it is 0 (abcde-spec §12): unsure verdicts count as judged.
+        """
+        equivalent, not_equivalent, unsure = self.counts(i, j)
+        resolved = equivalent + np.asarray(unsure_as, dtype=np.float64) * unsure
+        return _share(np.asarray(i) == np.asarray(j), resolved, equivalent + not_equivalent + unsure)
+
+    def counts(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Equivalent, not-equivalent and unsure verdicts of each pair ``{i, j}`` (0 for self pairs)."""
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
-        share = np.full(len(i), np.nan)
-        share[i == j] = 1.0
+        out = tuple(np.zeros(len(i), dtype=np.int64) for _ in range(3))
         if len(self.a) == 0:
-            return share
+            return out
         n = int(max(self.b.max(), i.max(initial=0), j.max(initial=0))) + 1
         known = self.a * n + self.b
         wanted = np.minimum(i, j) * n + np.maximum(i, j)
         index = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
         found = (known[index] == wanted) & (i != j)
-        decided = self.equivalent[index] + self.not_equivalent[index]
-        usable = found & (decided > 0)
-        share[usable] = self.equivalent[index[usable]] / decided[usable]
-        return share
+        for column, values in zip(out, (self.equivalent, self.not_equivalent, self.unsure)):
+            column[found] = values[index[found]]
+        return out
+
+
+def _share(is_self: np.ndarray, equivalent: np.ndarray, verdicts: np.ndarray) -> np.ndarray:
+    share = np.full(len(is_self), np.nan)
+    usable = verdicts > 0
+    share[usable] = equivalent[usable] / verdicts[usable]
+    share[is_self] = 1.0
+    return share
 
 
 def verdicts_from_judgements(i: Any, j: Any, verdict: Any) -> PairVerdicts:

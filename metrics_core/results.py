@@ -75,10 +75,14 @@ class ImpactTable:
 
 @dataclass(frozen=True)
 class Estimate:
-    """An estimated metric with its standard error and confidence interval.
+    """An estimated metric with its standard error, confidence interval and confidence sequence.
 
     ``judged_draws`` of the ``drawn_draws`` sampled draws it rests on had a verdict
-    (self pairs count as judged).
+    (self pairs count as judged). ``ci_low``/``ci_high`` is the fixed-n interval of
+    abcde-spec §6, ``cs_low``/``cs_high`` the anytime-valid confidence sequence of §9 (valid
+    however often the estimate is looked at), and ``unsure_low``/``unsure_high`` the
+    estimate's range had the *unsure* verdicts been decided (§12). The last four are
+    ``nan`` when not computed (estimates stored before they existed, bootstrap metrics).
     """
 
     value: float
@@ -87,10 +91,14 @@ class Estimate:
     ci_high: float
     judged_draws: int
     drawn_draws: int
+    cs_low: float = math.nan
+    cs_high: float = math.nan
+    unsure_low: float = math.nan
+    unsure_high: float = math.nan
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Estimate:
-        """The inverse of :meth:`as_dict` (``None`` back to ``nan``), for stored estimates."""
+        """The inverse of :meth:`as_dict` (``None`` or a missing key back to ``nan``), for stored estimates."""
         number = lambda key: math.nan if data.get(key) is None else float(data[key])  # noqa: E731
         return cls(
             number("value"),
@@ -99,10 +107,14 @@ class Estimate:
             number("ci_high"),
             int(data.get("judged_draws") or 0),
             int(data.get("drawn_draws") or 0),
+            number("cs_low"),
+            number("cs_high"),
+            number("unsure_low"),
+            number("unsure_high"),
         )
 
     def scaled(self, factor: float) -> Estimate:
-        """This estimate times an exactly known positive ``factor`` (interval and SE scale with it)."""
+        """This estimate times an exactly known positive ``factor`` (every bound and the SE scale with it)."""
         return Estimate(
             self.value * factor,
             self.stderr * factor,
@@ -110,12 +122,21 @@ class Estimate:
             self.ci_high * factor,
             self.judged_draws,
             self.drawn_draws,
+            self.cs_low * factor,
+            self.cs_high * factor,
+            self.unsure_low * factor,
+            self.unsure_high * factor,
         )
 
     @property
     def half_width(self) -> float:
         """Half the width of the interval (nan when undefined)."""
         return (self.ci_high - self.ci_low) / 2.0
+
+    @property
+    def cs_half_width(self) -> float:
+        """Half the width of the confidence sequence (nan when undefined)."""
+        return (self.cs_high - self.cs_low) / 2.0
 
     def as_dict(self) -> dict:
         return {
@@ -125,6 +146,10 @@ class Estimate:
             "ci_high": json_number(self.ci_high),
             "judged_draws": int(self.judged_draws),
             "drawn_draws": int(self.drawn_draws),
+            "cs_low": json_number(self.cs_low),
+            "cs_high": json_number(self.cs_high),
+            "unsure_low": json_number(self.unsure_low),
+            "unsure_high": json_number(self.unsure_high),
         }
 
 

@@ -47,6 +47,7 @@ QUALITY_METRIC_NAMES = (
     "BadMergeDistance",
     "GoodDistance",
     "BadDistance",
+    "GoodMinusBadDistance",
     "AffectedGoodIndex",
     "AffectedBadIndex",
     "DeltaPrecision",
@@ -314,7 +315,7 @@ def bad_merge_rate(pop, g, i):
 
 
 def quality_overall(pop, gold, items=None):
-    """The 13 estimated metrics, exactly, as contributions of ``items`` (default ``T``).
+    """The 14 estimated metrics, exactly, as contributions of ``items`` (default ``T``).
 
     Each is ``Σ_{i ∈ items} weight(i)/weight(T) · metric(i)``: JDD eq 23 for the distances,
     eqs 11-12 for Good/BadDistance, eqs 56 and 59 for the Affected indices (sum over affected
@@ -340,6 +341,11 @@ def quality_overall(pop, gold, items=None):
         "BadMergeDistance": bmd,
         "GoodDistance": total(lambda p, g_, i: good_split_distance(p, g_, i) + good_merge_distance(p, g_, i), items),
         "BadDistance": total(lambda p, g_, i: bad_split_distance(p, g_, i) + bad_merge_distance(p, g_, i), items),
+        "GoodMinusBadDistance": total(
+            lambda p, g_, i: good_split_distance(p, g_, i) + good_merge_distance(p, g_, i)
+            - bad_split_distance(p, g_, i) - bad_merge_distance(p, g_, i),
+            items,
+        ),
         "AffectedGoodIndex": total(good_index, A),
         "AffectedBadIndex": total(bad_index, A),
         "DeltaPrecision": total(delta_precision, items),
@@ -654,6 +660,17 @@ def reference_estimates(pop, scheme, sample_rows, verdict_rows, *, confidence=0.
                 a.drawn_draws + b.drawn_draws,
                 "unspecified",
             )
+        # Good and Bad of one class share one SE (spec §6): (Good − Bad) of a class has twice it.
+        parts = [out[n] for n in ("GoodSplitDistance", "BadSplitDistance", "GoodMergeDistance", "BadMergeDistance")]
+        out["GoodMinusBadDistance"] = RefEstimate(
+            parts[0].value - parts[1].value + parts[2].value - parts[3].value,
+            2 * math.hypot(parts[0].stderr, parts[2].stderr),
+            NAN,
+            NAN,
+            parts[0].judged_draws + parts[2].judged_draws,
+            parts[0].drawn_draws + parts[2].drawn_draws,
+            "unspecified",
+        )
 
         def dp_x(r):  # JDD eqs 92-94: l_ij · 1(i ≡ j)
             return l_ij(pop, r.i, r.j) * r.e

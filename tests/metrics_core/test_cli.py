@@ -52,13 +52,15 @@ TINY_JUDGEMENTS = "i,j,verdict\na,b,equivalent\nc,a,not_equivalent\nb,c,not_equi
 
 JACCARD_KEYS = [
     "GoodSplitDistance", "BadSplitDistance", "GoodMergeDistance", "BadMergeDistance", "GoodDistance",
-    "BadDistance", "AffectedGoodIndex", "AffectedBadIndex", "DeltaPrecision", "GoodSplitRate",
+    "BadDistance", "GoodMinusBadDistance", "AffectedGoodIndex", "AffectedBadIndex", "DeltaPrecision", "GoodSplitRate",
     "BadSplitRate", "GoodMergeRate", "BadMergeRate",
 ]
 PRECISION_KEYS = ["DeltaPrecision", "GoodSplitRate", "BadSplitRate", "GoodMergeRate", "BadMergeRate"]
 UNSUPPORTED = "unsupported file type: use a .csv or .parquet file"
 DIFF_SHARE_ONLY_STRATIFIED = "--diff-share is only meaningful with --scheme stratified"
-ESTIMATE_KEYS = ["value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws"]
+ESTIMATE_KEYS = [
+    "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws", "cs_low", "cs_high", "unsure_low", "unsure_high",
+]
 
 
 def read_table(path):
@@ -249,7 +251,16 @@ def test_estimate_keys_values_and_consistency(tiny, tmp_path, scheme):
     assert estimates["GoodSplitRate"] == {
         "value": approx(exact["SplitRate"]), "stderr": 0.0, "ci_low": estimates["GoodSplitRate"]["ci_low"],
         "ci_high": approx(exact["SplitRate"]), "judged_draws": drawn["split"], "drawn_draws": drawn["split"],
+        "cs_low": estimates["GoodSplitRate"]["cs_low"], "cs_high": approx(exact["SplitRate"]),
+        "unsure_low": approx(exact["SplitRate"]), "unsure_high": approx(exact["SplitRate"]),
     }
+    # No verdict is unsure: the unsure range is the value; the sequence spans the interval.
+    for name, estimate in estimates.items():
+        if name in ("DeltaRecall", "IQ"):  # bootstrap metrics: no sequence, no unsure range
+            assert [estimate[k] for k in ESTIMATE_KEYS[-4:]] == [None] * 4
+            continue
+        assert estimate["unsure_low"] == estimate["value"] == estimate["unsure_high"], name
+        assert estimate["cs_low"] <= estimate["ci_low"] + 1e-12 and estimate["ci_high"] <= estimate["cs_high"] + 1e-12, name
     assert estimates["BadSplitRate"]["value"] == 0.0
     assert estimates["GoodMergeRate"]["value"] == approx(exact["MergeRate"])
     assert estimates["GoodSplitRate"]["value"] + estimates["BadSplitRate"]["value"] == approx(exact["SplitRate"])

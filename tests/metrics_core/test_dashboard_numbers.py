@@ -51,6 +51,7 @@ def test_every_estimated_metric_has_a_direction():
         "GoodSplitDistance",
         "GoodMergeDistance",
         "GoodDistance",
+        "GoodMinusBadDistance",
         "AffectedGoodIndex",
         "DeltaPrecision",
         "GoodSplitRate",

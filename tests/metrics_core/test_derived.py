@@ -572,8 +572,13 @@ def test_cli_estimate_prints_delta_recall_and_iq_deterministically(tiny_judged):
     again = run_json("estimate", *tiny_judged)
     assert first == again
     for name in ("DeltaRecall", "IQ"):
-        assert list(first["estimates"][name]) == ["value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws"]
+        assert list(first["estimates"][name]) == [
+            "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws",
+            "cs_low", "cs_high", "unsure_low", "unsure_high",
+        ]
         e = first["estimates"][name]
+        # A bootstrap percentile interval has no confidence sequence; the unsure range is not computed.
+        assert [e[k] for k in ("cs_low", "cs_high", "unsure_low", "unsure_high")] == [None] * 4
         assert e["ci_low"] <= e["value"] <= e["ci_high"] and e["drawn_draws"] == 400
     derived = first["derived"]
     assert (derived["variant"], derived["recall_base_rule"], derived["bootstrap"]["n_boot"]) == (1, "default", 1000)

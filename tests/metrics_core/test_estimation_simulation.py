@@ -116,6 +116,7 @@ def test_hand_computed_jaccard_estimates():
         "BadMergeDistance": F(0),
         "GoodDistance": F(3, 64) + F(7, 48),
         "BadDistance": F(3, 64),
+        "GoodMinusBadDistance": F(7, 48),
         "AffectedGoodIndex": F(125, 864),
         "AffectedBadIndex": F(25, 96) * F(4, 9),
         "DeltaPrecision": F(-11, 368),

@@ -65,7 +65,7 @@ def test_quality_with_nothing_affected_is_zero():
 #
 #   GoodSplitDistance(T) = (1·1/2 + 2·1/8)/16 = (3/4)/16 = 3/64;  BadSplitDistance = 3/64 likewise
 #   GoodMergeDistance(T) = (2·1/2 + 4·1/3)/16 = 7/48;             BadMergeDistance = 0
-#   GoodDistance = 3/64 + 7/48 = 37/192;  BadDistance = 3/64
+#   GoodDistance = 3/64 + 7/48 = 37/192;  BadDistance = 3/64;  GoodMinusBadDistance = 28/192 = 7/48
 #   AffectedGoodIndex(T) (eq 56) = (1/4 + 1/4 + 2·1/4 + 4·2/3)/16 = (11/3)/16 = 11/48
 #   AffectedBadIndex(T)  (eq 59) = (1/4 + 1/4)/16 = 1/32     (11/48 + 1/32 = 25/96 = AJI ✓)
 #
@@ -92,6 +92,7 @@ HAND_QUALITY = {
     "BadMergeDistance": F(0),
     "GoodDistance": F(37, 192),
     "BadDistance": F(3, 64),
+    "GoodMinusBadDistance": F(37, 192) - F(3, 64),
     "AffectedGoodIndex": F(11, 48),
     "AffectedBadIndex": F(1, 32),
     "DeltaPrecision": F(1, 32),

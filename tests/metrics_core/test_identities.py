@@ -221,8 +221,10 @@ def test_swapping_base_and_exp_swaps_split_and_merge(pop_data):
     assert_metrics_equal(impact, bwd, SWAP_IMPACT)
     q_fwd = mc.quality_from_gold(mc.population_from_labels(base, exp, weights), gold)
     q_bwd = mc.quality_from_gold(mc.population_from_labels(exp, base, weights), gold)
-    assert_metrics_equal({k: v for k, v in q_fwd.items() if k != "DeltaPrecision"}, q_bwd, SWAP_QUALITY)
-    assert q_fwd["DeltaPrecision"] == pytest.approx(-q_bwd["DeltaPrecision"], abs=1e-12)
+    signed = ("DeltaPrecision", "GoodMinusBadDistance")
+    assert_metrics_equal({k: v for k, v in q_fwd.items() if k not in signed}, q_bwd, SWAP_QUALITY)
+    for name in signed:  # Good and Bad swap: their difference changes sign, as ΔPrecision does
+        assert q_fwd[name] == pytest.approx(-q_bwd[name], abs=1e-12), name
 
 
 @PROPERTY_SETTINGS
@@ -257,5 +259,5 @@ def test_bounds(pop_data):
             v = values[~np.isnan(values)]
             assert np.all((v >= -1e-15) & (v <= 1 + 1e-15)), name
     for name, value in mc.quality_from_gold(pop, gold).items():
-        low = -1 - 1e-15 if name == "DeltaPrecision" else -1e-15
+        low = -1 - 1e-15 if name in ("DeltaPrecision", "GoodMinusBadDistance") else -1e-15
         assert low <= value <= 1 + 1e-15, name
