@@ -8,12 +8,16 @@ imports Django; the web app calls it and never re-derives a formula.
 Direction of the metrics: distances and rates are shares of weight in [0, 1];
 ``Good*`` metrics and ``AffectedGoodIndex`` are higher-is-better, ``Bad*`` and
 ``AffectedBadIndex`` lower-is-better; ``DeltaPrecision`` > 0 means Exp is more
-precise than Base.
+precise than Base, and ``GoodMinusBadDistance`` (GoodDistance − BadDistance) > 0 means
+Exp's changes do more good than harm: the two deciding metrics of :mod:`.decision`.
+Every estimate carries a fixed interval, an anytime-valid confidence sequence
+(:mod:`.sequential`) and its range over the *unsure* verdicts.
 """
 
 from .agreement import AgreementSummary, RaterPairKappa, agreement_summary, cohens_kappa, pairwise_cohens_kappa
 from .context import SampleContext, sample_context
 from .contributions import group_contribution
+from .decision import DECISIONS, Decision, decide, deciding_metric
 from .derived import (
     ABSOLUTE_METRICS,
     DERIVED_METRICS,
@@ -40,7 +44,7 @@ from .impact import (
     impact_per_item,
 )
 from .judgements import VERDICTS, PairVerdicts, verdicts_from_judgements
-from .planning import judgements_to_target
+from .planning import PLAN_KINDS, Plan, judgements_to_target, plan_to_half_width
 from .population import Population, population_from_labels
 from .rater_agreement import RaterAgreement, rater_agreement
 from .reading import interval_reading, metric_direction
@@ -51,10 +55,19 @@ from .sampling import (
     STRATA,
     PairSample,
     SampleError,
+    batch_order_rng,
+    batch_rng,
+    concatenate_samples,
     jaccard_contributions,
     pair_classes_of,
     pairs_for_judgement,
     sample_pairs,
+)
+from .sequential import (
+    confidence_sequence_factor,
+    confidence_sequence_half_width,
+    horizon_rho_squared,
+    judged_for_half_width,
 )
 from .situation import SITUATION_PARTS, AffectedItemSituation, affected_item_situation
 from .slices import SliceQuality, estimate_quality_by_slice
@@ -63,6 +76,8 @@ __all__ = [
     "SampleContext",
     "sample_context",
     "ABSOLUTE_METRICS",
+    "DECISIONS",
+    "PLAN_KINDS",
     "DERIVED_METRICS",
     "ESTIMATED_METRICS",
     "EXTERNAL_MEASURES",
@@ -76,6 +91,8 @@ __all__ = [
     "AffectedItemDiagram",
     "AffectedItemSituation",
     "AgreementSummary",
+    "Decision",
+    "Plan",
     "DerivedMetrics",
     "Estimate",
     "ImpactMetrics",
@@ -94,6 +111,16 @@ __all__ = [
     "affected_item_diagram_from_metrics",
     "affected_item_situation",
     "agreement_summary",
+    "batch_order_rng",
+    "batch_rng",
+    "concatenate_samples",
+    "confidence_sequence_factor",
+    "confidence_sequence_half_width",
+    "decide",
+    "deciding_metric",
+    "horizon_rho_squared",
+    "judged_for_half_width",
+    "plan_to_half_width",
     "cohens_kappa",
     "derived_metrics",
     "estimate_quality",

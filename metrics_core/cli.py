@@ -1,5 +1,11 @@
 """The ``python -m metrics_core`` command line (the contract is ``metrics-cli.md``).
 
+``sample --batch B`` draws batch ``B`` of an experiment (abcde-spec §10; batch 0 is the first
+sample of ``--seed``); ``estimate`` accepts concatenated batch files, whose repeated pairs add
+their draws, and prints with every estimate its confidence sequence ``cs_low``/``cs_high``
+(§9, tightest at ``--horizon`` judged draws, default the draws in PAIRS) and its unsure range
+``unsure_low``/``unsure_high`` (§12).
+
 Each subcommand reads and validates all its inputs, computes, writes its output
 files (all or none) and only then prints its JSON to stdout. Bad input exits with
 status 2 and one line on stderr, ``metrics_core: error: <file>: <place>: <problem>``,
@@ -26,6 +32,7 @@ from . import (
     PairSample,
     Population,
     SampleError,
+    batch_rng,
     estimate_quality,
     impact_metrics,
     impact_per_base_cluster,
@@ -97,6 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="share of draws for the diff stratum (stratified only; default 0.5)",
     )
+    sample.add_argument(
+        "--batch",
+        metavar="B",
+        type=_seed,
+        default=0,
+        help="draw batch B of the experiment (default 0: the first sample); batches depend only on "
+        "(K, B) and are independent, so their PAIRS files concatenated are one larger sample",
+    )
     sample.add_argument("--out", metavar="PAIRS", required=True)
     _engine_arguments(sample)
     sample.set_defaults(run=run_sample, subparser=sample)
@@ -106,6 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("pairs", metavar="PAIRS")
     estimate.add_argument("judgements", metavar="JUDGEMENTS")
     estimate.add_argument("--confidence", type=_open_unit, default=0.95)
+    estimate.add_argument(
+        "--horizon",
+        metavar="H",
+        type=_positive_int,
+        default=None,
+        help="planned judged draws of the whole sample, where the confidence sequences are tightest "
+        "(default: the number of draws in PAIRS)",
+    )
     # DeltaRecall and IQ (MQM): their bootstrap and the diagram's parameters.
     estimate.add_argument("--seed", metavar="K", type=_seed, default=0, help="bootstrap seed (default 0)")
     estimate.add_argument("--n-boot", metavar="B", type=_positive_int, default=1000, help="bootstrap replicates")
@@ -167,7 +190,11 @@ def run_sample(args: argparse.Namespace) -> None:
         raise InputError(args.items, "no item is affected (Base and Exp are identical): nothing to sample")
     diff_share = 0.5 if args.diff_share is None else args.diff_share
     sample = sample_pairs(
-        population, n_draws=args.pairs, scheme=args.scheme, rng=np.random.default_rng(args.seed), diff_share=diff_share
+        population,
+        n_draws=args.pairs,
+        scheme=args.scheme,
+        rng=batch_rng(seed=args.seed, batch=args.batch),
+        diff_share=diff_share,
     )
     write_tables({args.out: pairs_columns(items, sample)})
 
@@ -215,7 +242,11 @@ def run_sample_dask(args: argparse.Namespace) -> None:
     diff_share = 0.5 if args.diff_share is None else args.diff_share
     try:
         pairs = dask_backend.sample_pairs(
-            items, n_draws=args.pairs, scheme=args.scheme, rng=np.random.default_rng(args.seed), diff_share=diff_share
+            items,
+            n_draws=args.pairs,
+            scheme=args.scheme,
+            rng=batch_rng(seed=args.seed, batch=args.batch),
+            diff_share=diff_share,
         )
     except ValueError as exc:
         if "nothing to sample" not in str(exc):
@@ -250,6 +281,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
             draws=pairs.draws,
             pair_class=pairs.pair_class,
             stratum=pairs.stratum,
+            repeated=True,
         )
     except SampleError as exc:
         pair = f"pair ({pairs.i[exc.row].as_py()!r}, {pairs.j[exc.row].as_py()!r})"
@@ -259,7 +291,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
         for name, ids in (("i", judgements.i), ("j", judgements.j))
     )
     verdicts = verdicts_from_judgements(judged_i, judged_j, judgements.verdict)
-    quality = estimate_quality(population, sample, verdicts, confidence=args.confidence)
+    quality = estimate_quality(population, sample, verdicts, confidence=args.confidence, horizon=args.horizon)
     derived = derived_metrics(
         population,
         sample,

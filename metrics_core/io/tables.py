@@ -222,8 +222,12 @@ def _common_items(
     return kept, base_ids, base_labels, exp_labels, dropped
 
 
-def read_pairs(path: Any) -> PairsTable:
-    """Read a pair sample: ``i, j, pair_class, stratum, draws, scheme``. Raises :class:`InputError`."""
+def read_pairs(path: Any, *, distinct: bool = False) -> PairsTable:
+    """Read a pair sample: ``i, j, pair_class, stratum, draws, scheme``. Raises :class:`InputError`.
+
+    A repeated ``(i, j)`` is allowed (concatenated batch files: its draws add up downstream)
+    unless ``distinct`` is true.
+    """
     src = TableSource.open(path, required=PAIR_COLUMNS)
     i, j = src.ids("i"), src.ids("j")
     pair_class = src.choices("pair_class", PAIR_CLASSES)
@@ -237,7 +241,8 @@ def read_pairs(path: Any) -> PairsTable:
     if pc.any(other).as_py():
         row = pc.index(other, True).as_py()
         raise src.error(f"scheme {scheme[row].as_py()!r} differs from {first!r} on the first row", row=row)
-    src.require_distinct_pairs(i, j)
+    if distinct:
+        src.require_distinct_pairs(i, j)
     return PairsTable(src.path, i, j, pair_class, stratum, draws, first)
 
 

@@ -449,7 +449,8 @@ PAIRS_HEADER = "i,j,pair_class,stratum,draws,scheme\n"
         ),
         ("a,c,merge,all,2,jaccard\n", "line 2: pair ('a', 'c'): pair_class does not match the clusterings"),
         ("a,c,split,diff,2,jaccard\n", "line 2: pair ('a', 'c'): stratum does not match scheme jaccard"),
-        ("a,c,split,all,2,jaccard\na,c,split,all,1,jaccard\n", "line 3: duplicate pair ('a', 'c') (first on line 2)"),
+        # A repeated pair is allowed (concatenated batches), but each of its rows is checked.
+        ("a,c,split,all,2,jaccard\na,c,merge,all,1,jaccard\n", "line 3: pair ('a', 'c'): pair_class does not match the clusterings"),
         ("a,c,split,all,2,jaccard\nc,d,merge,all,1,precision\n", "line 3: scheme 'precision' differs from 'jaccard' on the first row"),
         ("a,c,split,all,two,jaccard\n", "line 2: draws 'two' is not an integer"),
         ("", "no data rows"),

@@ -459,7 +459,6 @@ def test_read_pairs_parquet_with_integer_ids():
 @pytest.mark.parametrize(
     "rows, message",
     [
-        ("a,b,split,all,1,jaccard\na,b,split,all,2,jaccard\n", "line 3: duplicate pair ('a', 'b') (first on line 2)"),
         ("a,b,splitt,all,1,jaccard\n", "line 2: pair_class 'splitt' is not one of self, split, merge, intersection"),
         ("a,b,split,al,1,jaccard\n", "line 2: stratum 'al' is not one of all, diff, stable"),
         ("a,b,split,all,0,jaccard\n", "line 2: draws '0' must be at least 1"),
@@ -473,6 +472,15 @@ def test_read_pairs_parquet_with_integer_ids():
 def test_read_pairs_errors(rows, message):
     write_text("pairs.csv", f"{PAIRS_HEADER}\n{rows}")
     assert str(error_of(read_pairs, "pairs.csv")) == f"pairs.csv: {message}"
+
+
+def test_read_pairs_keeps_repeated_pairs_unless_distinct_is_asked():
+    """Concatenated batch files repeat a pair (metrics-cli.md): read as they are, summed downstream."""
+    write_text("pairs.csv", f"{PAIRS_HEADER}\na,b,split,all,1,jaccard\nc,c,self,all,4,jaccard\na,b,split,all,2,jaccard\n")
+    pairs = read_pairs("pairs.csv")
+    assert (pairs.i.to_pylist(), pairs.j.to_pylist(), pairs.draws.tolist()) == (["a", "c", "a"], ["b", "c", "b"], [1, 4, 2])
+    error = error_of(lambda path: read_pairs(path, distinct=True), "pairs.csv")
+    assert str(error) == "pairs.csv: line 4: duplicate pair ('a', 'b') (first on line 2)"
 
 
 def test_read_pairs_without_rows_is_an_error():

@@ -1,0 +1,119 @@
+"""The headline decision of an experiment, read from a confidence sequence (abcde-spec §9, §12).
+
+The owner names the metric that decides (:func:`deciding_metric`: ΔPrecision for the
+``precision`` scheme, ``GoodMinusBadDistance`` = GoodDistance − BadDistance for ``jaccard`` and
+``stratified``) and an equivalence margin ``δ ≥ 0``. The decision reads the metric's confidence
+sequence, which stays valid however often the dashboard is looked at:
+
+* ``better`` when the sequence lies above ``δ``, ``worse`` when it lies below ``−δ``;
+* ``no_meaningful_difference`` when it lies inside ``[−δ, δ]`` (only possible for ``δ > 0``);
+* ``not_enough_data`` otherwise, and whenever the sequence is undefined.
+
+Both deciding metrics are higher-is-better (positive favours Exp). A decision is *fragile*
+when deciding the *unsure* verdicts could change it: the same sequence, centred on the ends of
+the estimate's unsure range, gives another outcome (§12).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .results import Estimate, QualityEstimates, json_number
+
+DECISIONS: tuple[str, ...] = ("better", "worse", "no_meaningful_difference", "not_enough_data")
+
+
+def deciding_metric(scheme: str) -> str:
+    """The default deciding metric of a sampling scheme.
+
+    >>> deciding_metric("precision"), deciding_metric("jaccard")
+    ('DeltaPrecision', 'GoodMinusBadDistance')
+    """
+    return "DeltaPrecision" if scheme == "precision" else "GoodMinusBadDistance"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome of :func:`decide` and what it rests on.
+
+    ``settle_half_width`` is the sequence half-width at which today's value would settle a
+    decision, ``| |value| − margin |`` (``nan`` without a value; ``0`` when the value sits on
+    the margin, which no finite amount of data settles).
+    """
+
+    outcome: str
+    metric: str
+    value: float
+    cs_low: float
+    cs_high: float
+    margin: float
+    fragile: bool
+    settle_half_width: float
+
+    def as_dict(self) -> dict:
+        return {
+            "outcome": self.outcome,
+            "metric": self.metric,
+            "value": json_number(self.value),
+            "cs_low": json_number(self.cs_low),
+            "cs_high": json_number(self.cs_high),
+            "margin": json_number(self.margin),
+            "fragile": bool(self.fragile),
+            "settle_half_width": json_number(self.settle_half_width),
+        }
+
+
+def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: float = 0.0) -> Decision:
+    """Better, worse, no meaningful difference or not enough data yet (abcde-spec §9).
+
+    Parameters
+    ----------
+    estimates : QualityEstimates
+        From :func:`metrics_core.estimate_quality`.
+    metric : str, optional
+        The deciding metric, higher-is-better; default :func:`deciding_metric` of the scheme.
+    margin : float
+        The equivalence margin ``δ ≥ 0``, in the metric's units.
+
+    Returns
+    -------
+    Decision
+
+    Examples
+    --------
+    >>> from metrics_core import Estimate, QualityEstimates
+    >>> e = Estimate(0.05, 0.01, 0.03, 0.07, 500, 600, 0.02, 0.08, 0.01, 0.06)
+    >>> d = decide(QualityEstimates("precision", 0.95, {"DeltaPrecision": e}))
+    >>> d.outcome, d.fragile, d.settle_half_width
+    ('better', True, 0.05)
+    >>> decide(QualityEstimates("precision", 0.95, {"DeltaPrecision": e}), margin=0.1).outcome
+    'no_meaningful_difference'
+    """
+    metric = deciding_metric(estimates.scheme) if metric is None else metric
+    if metric not in estimates:
+        raise ValueError(f"metric {metric!r} is not among the estimates ({', '.join(estimates.estimates)})")
+    margin = float(margin)
+    if not (margin >= 0 and math.isfinite(margin)):
+        raise ValueError(f"margin must be a non-negative number, got {margin!r}")
+    e: Estimate = estimates[metric]
+    outcome = _outcome(e.cs_low, e.cs_high, margin)
+    fragile = False
+    below, above = e.value - e.cs_low, e.cs_high - e.value
+    for centre in (e.unsure_low, e.unsure_high):
+        if math.isfinite(centre + below + above) and _outcome(centre - below, centre + above, margin) != outcome:
+            fragile = True
+    settle = abs(abs(e.value) - margin) if math.isfinite(e.value) else math.nan
+    return Decision(outcome, metric, e.value, e.cs_low, e.cs_high, margin, fragile, settle)
+
+
+def _outcome(low: float, high: float, margin: float) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "not_enough_data"
+    if low > margin:
+        return "better"
+    if high < -margin:
+        return "worse"
+    if margin > 0 and -margin <= low and high <= margin:
+        return "no_meaningful_difference"
+    return "not_enough_data"
