@@ -68,6 +68,7 @@ from .sequential import (
     confidence_sequence_half_width,
     horizon_rho_squared,
     judged_for_half_width,
+    share_confidence_sequence,
 )
 from .situation import SITUATION_PARTS, AffectedItemSituation, affected_item_situation
 from .slices import SliceQuality, estimate_quality_by_slice
@@ -121,6 +122,7 @@ __all__ = [
     "horizon_rho_squared",
     "judged_for_half_width",
     "plan_to_half_width",
+    "share_confidence_sequence",
     "cohens_kappa",
     "derived_metrics",
     "estimate_quality",

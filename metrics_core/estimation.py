@@ -40,7 +40,7 @@ from .population import Population
 from .proportions import wilson_interval
 from .results import Estimate, QualityEstimates
 from .sampling import ALL, DIFF, SCHEME_STRATA, STABLE, PairSample
-from .sequential import confidence_sequence_half_width
+from .sequential import confidence_sequence_half_width, share_confidence_sequence
 
 ESTIMATED_METRICS: tuple[str, ...] = (
     "GoodSplitDistance",
@@ -342,26 +342,16 @@ class _Estimator:
         )
 
     def _share_sequence(self, mean: _Mean) -> tuple[float, float]:
-        """The confidence sequence of a share (spec §9), clipped to [0, 1].
-
-        ``σ̂²`` is floored at the variance of the smoothed share ``(k + 1)/(n + 2)`` on the
-        effective size times the design effect ``t / n_eff``, so that a run of identical
-        verdicts keeps a width. Ours, beyond the spec: the sequence also spans the Wilson
-        interval at the sequence's own factor (the score form of the same boundary, with
-        ``σ̂`` taken at each candidate share), so that near 0 and 1, where the normal form is
-        poor, it is never narrower than the fixed Wilson interval.
-        """
-        t, n_eff = mean.judged_draws, mean.n_eff
-        smoothed = (mean.value * n_eff + 1.0) / (n_eff + 2.0)
-        floor = smoothed * (1.0 - smoothed) * t / n_eff
-        observed = t * mean.stderr**2 if math.isfinite(mean.stderr) else 0.0
-        sigma = math.sqrt(max(observed, floor))
-        half = self._sequence_half_width(sigma / math.sqrt(t), t, mean.horizon)
-        if math.isnan(half):
+        if not mean.horizon > 0:
             return math.nan, math.nan
-        factor = half / (sigma / math.sqrt(t))
-        score_low, score_high = wilson_interval(mean.value, n_eff, factor)
-        return max(min(mean.value - half, score_low), 0.0), min(max(mean.value + half, score_high), 1.0)
+        return share_confidence_sequence(
+            share=mean.value,
+            stderr=mean.stderr,
+            n_eff=mean.n_eff,
+            judged=mean.judged_draws,
+            horizon=mean.horizon,
+            confidence=self.confidence,
+        )
 
     def _sequence_half_width(self, stderr: float, judged: int, horizon: float) -> float:
         if not (math.isfinite(stderr) and horizon > 0):
