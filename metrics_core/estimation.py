@@ -59,17 +59,6 @@ ESTIMATED_METRICS: tuple[str, ...] = (
     "BadMergeRate",
 )
 _PRECISION_METRICS = ("DeltaPrecision", "GoodSplitRate", "BadSplitRate", "GoodMergeRate", "BadMergeRate")
-# Metrics that are sums of class estimates: (part, sign) (spec §6: independent classes add up).
-_SUMS: dict[str, tuple[tuple[str, int], ...]] = {
-    "GoodDistance": (("GoodSplitDistance", 1), ("GoodMergeDistance", 1)),
-    "BadDistance": (("BadSplitDistance", 1), ("BadMergeDistance", 1)),
-    "GoodMinusBadDistance": (
-        ("GoodSplitDistance", 1),
-        ("BadSplitDistance", -1),
-        ("GoodMergeDistance", 1),
-        ("BadMergeDistance", -1),
-    ),
-}
 
 
 def metrics_for_scheme(scheme: str) -> tuple[str, ...]:
@@ -457,23 +446,34 @@ def _with_unsure_bounds(estimates: dict[str, Estimate], est: _Estimator, scheme:
     every unsure verdict of the class *equivalent* and with every one *not equivalent*. A sum
     of classes adds its parts' bounds (the classes' unsure verdicts are different ones), and
     ΔPrecision, a mean of ``l_ij · 1(i≡j)`` over all classes, is highest with the unsure pairs
-    of positive label equivalent and the others not, lowest the other way round.
+    that pull it up (positive label) equivalent and the others not, lowest the other way round.
     """
     as_equivalent = _scheme_estimates(est.resolved(1.0), scheme)
     as_not = _scheme_estimates(est.resolved(0.0), scheme)
-    positive = (est.d.precision_label > 0).astype(np.float64)
+    # A pair's verdict serves its rows of both orientations, whose labels may differ in sign:
+    # the estimate moves with the pair's verdict by Σ over its rows of draws × label.
+    d = est.d
+    pull = np.bincount(d.unit, weights=d.draws * d.precision_label, minlength=d.unit.max(initial=-1) + 1)
+    positive = (pull[d.unit] > 0).astype(np.float64)
     stratum_of = _STRATUM_OF[scheme]
     highest = _delta_precision(est.resolved(positive), stratum_of).value
     lowest = _delta_precision(est.resolved(1.0 - positive), stratum_of).value
     bounds = {"DeltaPrecision": _ordered(lowest, highest)}
+    sums = ("GoodDistance", "BadDistance", "GoodMinusBadDistance")
     for name in estimates:
-        if name not in bounds and name not in _SUMS:
+        if name not in bounds and name not in sums:
             bounds[name] = _ordered(as_equivalent[name].value, as_not[name].value)
-    for name, parts in _SUMS.items():
-        if name in estimates:
-            low = sum(bounds[part][0] if sign > 0 else -bounds[part][1] for part, sign in parts)
-            high = sum(bounds[part][1] if sign > 0 else -bounds[part][0] for part, sign in parts)
-            bounds[name] = (low, high)
+    if "GoodMinusBadDistance" in estimates:
+        # In the order the values are summed, so that without unsure verdicts they are the value.
+        (gs_low, gs_high), (bs_low, bs_high), (gm_low, gm_high), (bm_low, bm_high) = (
+            bounds[name] for name in ("GoodSplitDistance", "BadSplitDistance", "GoodMergeDistance", "BadMergeDistance")
+        )
+        bounds["GoodDistance"] = (gs_low + gm_low, gs_high + gm_high)
+        bounds["BadDistance"] = (bs_low + bm_low, bs_high + bm_high)
+        bounds["GoodMinusBadDistance"] = (
+            (gs_low - bs_high) + (gm_low - bm_high),
+            (gs_high - bs_low) + (gm_high - bm_low),
+        )
     return {name: replace(e, unsure_low=bounds[name][0], unsure_high=bounds[name][1]) for name, e in estimates.items()}
 
 
