@@ -21,6 +21,19 @@ interval on the raw importance-weighted mean covered the truth only ~92% of the 
 with ~80 split draws. Intervals of sums of
 independent estimates (Good/BadDistance) combine the parts' Wilson intervals by
 MOVER (Zou & Donner 2008), so they stay valid when a part is at its bound.
+
+``GoodMinusBadDistance`` = GoodDistance − BadDistance, the deciding metric of the ``jaccard``
+and ``stratified`` schemes (spec §9): SplitDistance·(1 − 2·p_split) + MergeDistance·(2·p_merge
+− 1). Good and Bad of one class are a share and its complement, so a class's part has twice
+the class's SE and its interval is the share's interval mapped through ``1 − 2p`` (Wilson,
+like the parts it is made of, rather than a normal interval that collapses when all verdicts
+of a class agree); the two classes' parts combine by MOVER.
+
+Every estimate also carries (spec §9) an anytime-valid confidence sequence
+(:mod:`metrics_core.sequential`), its ``ρ`` set by the class's planned judged draws: the
+``horizon`` × the stratum's share of the draws × the class's share of the stratum's sampling
+mass; and (spec §12) the range over deciding the *unsure* verdicts, from point estimates
+with the unsure verdicts counted as judged.
 """
 
 from __future__ import annotations
