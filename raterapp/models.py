@@ -32,7 +32,7 @@ class Experiment(models.Model):
         VALIDATING = "validating", "Validating the upload"
         COMPUTING_IMPACT = "computing_impact", "Computing impact metrics"
         SAMPLING = "sampling", "Sampling pairs"
-        RATING = "rating", "Ready for rating"
+        RATING = "rating", "Rating"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
@@ -71,6 +71,18 @@ class Experiment(models.Model):
     )
     target_half_width = models.FloatField(
         default=0.01, help_text="The ΔPrecision interval half-width at which the experiment has enough data."
+    )
+    decision_metric = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="The metric whose confidence sequence decides (abcde-spec §9); empty: the scheme's default.",
+    )
+    equivalence_margin = models.FloatField(
+        default=0.0,
+        help_text="Differences within ±margin of zero count as no meaningful difference (abcde-spec §9).",
+    )
+    sample_version = models.PositiveIntegerField(
+        default=0, help_text="Batches of draws appended so far: changes whenever the sample grows."
     )
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
@@ -122,6 +134,10 @@ class Experiment(models.Model):
                 condition=Q(target_half_width__gt=0) & Q(target_half_width__lte=1),
                 name="experiment_target_half_width_positive",
             ),
+            models.CheckConstraint(
+                condition=Q(equivalence_margin__gte=0) & Q(equivalence_margin__lt=1),
+                name="experiment_equivalence_margin_unit",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -152,6 +168,45 @@ class UploadedFile(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["experiment", "kind"], name="one_file_per_kind")]
+
+
+class SampleBatch(models.Model):
+    """One batch of draws of an experiment's sample (abcde-spec §10). Batch 0 is the sample the
+    preparation draws; later ones are drawn on request and appended: new distinct pairs become
+    tasks, pairs drawn again get more draws. Batch ``index`` depends only on the seed and the index."""
+
+    class Status(models.TextChoices):
+        DRAWING = "drawing", "Drawing"
+        DONE = "done", "Drawn"
+        FAILED = "failed", "Failed"
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="batches")
+    index = models.PositiveIntegerField()
+    draws = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAWING)
+    error = models.TextField(blank=True)
+    drawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    new_pairs = models.PositiveIntegerField(null=True, blank=True, help_text="Distinct pairs no earlier batch drew.")
+    new_tasks = models.PositiveIntegerField(null=True, blank=True, help_text="Pairs that became judgement tasks.")
+    repeated_pairs = models.PositiveIntegerField(null=True, blank=True, help_text="Pairs drawn again: more draws.")
+    expected_verdicts = models.FloatField(null=True, blank=True, help_text="The plan shown before drawing.")
+
+    class Meta:
+        ordering = ["experiment", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "index"], name="sample_batch_unique_index"),
+            models.UniqueConstraint(
+                fields=["experiment"], condition=Q(status="drawing"), name="sample_batch_one_drawing"
+            ),
+            models.CheckConstraint(condition=Q(draws__gte=1), name="sample_batch_draws_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Batch {self.index} of {self.experiment}"
 
 
 class Item(models.Model):
@@ -189,6 +244,7 @@ class SampledPair(models.Model):
     stratum = models.CharField(max_length=6)
     draws = models.PositiveIntegerField()
     task = models.ForeignKey("PairTask", null=True, blank=True, on_delete=models.CASCADE, related_name="draws")
+    batch = models.PositiveIntegerField(default=0, help_text="The batch of draws that first drew the pair.")
     # Experiments prepared on Dask keep no population: what the estimators need of the vantage
     # item's cell (metrics_core.SampleContext) is stored with the pair. Null for in-memory ones.
     vantage_union = models.FloatField(null=True, blank=True, help_text="weight(Base(i) ∪ Exp(i)) (Dask engine).")

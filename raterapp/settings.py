@@ -146,6 +146,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "raterapp.api.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ABCDE rater API",

@@ -23,6 +23,14 @@ def experiment_prepare_task(experiment_id: int) -> None:
     experiment_prepare(experiment_id=experiment_id)
 
 
+@shared_task(name="raterapp.sample_batch_draw", acks_late=True, time_limit=3600, soft_time_limit=3500, **RETRY)
+def sample_batch_draw_task(batch_id: int) -> None:
+    """Draw a requested batch of more pairs and append it to its experiment's sample."""
+    from raterapp.services.sample_batches import sample_batch_draw
+
+    sample_batch_draw(batch_id=batch_id)
+
+
 @shared_task(name="raterapp.estimates_refresh", acks_late=True, time_limit=600, soft_time_limit=570, **RETRY)
 def estimates_refresh_task(experiment_id: int) -> None:
     """Recompute the estimates from every verdict so far, store a snapshot and publish it."""

@@ -91,7 +91,7 @@ class ExperimentConvergenceApi(ExportApi):
     Roles: engineer (own or granted), admin."""
 
     export_name = "convergence"
-    csv_fields = ("snapshot", "created_at", "judgements", "metric", "value", "ci_low", "ci_high")
+    csv_fields = ("snapshot", "created_at", "judgements", "metric", "value", "ci_low", "ci_high", "cs_low", "cs_high")
 
     @extend_schema(
         parameters=[FORMAT, OpenApiParameter("points", int, description="At most this many snapshots (2-1000).")],

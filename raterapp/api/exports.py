@@ -32,7 +32,10 @@ from .serializers import (
 
 FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="Download format (default json).")
 NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
-ESTIMATE_FIELDS = ("metric", "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws")
+ESTIMATE_FIELDS = (
+    "metric", "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws",
+    "cs_low", "cs_high", "unsure_low", "unsure_high",
+)  # fmt: skip
 
 
 def _export_schema(json_body):

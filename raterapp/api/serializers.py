@@ -53,14 +53,15 @@ class ExperimentCreateSerializer(serializers.Serializer):
 
 class ExperimentSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
 
     class Meta:
         model = Experiment
         fields = (
             "id", "name", "description", "kind", "engine", "items_location", "catalogue_location", "question",
             "guidelines", "owner",
-            "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate", "status", "progress",
-            "error", "items_count", "dropped_items", "created_at", "updated_at",
+            "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",
+            "status", "status_label", "progress", "error", "items_count", "dropped_items", "created_at", "updated_at",
         )  # fmt: skip
         read_only_fields = fields
 
@@ -102,6 +103,7 @@ class SampledPairSerializer(serializers.Serializer):
     task = serializers.IntegerField(allow_null=True, help_text="The judging task; null for self pairs.")
     verdicts = serializers.IntegerField(allow_null=True)
     wanted = serializers.IntegerField(allow_null=True)
+    batch = serializers.IntegerField(help_text="The batch of draws that first drew the pair.")
 
 
 class EstimateSerializer(serializers.Serializer):
@@ -111,6 +113,14 @@ class EstimateSerializer(serializers.Serializer):
     ci_high = serializers.FloatField(allow_null=True)
     judged_draws = serializers.IntegerField()
     drawn_draws = serializers.IntegerField()
+    cs_low = serializers.FloatField(
+        allow_null=True, required=False, help_text="Confidence sequence (abcde-spec §9): valid at every look."
+    )
+    cs_high = serializers.FloatField(allow_null=True, required=False)
+    unsure_low = serializers.FloatField(
+        allow_null=True, required=False, help_text="The estimate had every unsure verdict gone one way (§12)."
+    )
+    unsure_high = serializers.FloatField(allow_null=True, required=False)
 
 
 class EstimateSnapshotSerializer(serializers.Serializer):

@@ -10,6 +10,7 @@ from .dashboard import (
     ExperimentSlicesApi,
     ExperimentTargetApi,
 )
+from .decisions import ExperimentBatchesApi, ExperimentBatchPlanApi, ExperimentDecisionApi
 from .experiments import (
     ExperimentDetailApi,
     ExperimentEstimatesApi,
@@ -85,6 +86,9 @@ urlpatterns = [
     ),
     path(experiment + "slices/", ExperimentSlicesApi.as_view(), name="api-experiment-slices"),
     path(experiment + "target/", ExperimentTargetApi.as_view(), name="api-experiment-target"),
+    path(experiment + "decision/", ExperimentDecisionApi.as_view(), name="api-experiment-decision"),
+    path(experiment + "batches/", ExperimentBatchesApi.as_view(), name="api-experiment-batches"),
+    path(experiment + "batches/plan/", ExperimentBatchPlanApi.as_view(), name="api-experiment-batch-plan"),
     path(experiment + "close/", ExperimentCloseApi.as_view(), name="api-experiment-close"),
     path(experiment + "reopen/", ExperimentReopenApi.as_view(), name="api-experiment-reopen"),
     path(experiment + "budget/", ExperimentBudgetApi.as_view(), name="api-experiment-budget"),

@@ -25,12 +25,15 @@ from metrics_core import (
     metrics_for_scheme,
 )
 from metrics_core.results import json_number
-from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, PairTask
+from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
+from raterapp.selectors.batches import sample_batches_list
+from raterapp.selectors.decision import experiment_decision_get, experiment_decision_metric, experiment_list_decision
 from raterapp.selectors.derived import (
     absolute_panel_get,
     calibration_panel_get,
     derived_latest,
     derived_latest_id,
+    derived_latest_of,
     derived_panel_get,
     estimate_reading,
 )
@@ -78,6 +81,13 @@ def experiment_badge_get(*, experiment: Experiment, estimate: dict | None, progr
     return _badge("rating", reasons)
 
 
+def experiment_badge_for(*, experiment: Experiment) -> dict:
+    """The experiment's badge as its page shows it, for pages that show only the badge."""
+    snapshot = estimate_snapshot_latest(experiment=experiment)
+    headline = snapshot.estimates["estimates"].get(HEADLINE) if snapshot is not None else None
+    return experiment_badge_get(experiment=experiment, estimate=headline, progress=_sample_totals(experiment))
+
+
 def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     """Every number the experiment page shows, as JSON-ready data (the page and the API share it)."""
     snapshot = estimate_snapshot_latest(experiment=experiment)
@@ -90,6 +100,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     situation = affected_item_situation(quality, exact=exact) if quality is not None and exact else None
     derived = derived_latest(experiment=experiment)
     derived_panel = derived_panel_get(derived=derived)
+    decision = experiment_decision_get(experiment=experiment, quality=quality, derived=derived_panel, progress=progress)
     return {
         "experiment": {
             "id": experiment.pk,
@@ -100,12 +111,19 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
             "scheme": experiment.scheme,
             "confidence": experiment.confidence,
             "target_half_width": experiment.target_half_width,
+            "equivalence_margin": experiment.equivalence_margin,
+            "decision_metric": experiment_decision_metric(experiment),
+            "n_draws": experiment.n_draws,
+            "replication": experiment.replication,
         },
         "badge": experiment_badge_get(experiment=experiment, estimate=headline, progress=progress),
+        "decision": decision,
+        "batches": sample_batches_list(experiment=experiment),
         "version": dashboard_version(
             experiment=experiment,
             snapshot_id=snapshot.pk if snapshot else None,
             derived_id=derived.pk if derived else None,
+            batch=_latest_batch(experiment),
         ),
         "impact": experiment.impact,
         "snapshot": _snapshot_summary(snapshot),
@@ -119,10 +137,17 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     }
 
 
-def dashboard_version(*, experiment: Experiment, snapshot_id: int | None, derived_id: int | None) -> str:
+def dashboard_version(
+    *, experiment: Experiment, snapshot_id: int | None, derived_id: int | None, batch: tuple | None = None
+) -> str:
     """Changes whenever anything on the dashboard may change: a new snapshot, new derived
-    metrics or an experiment edit."""
-    return f"{snapshot_id or 0}-{derived_id or 0}-{experiment.updated_at.timestamp():.6f}"
+    metrics, a batch requested or finished, or an experiment edit."""
+    batch_part = f"{batch[0]}{batch[1][:1]}" if batch else "0"
+    return f"{snapshot_id or 0}-{derived_id or 0}-{batch_part}-{experiment.updated_at.timestamp():.6f}"
+
+
+def _latest_batch(experiment: Experiment) -> tuple | None:
+    return SampleBatch.objects.filter(experiment=experiment).order_by("-index").values_list("pk", "status").first()
 
 
 def dashboard_version_get(*, experiment: Experiment) -> str:
@@ -134,7 +159,10 @@ def dashboard_version_get(*, experiment: Experiment) -> str:
         .first()
     )
     return dashboard_version(
-        experiment=experiment, snapshot_id=latest, derived_id=derived_latest_id(experiment=experiment)
+        experiment=experiment,
+        snapshot_id=latest,
+        derived_id=derived_latest_id(experiment=experiment),
+        batch=_latest_batch(experiment),
     )
 
 
@@ -146,6 +174,7 @@ def experiment_list_rows(*, experiments) -> list[dict]:
     latest = EstimateSnapshot.objects.filter(experiment=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
     snapshot_of = dict(Experiment.objects.filter(pk__in=ids).annotate(s=Subquery(latest)).values_list("pk", "s"))
     snapshots = EstimateSnapshot.objects.in_bulk([s for s in snapshot_of.values() if s])
+    derived = derived_latest_of(experiment_ids=ids)
     totals = {
         row["experiment"]: row
         for row in PairTask.objects.filter(experiment__in=ids, gold_answer="")
@@ -169,6 +198,9 @@ def experiment_list_rows(*, experiments) -> list[dict]:
                 "delta_precision": headline,
                 "delta_precision_half_width": _half_width(headline),
                 "reading": _reading(HEADLINE, headline),
+                "decision": experiment_list_decision(experiment=experiment, stored=stored),
+                "delta_recall": (derived.get(experiment.pk) or {}).get("DeltaRecall"),
+                "iq": (derived.get(experiment.pk) or {}).get("IQ"),
             }
         )
     return rows
@@ -240,6 +272,9 @@ def _progress(experiment: Experiment, snapshot: EstimateSnapshot | None, totals:
         "judged_pairs": snapshot.judged_pairs if snapshot is not None else 0,
         "judged_draws": (headline or {}).get("judged_draws", 0),
         "drawn_draws": (headline or {}).get("drawn_draws", experiment.n_draws),
+        "pending_draws": max(
+            ((headline or {}).get("drawn_draws") or 0) - ((headline or {}).get("judged_draws") or 0), 0
+        ),
         "rate_per_hour": rate,
         "target_half_width": experiment.target_half_width,
         "half_width": half_width,
@@ -248,6 +283,12 @@ def _progress(experiment: Experiment, snapshot: EstimateSnapshot | None, totals:
         "sample_suffices": None if not math.isfinite(more) else bool(more <= remaining),
         **_budget_left(experiment),
     }
+
+
+def _pending_draws(headline: dict | None) -> int:
+    """Draws of the sample still without a verdict (unjudged or unsure)."""
+    headline = headline or {}
+    return max((headline.get("drawn_draws") or 0) - (headline.get("judged_draws") or 0), 0)
 
 
 def _budget_left(experiment: Experiment) -> dict:
@@ -263,6 +304,7 @@ def _budget_left(experiment: Experiment) -> dict:
         "budget_spent": budget["spent"],
         "budget_spent_cost": float(budget["spent"] * budget["cost_per_verdict"]),
         "budget_left": None if limit is None else max(limit - budget["spent"], 0),
+        "cost_per_verdict": float(budget["cost_per_verdict"]),
     }
 
 
@@ -303,7 +345,7 @@ def estimate_convergence_get(*, experiment: Experiment, max_points: int = 200) -
             "created_at": created_at.isoformat(),
             "judgements": judgements,
             "estimates": {
-                name: {key: values.get(key) for key in ("value", "ci_low", "ci_high")}
+                name: {key: values.get(key) for key in ("value", "ci_low", "ci_high", "cs_low", "cs_high")}
                 for name, values in stored["estimates"].items()
             },
         }

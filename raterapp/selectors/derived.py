@@ -7,6 +7,8 @@ latest snapshot; metrics_core turns ΔPrecision and ΔRecall into absolute quali
 
 from __future__ import annotations
 
+from django.db.models import OuterRef, Subquery
+
 from metrics_core import (
     Estimate,
     QualityEstimates,
@@ -17,6 +19,7 @@ from metrics_core import (
 )
 from metrics_core.results import json_number
 from raterapp.models import DerivedEstimate, Experiment
+from raterapp.vocabulary import METRIC_HELP, metric_label
 
 # What each derived metric means, as the page states it (MQM §3.3, §4).
 MEANINGS = {
@@ -44,6 +47,16 @@ def derived_latest_id(*, experiment: Experiment) -> int | None:
         .values_list("pk", flat=True)
         .first()
     )
+
+
+def derived_latest_of(*, experiment_ids: list[int]) -> dict[int, dict]:
+    """The latest ΔRecall and IQ estimates of each experiment, in two queries whatever their number."""
+    latest = DerivedEstimate.objects.filter(experiment=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
+    ids = dict(Experiment.objects.filter(pk__in=experiment_ids).annotate(d=Subquery(latest)).values_list("pk", "d"))
+    rows = DerivedEstimate.objects.filter(pk__in=[d for d in ids.values() if d]).values_list(
+        "experiment", "payload__estimates"
+    )
+    return {experiment: estimates for experiment, estimates in rows}
 
 
 def derived_panel_get(*, derived: DerivedEstimate | None) -> dict | None:
@@ -114,11 +127,14 @@ def calibration_panel_get(*, experiment: Experiment, quality: QualityEstimates |
 
 
 def estimate_reading(name: str, stored: dict) -> dict:
-    """A stored estimate with its half-width, direction and what its interval says."""
+    """A stored estimate with its display name, one-line meaning, half-width, direction and what
+    its interval says."""
     estimate = Estimate.from_dict(stored)
     direction = metric_direction(name)
     return {
         **estimate.as_dict(),
+        "label": metric_label(name),
+        "help": METRIC_HELP.get(name, ""),
         "half_width": json_number(estimate.half_width),
         "direction": "higher_is_better" if direction > 0 else "lower_is_better",
         "reading": interval_reading(estimate, direction=direction),

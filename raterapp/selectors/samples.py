@@ -36,6 +36,7 @@ PAIR_FIELDS = (
     "task",
     "verdicts",
     "wanted",
+    "batch",
 )
 JUDGEMENT_FIELDS = ("i", "j", "verdict", "task", "rater", "comment", "created_at")
 
@@ -90,11 +91,11 @@ class _FixedSample:
         return self.derived["contributions"]
 
 
-# Per population object (itself cached per population file version), per experiment.
-_FIXED: weakref.WeakKeyDictionary[Population, dict[int, _FixedSample]] = weakref.WeakKeyDictionary()
+# Per population object (itself cached per population file version), per experiment and sample version.
+_FIXED: weakref.WeakKeyDictionary[Population, dict[tuple[int, int], _FixedSample]] = weakref.WeakKeyDictionary()
 # Experiments prepared on Dask, by creation time then id (their sample never changes once they
 # are rated; the time guards against an id used again, as SQLite may after a rollback).
-_FIXED_DASK: dict[str, dict[int, _FixedSample]] = {}
+_FIXED_DASK: dict[str, dict[tuple[int, int], _FixedSample]] = {}
 
 
 def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
@@ -112,7 +113,7 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     verdict = np.array([row[1] for row in rows], dtype=object)
     index = np.searchsorted(fixed.task_ids, task)
     if len(task) and (index.max() >= len(fixed.task_ids) or (fixed.task_ids[index] != task).any()):
-        _cache_of(experiment, population).pop(experiment.pk, None)  # tasks changed under the cache: read again
+        _cache_of(experiment, population).pop(_cache_key(experiment), None)  # tasks changed: read again
         fixed = _fixed_sample(experiment, population)
         index = np.searchsorted(fixed.task_ids, task)
     i, j = fixed.task_a[index], fixed.task_b[index]
@@ -140,7 +141,7 @@ def _population_of(experiment: Experiment) -> Population | None:
     return population_for_experiment(experiment)[1]
 
 
-def _cache_of(experiment: Experiment, population: Population | None) -> dict[int, _FixedSample]:
+def _cache_of(experiment: Experiment, population: Population | None) -> dict[tuple[int, int], _FixedSample]:
     if population is None:
         return _FIXED_DASK.setdefault(experiment.created_at.isoformat(), {})
     return _FIXED.setdefault(population, {})
@@ -148,8 +149,9 @@ def _cache_of(experiment: Experiment, population: Population | None) -> dict[int
 
 def _fixed_sample(experiment: Experiment, population: Population | None) -> _FixedSample:
     cached = _cache_of(experiment, population)
-    if experiment.pk in cached:
-        return cached[experiment.pk]
+    key = _cache_key(experiment)
+    if key in cached:
+        return cached[key]
     position_of = _item_positions(experiment)
     tasks = PairTask.objects.filter(experiment=experiment, gold_answer="").order_by("pk")
     task_ids, a, b = (np.asarray(c, dtype=np.int64) for c in _columns(tasks.values_list("pk", "item_a", "item_b"), 3))
@@ -159,8 +161,15 @@ def _fixed_sample(experiment: Experiment, population: Population | None) -> _Fix
         (pair_ids, sample), context = _sample_read(experiment, population, position_of), None
     fixed = _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b), context)
     if experiment.status in (Experiment.Status.RATING, Experiment.Status.DONE):  # sampling is over
-        cached[experiment.pk] = fixed
+        for stale in [k for k in cached if k[0] == experiment.pk]:
+            del cached[stale]
+        cached[key] = fixed
     return fixed
+
+
+def _cache_key(experiment: Experiment) -> tuple[int, int]:
+    """The sample changes only when a batch is appended (``sample_version``)."""
+    return experiment.pk, experiment.sample_version
 
 
 def _item_positions(experiment: Experiment):
@@ -235,8 +244,9 @@ def judgement_columns_get(*, experiment: Experiment) -> tuple[np.ndarray, np.nda
 
 
 def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
-    """Every sampled pair with item ids, class, stratum, draws, its contribution to
-    JaccardDistance and its task's verdict count (``task`` is null for self pairs)."""
+    """Every sampled pair with item ids, class, stratum, draws (over every batch), its contribution
+    to JaccardDistance, its task's verdict count (``task`` is null for self pairs) and the batch
+    that first drew it."""
     rows = list(
         SampledPair.objects.filter(experiment=experiment)
         .order_by("pk")
@@ -249,6 +259,7 @@ def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
             "task",
             "task__verdicts",
             "task__wanted",
+            "batch",
         )
     )
     if not rows:
@@ -267,6 +278,7 @@ def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
             "task": row["task"],
             "verdicts": row["task__verdicts"],
             "wanted": row["task__wanted"],
+            "batch": row["batch"],
         }
         for row, contribution in zip(rows, contributions, strict=True)
     ]

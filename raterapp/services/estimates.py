@@ -53,7 +53,11 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
     verdicts = judged.verdicts
-    quality = estimate_quality(judged.source, judged.sample, verdicts, confidence=experiment.confidence)
+    # The sequences are tuned to the draws planned when the experiment was created (spec §9),
+    # whatever batches were added since.
+    quality = estimate_quality(
+        judged.source, judged.sample, verdicts, confidence=experiment.confidence, horizon=experiment.n_draws
+    )
     agreement = agreement_summary(unit=_unordered_pair(judged.i, judged.j, judged.n_positions), verdict=judged.verdict)
     payload = {
         **quality.as_dict(),

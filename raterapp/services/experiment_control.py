@@ -1,5 +1,5 @@
-"""What an experiment's owner (or an admin) changes after the upload: the precision target,
-and whether rating is open."""
+"""What an experiment's owner (or an admin) changes after the upload: the precision target, the
+decision rule, and whether rating is open."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from metrics_core import metrics_for_scheme
 from raterapp.models import Experiment
 
 Status = Experiment.Status
@@ -19,6 +20,25 @@ def experiment_target_set(*, experiment: Experiment, target_half_width: float) -
     experiment.target_half_width = target_half_width
     experiment.save(update_fields=["target_half_width", "updated_at"])
     return experiment
+
+
+def experiment_decision_set(*, experiment: Experiment, decision_metric: str, equivalence_margin: float) -> Experiment:
+    """Choose the metric that decides (empty: the scheme's default) and the equivalence margin
+    (abcde-spec §9): a difference metric of the scheme, and a margin in [0, 1)."""
+    allowed = deciding_metrics_for(experiment.scheme)
+    if decision_metric and decision_metric not in allowed:
+        raise ValidationError({"decision_metric": f"Choose one of: {', '.join(allowed)} (or leave it empty)."})
+    if not (isinstance(equivalence_margin, (int, float)) and 0.0 <= equivalence_margin < 1.0):
+        raise ValidationError({"equivalence_margin": "The margin must be at least 0 and below 1."})
+    experiment.decision_metric = decision_metric
+    experiment.equivalence_margin = float(equivalence_margin)
+    experiment.save(update_fields=["decision_metric", "equivalence_margin", "updated_at"])
+    return experiment
+
+
+def deciding_metrics_for(scheme: str) -> tuple[str, ...]:
+    """The metrics that can decide: differences between Exp and Base, zero when nothing changed."""
+    return tuple(name for name in metrics_for_scheme(scheme) if name in ("DeltaPrecision", "GoodMinusBadDistance"))
 
 
 def experiment_rating_close(*, experiment: Experiment) -> Experiment:

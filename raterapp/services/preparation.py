@@ -32,7 +32,7 @@ from metrics_core.io import (
     read_clusterings,
     read_items,
 )
-from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
+from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
 from raterapp.services.catalogue import (
     Catalogue,
     catalogue_attributes_for,
@@ -223,7 +223,7 @@ def _require_fitting_labels(items: ItemTable) -> None:
 
 
 def _rows_delete(experiment_id: int) -> None:
-    for model in (SampledPair, PairTask, Item):
+    for model in (SampleBatch, SampledPair, PairTask, Item):
         model.objects.filter(experiment_id=experiment_id).delete()
 
 

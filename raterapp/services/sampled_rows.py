@@ -1,8 +1,9 @@
 """The sample of an experiment as rows: its items, its pairs and the judgement tasks.
 
-The sample is ``metrics_core.sample_pairs`` with ``rng=np.random.default_rng(seed)`` and the
-task order ``pairs_for_judgement`` with ``default_rng(seed + 1)``: the stored seed reproduces
-both, in the app or with the command line.
+The sample is ``metrics_core.sample_pairs`` with batch 0's stream of the seed
+(``metrics_core.batch_rng``: ``np.random.default_rng(seed)``) and the task order
+``pairs_for_judgement`` with ``batch_order_rng`` (``default_rng(seed + 1)``): the stored seed
+reproduces both, in the app or with the command line. Later batches: ``sample_batches``.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from django.utils import timezone
 
-from metrics_core import PAIR_CLASSES, STRATA, PairSample, pairs_for_judgement, sample_pairs
-from raterapp.models import Experiment, Item, PairTask, SampledPair
+from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
+from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
 from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
 from raterapp.services.population import population_attributes, population_for_experiment
 
@@ -41,21 +43,29 @@ class SampledRows:
 def sampled_rows_build(
     *, experiment: Experiment, catalogue: Catalogue, on_progress: Callable[[float], None]
 ) -> SampledRows:
-    """Draw the sample and build the Item rows of every item in a sampled pair."""
+    """Draw the sample (batch 0) and build the Item rows of every item in a sampled pair."""
     ids, population = population_for_experiment(experiment)
     sample = sample_pairs(
         population,
         n_draws=experiment.n_draws,
         scheme=experiment.scheme,
-        rng=np.random.default_rng(experiment.seed),
+        rng=batch_rng(seed=experiment.seed, batch=0),
         diff_share=experiment.diff_share,
     )
     on_progress(0.4)
     positions = np.unique(np.concatenate([sample.i, sample.j]))
+    sampled = sampled_items_at(experiment=experiment, ids=ids, population=population, positions=positions)
+    rows = sampled_rows_assemble(experiment=experiment, catalogue=catalogue, items=sampled, sample=sample)
+    on_progress(0.8)
+    return rows
+
+
+def sampled_items_at(*, experiment: Experiment, ids: np.ndarray, population, positions: np.ndarray) -> SampledItems:
+    """What the Item rows of the items at ``positions`` (ascending) hold besides their cards."""
     attributes = {
         name: values.to_pylist() for name, values in population_attributes(experiment, positions=positions).items()
     }
-    sampled = SampledItems(
+    return SampledItems(
         positions=positions,
         item_id=ids[positions].tolist(),
         base_cluster=population.base_labels[population.base[positions]].tolist(),
@@ -63,9 +73,6 @@ def sampled_rows_build(
         weight=population.weight[positions].tolist(),
         attributes=attributes,
     )
-    rows = sampled_rows_assemble(experiment=experiment, catalogue=catalogue, items=sampled, sample=sample)
-    on_progress(0.8)
-    return rows
 
 
 @dataclass(frozen=True)
@@ -90,13 +97,21 @@ def sampled_rows_assemble(
     items_path: str | None = None,
 ) -> SampledRows:
     """The rows of a drawn sample: the items with their cards, and the tasks in the order
-    ``pairs_for_judgement`` gives with ``default_rng(seed + 1)``."""
-    task_a, task_b = pairs_for_judgement(sample, rng=np.random.default_rng(experiment.seed + 1))
+    ``pairs_for_judgement`` gives with batch 0's order stream (``default_rng(seed + 1)``)."""
+    task_a, task_b = pairs_for_judgement(sample, rng=batch_order_rng(seed=experiment.seed, batch=0))
+    built = sampled_item_rows(experiment=experiment, catalogue=catalogue, items=items, items_path=items_path)
+    return SampledRows(experiment, built, items.positions, sample, task_a, task_b, vantage_sets)
+
+
+def sampled_item_rows(
+    *, experiment: Experiment, catalogue: Catalogue, items: SampledItems, items_path: str | None = None
+) -> list[Item]:
+    """Unsaved Item rows of ``items``, with their cards from the catalogue."""
     item_ids = pa.array([str(item) for item in items.item_id], type=pa.string())
     items_path = experiment.population_file if items_path is None else items_path
     rows = catalogue_rows_for(catalogue=catalogue, item_ids=item_ids, items_path=items_path)
     cards = catalogue_cards_at(catalogue=catalogue, rows=rows)
-    built = [
+    return [
         Item(
             experiment_id=experiment.pk,
             item_id=str(items.item_id[k]),
@@ -112,12 +127,24 @@ def sampled_rows_assemble(
         )
         for k, p in enumerate(items.positions.tolist())
     ]
-    return SampledRows(experiment, built, items.positions, sample, task_a, task_b, vantage_sets)
 
 
 def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
-    """Create the items, then the tasks (rank = order), then the pairs linked to their task."""
+    """Create the items, then the tasks (rank = order), then the pairs linked to their task, and
+    record the sample as batch 0."""
     experiment, sample = rows.experiment, rows.sample
+    SampleBatch.objects.filter(experiment_id=experiment.pk).delete()
+    SampleBatch.objects.create(
+        experiment_id=experiment.pk,
+        index=0,
+        draws=sample.n_draws,
+        status=SampleBatch.Status.DONE,
+        drawn_by_id=experiment.owner_id,
+        finished_at=timezone.now(),
+        new_pairs=len(sample),
+        new_tasks=len(rows.task_a),
+        repeated_pairs=0,
+    )
     created = Item.objects.bulk_create(rows.items, batch_size=batch_size)
     item_pk = np.array([item.pk for item in created], dtype=np.int64)
 

@@ -11,6 +11,7 @@ from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.text import slugify
 from django.views import View
 
 from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, user_roles
@@ -20,7 +21,10 @@ from raterapp.selectors.budgets import budget_changes_list, budget_summary_get
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
 from raterapp.services.budgets import budget_for, budget_update
+from raterapp.services.experiment_control import deciding_metrics_for
 from raterapp.services.experiments import experiment_create
+from raterapp.services.sample_batches import MAX_BATCH_DRAWS
+from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, TERMS, metric_label
 
 Status = Experiment.Status
 
@@ -149,6 +153,7 @@ class ExperimentPageView(EngineerPageMixin, View):
     def render_page(self, request, experiment: Experiment, *, budget_form: BudgetForm | None = None, status=200):
         steps = preparation_steps(experiment)
         budget = budget_for(experiment)
+        dashboard = experiment_dashboard_get(experiment=experiment)
         context = self.page_context(
             experiment=experiment,
             steps=steps,
@@ -159,11 +164,16 @@ class ExperimentPageView(EngineerPageMixin, View):
             impact_rows=_impact_rows(experiment),
             judging=experiment_judging_progress_get(experiment=experiment),
             files=experiment.files.order_by("kind"),
-            dashboard=experiment_dashboard_get(experiment=experiment),
+            dashboard=dashboard,
             can_change=experiment.owner_id == request.user.pk or ADMIN in self.roles,
             budget=budget_summary_get(budget=budget),
             budget_form=(budget_form or _budget_form_of(budget)) if ADMIN in self.roles else None,
             budget_changes=budget_changes_list(experiment=experiment)[:5],
+            total_draws=sum(b["draws"] for b in dashboard["batches"] if b["status"] == "done") or experiment.n_draws,
+            metric_help=METRIC_HELP,
+            deciding_metrics=[(name, metric_label(name)) for name in deciding_metrics_for(experiment.scheme)],
+            decision_sentence=(dashboard["decision"] or {}).get("sentence", ""),
+            max_batch_draws=MAX_BATCH_DRAWS,
         )
         return render(request, "raterapp/experiments/detail.html", context, status=status)
 
@@ -208,3 +218,16 @@ def _budget_form_of(budget) -> BudgetForm:
             "paused": budget.paused,
         }
     )
+
+
+class GlossaryPageView(EngineerPageMixin, View):
+    """The words and metrics of the experiment pages, each in one line."""
+
+    def get(self, request):
+        metrics = [{"name": name, "label": metric_label(name), "help": text} for name, text in METRIC_HELP.items()]
+        terms = [{"term": term, "slug": slugify(term), "text": text} for term, text in TERMS]
+        return render(
+            request,
+            "raterapp/experiments/glossary.html",
+            self.page_context(terms=terms, metrics=metrics, decisions=DECISION_LABELS),
+        )

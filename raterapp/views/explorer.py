@@ -18,6 +18,7 @@ from django.views import View
 
 from metrics_core import PAIR_CLASSES
 from raterapp.access import access_experiment_for_engineer
+from raterapp.selectors.dashboard import experiment_badge_for
 from raterapp.selectors.explorer import PAIR_CLASS_ORDER, VERDICT_SUMMARIES, explorer_page_get
 
 from .experiments import EngineerPageMixin
@@ -58,5 +59,6 @@ class ExplorerPageView(EngineerPageMixin, View):
             slices=sorted(page["slices"]),
             cluster_sides=(("base", "Base clusters"), ("exp", "Exp clusters")),
             explorer_config=config,
+            badge=experiment_badge_for(experiment=experiment),
         )
         return render(request, "raterapp/experiments/pairs.html", context)

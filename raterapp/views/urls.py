@@ -8,12 +8,14 @@ from .experiments import (
     ExperimentCreatePageView,
     ExperimentListPageView,
     ExperimentPageView,
+    GlossaryPageView,
 )
 from .explorer import ExplorerPageView
 from .rating import JudgePageView, RaterHomePageView
 
 urlpatterns = [
     path("experiments/", ExperimentListPageView.as_view(), name="experiment-list"),
+    path("experiments/glossary/", GlossaryPageView.as_view(), name="glossary"),
     path("experiments/new/", ExperimentCreatePageView.as_view(), name="experiment-new"),
     path("experiments/<int:experiment_id>/", ExperimentPageView.as_view(), name="experiment-detail"),
     path("experiments/<int:experiment_id>/budget/", ExperimentBudgetPageView.as_view(), name="experiment-budget"),

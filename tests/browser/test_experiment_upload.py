@@ -1,7 +1,7 @@
 """An engineer signs in, uploads an experiment in the browser and watches it being prepared.
 
 The worker starts only once the experiment page shows the upload queued, so the page has to
-follow every step itself (polling the API) to reach "Ready for rating" without a reload.
+follow every step itself (polling the API) to reach "Rating" without a reload.
 """
 
 from __future__ import annotations
@@ -133,6 +133,27 @@ def test_engineer_uploads_and_watches_the_preparation(request, browser, live_ser
 
     _shoot(page, screenshots_dir / "experiment-1280x800.png", LAPTOP)
     _shoot(page, screenshots_dir / "experiment-390x844.png", PHONE)
+    page.set_viewport_size(LAPTOP)
+
+    # Without a reload: the pair explorer link and the headline appear once the sample exists.
+    assert page.locator("[data-explorer-link]").is_visible()
+    page.locator("[data-decision-label]").filter(has_text="Not enough data yet").wait_for()
+
+    # More draws from the page: the plan before drawing, then the worker appends the batch.
+    page.locator("#batch-draws").fill("300")
+    page.locator("[data-batch-plan]").filter(has_text="Expected: about").wait_for()
+    assert "The budget has no limit." in page.locator("[data-batch-plan]").inner_text()
+    page.get_by_role("button", name="Draw the batch").click()
+    page.locator("[data-batch-status]").filter(has_text="Batch 1 requested").wait_for()
+    page.locator('[data-batch="1"][data-batch-status="done"]').wait_for(timeout=READY_TIMEOUT_MS)
+    experiment.refresh_from_db()
+    assert experiment.sample_version == 1
+    assert experiment.tasks.count() >= tasks
+    page.wait_for_function(
+        f"document.querySelector('[data-judging-tasks]').textContent === '{experiment.tasks.count()}'"
+    )
+    _shoot(page, screenshots_dir / "experiment-batches-1280x800.png", LAPTOP)
+    assert page.evaluate("window.__notReloaded") is True
 
     # A broken file: the failure (file, row, problem) appears on the page, again without a reload.
     broken = tmp_path / "broken.csv"

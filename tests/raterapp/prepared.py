@@ -1,8 +1,8 @@
 """Experiments ready for rating, built straight from rows and a population file.
 
 What the preparation pipeline stores, without going through uploads: the population
-Parquet, the exact impact, the Item rows of sampled items, the SampledPair rows and the
-PairTasks in rank order (sample with ``default_rng(seed)``, task order with
+Parquet, the exact impact, the Item rows of sampled items, the SampledPair rows, the
+PairTasks in rank order and the record of batch 0 (sample with ``default_rng(seed)``, task order with
 ``default_rng(seed + 1)``, as the pipeline does).
 """
 
@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from metrics_core import PAIR_CLASSES, STRATA, impact_metrics, pairs_for_judgement, sample_pairs
-from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
+from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
 from raterapp.services.impact_groups import impact_groups_build
 from raterapp.services.population import population_for_experiment, population_write
 
@@ -105,6 +105,7 @@ def experiment_prepared(
             draws=draws,
             task=None if code == SELF else task_of[min(i, j), max(i, j)],
         )
+    SampleBatch.objects.create(experiment=experiment, index=0, draws=n_draws, status="done", drawn_by=owner)
     return experiment
 
 

@@ -9,6 +9,8 @@
 import { el } from "./cards.js";
 import { csrfToken } from "./http.js";
 import { renderDerivedPanels } from "./derived_panels.js";
+import { bindDecisionForm, renderDecision } from "./decision.js";
+import { bindBatchForm, renderBatches } from "./batches.js";
 import { COLOURS, READING_TEXT, chartMaker, fmt, interval, percent, zeroGrid } from "./numbers.js";
 
 const POLL_MS = 1000;
@@ -79,7 +81,7 @@ function renderEstimates(estimates, snapshot) {
   const rows = Object.entries(estimates).map(([name, e]) => {
     const row = el("tr", { attrs: { "data-estimate": name } });
     row.append(
-      el("th", { text: name, attrs: { scope: "row", title: e.direction === "higher_is_better" ? "Higher is better" : "Lower is better" } }),
+      el("th", { text: e.label || name, attrs: { scope: "row", tabindex: "0", title: `${e.help || name} ${e.direction === "higher_is_better" ? "Higher is better." : "Lower is better."}` } }),
       el("td", { text: fmt(e.value), className: "num", attrs: { "data-cell": "value" } }),
       el("td", { text: interval(e), className: "num", attrs: { "data-cell": "interval" } }),
       el("td", { text: `${e.judged_draws} / ${e.drawn_draws}`, className: "num muted" }),
@@ -274,6 +276,8 @@ function renderConvergence() {
     type: "line",
     data: {
       datasets: [
+        { label: "Sequence high", data: series("cs_high"), borderColor: COLOURS.neutralDark, borderDash: [4, 3], borderWidth: 1, pointRadius: 0, fill: false },
+        { label: "Sequence low", data: series("cs_low"), borderColor: COLOURS.neutralDark, borderDash: [4, 3], borderWidth: 1, pointRadius: 0, fill: false },
         { label: "Interval high", data: series("ci_high"), borderWidth: 0, pointRadius: 0, fill: "+1", backgroundColor: COLOURS.band },
         { label: "Interval low", data: series("ci_low"), borderWidth: 0, pointRadius: 0, fill: false },
         { label: metric, data: series("value"), borderColor: COLOURS.line, backgroundColor: COLOURS.line, pointRadius: 2 },
@@ -283,7 +287,7 @@ function renderConvergence() {
       maintainAspectRatio: false,
       animation: false,
       parsing: false,
-      plugins: { legend: { display: false } },
+      plugins: { legend: { display: true, labels: { filter: (item) => !item.text.endsWith("low") } } },
       scales: { x: { type: "linear", title: { display: true, text: "verdicts" } }, y: { grid: zeroGrid } },
     },
   });
@@ -420,7 +424,9 @@ function render(data) {
   const ready = ["rating", "done"].includes(data.experiment.status);
   root.hidden = !ready;
   renderBadge(data.badge);
+  renderDecision(data.decision);
   if (!ready) return;
+  renderBatches(data.batches);
   renderEstimates(data.estimates, data.snapshot);
   renderDecomposition(data.estimates, data.experiment.scheme);
   renderSituation(data.situation);
@@ -487,6 +493,11 @@ function start() {
   if (embedded) render(JSON.parse(embedded.textContent));
   etag = state ? `"${state.version}"` : null;
   bindControls();
+  const refresh = () => {
+    etag = null;
+  };
+  bindDecisionForm(refresh);
+  bindBatchForm(refresh);
   loadSliceAttributes();
   window.setTimeout(poll, POLL_MS);
 }

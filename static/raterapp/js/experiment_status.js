@@ -7,15 +7,6 @@
 
 const STEPS = ["validating", "computing_impact", "sampling", "rating"];
 const PREPARING = ["queued", "validating", "computing_impact", "sampling"];
-const STATUS_LABELS = {
-  queued: "Queued",
-  validating: "Validating the upload",
-  computing_impact: "Computing impact metrics",
-  sampling: "Sampling pairs",
-  rating: "Ready for rating",
-  done: "Done",
-  failed: "Failed",
-};
 const STATE_TEXT = { done: "Done", current: "In progress", pending: "Pending", stopped: "Not completed" };
 const POLL_MS = 2000;
 
@@ -90,11 +81,13 @@ async function renderResults(section, experiment) {
   });
   renderJudging(results, experiment.judging);
   results.hidden = false;
+  const explorer = document.querySelector("[data-explorer-link]");
+  if (explorer) explorer.hidden = false;
 }
 
-function announce(section, status) {
+function announce(section, experiment) {
   const region = section.querySelector("[data-announce]");
-  if (region) region.textContent = `Status: ${STATUS_LABELS[status] || status}`;
+  if (region) region.textContent = `Status: ${experiment.status_label || experiment.status}`;
 }
 
 async function poll(section) {
@@ -111,7 +104,7 @@ async function poll(section) {
   const changed = experiment.status !== section.dataset.status;
   section.dataset.status = experiment.status;
   renderSteps(section, experiment);
-  if (changed) announce(section, experiment.status);
+  if (changed) announce(section, experiment);
   const itemsCount = document.querySelector("[data-items-count]");
   if (itemsCount && experiment.items_count !== null && experiment.items_count !== undefined) {
     itemsCount.textContent = String(experiment.items_count);

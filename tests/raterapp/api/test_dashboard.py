@@ -83,7 +83,7 @@ def test_dashboard_numbers_equal_the_command_line_on_the_exported_files(client_o
     for name in mc.DERIVED_METRICS:
         expected, shown = cli["estimates"][name], body["derived"]["estimates"][name]
         for key, value in expected.items():
-            assert shown[key] == pytest.approx(value, rel=1e-12, abs=1e-15), (name, key)
+            assert shown[key] == (None if value is None else pytest.approx(value, rel=1e-12, abs=1e-15)), (name, key)
     assert body["derived"]["curve"] == cli["derived"]["curve"]
     assert body["derived"]["heat_map"] == cli["derived"]["heat_map"]
     assert (body["derived"]["variant"], body["derived"]["recall_base"]) == (
@@ -92,7 +92,7 @@ def test_dashboard_numbers_equal_the_command_line_on_the_exported_files(client_o
     for name in mc.metrics_for_scheme(scheme):
         expected, shown = cli["estimates"][name], body["estimates"][name]
         for key, value in expected.items():
-            assert shown[key] == pytest.approx(value, rel=1e-12, abs=1e-15), (name, key)
+            assert shown[key] == (None if value is None else pytest.approx(value, rel=1e-12, abs=1e-15)), (name, key)
         assert shown["half_width"] == pytest.approx((expected["ci_high"] - expected["ci_low"]) / 2, rel=1e-12)
     for name, value in cli["exact"].items():
         assert body["impact"]["metrics"][name] == pytest.approx(value, rel=1e-12), name
@@ -249,11 +249,11 @@ def test_convergence_lists_the_snapshots_evenly(client_of, judged):
     assert [p["snapshot"] for p in body["points"]] == [s.pk for s in snapshots]
     point = body["points"][-1]["estimates"]["DeltaPrecision"]
     stored = snapshots[-1].estimates["estimates"]["DeltaPrecision"]
-    assert point == {k: stored[k] for k in ("value", "ci_low", "ci_high")}
+    assert point == {k: stored[k] for k in ("value", "ci_low", "ci_high", "cs_low", "cs_high")}
     few = client.get(url(experiment, "estimates/convergence/?points=3")).json()["points"]
     assert [p["snapshot"] for p in few] == [snapshots[0].pk, snapshots[3].pk, snapshots[-1].pk]
     csv = client.get(url(experiment, "estimates/convergence/?format=csv")).content.decode().splitlines()
-    assert csv[0] == "snapshot,created_at,judgements,metric,value,ci_low,ci_high"
+    assert csv[0] == "snapshot,created_at,judgements,metric,value,ci_low,ci_high,cs_low,cs_high"
     assert len(csv) == 1 + len(snapshots) * len(body["metrics"])
     assert client.get(url(experiment, "estimates/convergence/?points=x")).status_code == 400
 

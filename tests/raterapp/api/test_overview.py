@@ -59,7 +59,7 @@ def test_overview_counts_verdicts_and_cost_per_day(client_of, spend):
         "experiment": first.pk,
         "name": "first",
         "status": "rating",
-        "status_label": "Ready for rating",
+        "status_label": "Rating",
         "max_verdicts": 10,
         "spent": 3,
         "remaining": 7,

@@ -20,6 +20,7 @@ from raterapp.models import (
     PairTask,
     RaterProfile,
     RetractedJudgement,
+    SampleBatch,
     SampledPair,
     UploadedFile,
 )
@@ -126,6 +127,14 @@ TABLE = [
     ("get", E + "agreement/", None, READ),
     ("get", E + "agreement/?format=csv", None, READ),
     ("post", E + "agreement/", None, NO),
+    ("get", E + "decision/", None, READ),
+    ("put", E + "decision/", "decision", (403, 403, 200, 404, 200)),
+    ("post", E + "decision/", None, NO),
+    ("get", E + "batches/", None, READ),
+    ("post", E + "batches/", "batch", (403, 403, 202, 404, 202)),
+    ("delete", E + "batches/", None, NO),
+    ("get", E + "batches/plan/?draws=100", None, READ),
+    ("post", E + "batches/plan/", None, NO),
 ]
 WRITES = {
     ("post", "/api/experiments/"),
@@ -144,6 +153,8 @@ WRITES = {
     ("post", "/api/raters/"),
     ("patch", "/api/raters/{r}/"),
     ("put", E + "raters/"),
+    ("put", E + "decision/"),
+    ("post", E + "batches/"),
 }
 
 
@@ -161,6 +172,8 @@ def database_state():
         "tasks": PairTask.objects.count(),
         "gold_rates": sorted(Experiment.objects.values_list("pk", "gold_rate")),
         "targets": sorted(Experiment.objects.values_list("pk", "target_half_width")),
+        "decision_rules": sorted(Experiment.objects.values_list("pk", "decision_metric", "equivalence_margin")),
+        "batches": sorted(SampleBatch.objects.values_list("experiment", "index", "draws", "status")),
         "budgets": sorted(ExperimentBudget.objects.values_list("pk", "max_verdicts", "paused", "pool", "spent")),
         "pools": sorted(BudgetPool.objects.values_list("pk", "name", "max_verdicts", "paused")),
         "budget_changes": BudgetChange.objects.count(),
@@ -214,6 +227,10 @@ def body_of(kind, world):
         return {"username": "new-rater", "email": "new-rater@example.org"}
     if kind == "rater_change":
         return {"daily_quota": 5, "paused": True, "paused_reason": "role table"}
+    if kind == "decision":
+        return {"decision_metric": "DeltaPrecision", "equivalence_margin": 0.01}
+    if kind == "batch":
+        return {"draws": 100}
     if kind == "assign":
         return {"raters": [world["rater"].pk]}
     return None

@@ -186,7 +186,7 @@ def test_successful_upload_redirects_and_the_prepared_page_shows_ready_and_metri
     page = client.get(response["Location"])
     content = page.content.decode()
     assert page.status_code == 200
-    assert "Ready for rating" in content
+    assert '<span class="step__label">Rating</span>' in content
     assert "data-poll" not in content
     assert content.count("step step--done") == 4
     metrics = experiment.impact["metrics"]

@@ -1,0 +1,114 @@
+"""The decision loop as an API: the headline decision and its rule, and more draws when the
+answer is not there yet (abcde-spec §9–§10).
+
+Roles: engineers read the experiments they own or were granted, admins all; only the owner or
+an admin changes the rule or draws a batch (403 for a granted engineer, nothing changed);
+raters and anonymous users 403; an experiment that is not visible 404.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from raterapp.access import access_experiment_for_engineer, access_experiment_for_owner
+from raterapp.selectors.batches import sample_batch_as_dict, sample_batch_plan_get, sample_batches_list
+from raterapp.selectors.dashboard import experiment_dashboard_get
+from raterapp.services.experiment_control import experiment_decision_set
+from raterapp.services.sample_batches import MAX_BATCH_DRAWS, sample_batch_request
+
+from .common import IsEngineerOrAdmin
+
+NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
+OWNER_ONLY = OpenApiResponse(description="Only the owner or an admin may change the experiment; nothing changed.")
+
+
+class DecisionRuleSerializer(serializers.Serializer):
+    decision_metric = serializers.CharField(
+        allow_blank=True,
+        max_length=40,
+        help_text="DeltaPrecision or GoodMinusBadDistance; empty: the scheme's default.",
+    )
+    equivalence_margin = serializers.FloatField(
+        help_text="Differences within ±margin count as no meaningful difference."
+    )
+
+
+class BatchRequestSerializer(serializers.Serializer):
+    draws = serializers.IntegerField(min_value=1, max_value=MAX_BATCH_DRAWS, help_text="Draws of the new batch.")
+
+
+class ExperimentDecisionApi(APIView):
+    """The headline: Exp is better / worse / no meaningful difference / not enough data yet, from
+    the deciding metric's confidence sequence and the equivalence margin, with the numbers behind
+    it, whether unsure verdicts could flip it, and the verdicts and cost expected to settle it.
+    PUT changes the rule (owner or admin)."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        return Response(experiment_dashboard_get(experiment=experiment)["decision"])
+
+    @extend_schema(request=DecisionRuleSerializer, responses={200: DecisionRuleSerializer, 403: OWNER_ONLY})
+    def put(self, request, experiment_id: int):
+        experiment = access_experiment_for_owner(request.user, experiment_id)
+        data = DecisionRuleSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        experiment = experiment_decision_set(experiment=experiment, **data.validated_data)
+        return Response(DecisionRuleSerializer(experiment).data)
+
+
+class ExperimentBatchesApi(APIView):
+    """The batches of draws of the experiment's sample (batch 0 is the first sample), with who
+    drew each and what it added. POST asks for another batch (owner or admin): 202, the worker
+    draws it; new pairs become tasks, pairs drawn again get more draws."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        return Response({"batches": sample_batches_list(experiment=experiment)})
+
+    @extend_schema(
+        request=BatchRequestSerializer,
+        responses={
+            202: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="Not now, or too many."),
+            403: OWNER_ONLY,
+        },
+    )
+    def post(self, request, experiment_id: int):
+        experiment = access_experiment_for_owner(request.user, experiment_id)
+        data = BatchRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        draws = data.validated_data["draws"]
+        plan = sample_batch_plan_get(experiment=experiment, draws=draws)
+        batch = sample_batch_request(
+            experiment=experiment, actor=request.user, draws=draws, expected_verdicts=plan["verdicts"]
+        )
+        return Response(sample_batch_as_dict(batch), status=status.HTTP_202_ACCEPTED)
+
+
+class ExperimentBatchPlanApi(APIView):
+    """What another batch of ``draws`` draws is expected to add before it is drawn: new pairs
+    (Good–Turing), verdicts at the experiment's replication, their cost, and the budget left."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("draws", int, required=True, description=f"1 to {MAX_BATCH_DRAWS}.")],
+        responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND},
+    )
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        data = BatchRequestSerializer(data={"draws": request.query_params.get("draws")})
+        data.is_valid(raise_exception=True)
+        if experiment.status not in ("rating", "done") or experiment.engine != "memory":
+            return Response({"detail": "No plan: more draws are not possible for this experiment now."}, status=400)
+        return Response(sample_batch_plan_get(experiment=experiment, draws=data.validated_data["draws"]))

@@ -1,0 +1,56 @@
+"""An experiment's batches of draws, and the plan of another one before it is drawn (abcde-spec §10)."""
+
+from __future__ import annotations
+
+from metrics_core.growth import batch_expectation
+from raterapp.models import Experiment, ExperimentBudget, SampleBatch
+from raterapp.selectors.samples import pair_sample_get
+from raterapp.services.population import population_for_experiment
+
+
+def sample_batches_list(*, experiment: Experiment) -> list[dict]:
+    """Every batch, oldest first, with who drew it, when, and what it added."""
+    rows = SampleBatch.objects.filter(experiment=experiment).select_related("drawn_by").order_by("index")
+    return [sample_batch_as_dict(batch) for batch in rows]
+
+
+def sample_batch_as_dict(batch: SampleBatch) -> dict:
+    return {
+        "id": batch.pk,
+        "index": batch.index,
+        "draws": batch.draws,
+        "status": batch.status,
+        "status_label": batch.get_status_display(),
+        "error": batch.error,
+        "drawn_by": batch.drawn_by.get_username() if batch.drawn_by else None,
+        "created_at": batch.created_at.isoformat(),
+        "finished_at": batch.finished_at.isoformat() if batch.finished_at else None,
+        "new_pairs": batch.new_pairs,
+        "new_tasks": batch.new_tasks,
+        "repeated_pairs": batch.repeated_pairs,
+        "expected_verdicts": batch.expected_verdicts,
+    }
+
+
+def sample_batch_plan_get(*, experiment: Experiment, draws: int) -> dict:
+    """What a batch of ``draws`` draws is expected to add (new pairs, verdicts, cost), beside the
+    budget it would spend from."""
+    sample = pair_sample_get(experiment=experiment, population=population_for_experiment(experiment)[1])
+    budget = ExperimentBudget.objects.filter(experiment=experiment).values(
+        "max_verdicts", "spent", "cost_per_verdict"
+    ).first() or {"max_verdicts": None, "spent": 0, "cost_per_verdict": 0}
+    expected = batch_expectation(
+        sample=sample,
+        draws=draws,
+        replication=experiment.replication,
+        cost_per_verdict=float(budget["cost_per_verdict"]),
+    )
+    left = None if budget["max_verdicts"] is None else max(budget["max_verdicts"] - budget["spent"], 0)
+    return {
+        **expected.as_dict(),
+        "sample_draws": sample.n_draws,
+        "replication": experiment.replication,
+        "cost_per_verdict": float(budget["cost_per_verdict"]),
+        "budget_left": left,
+        "within_budget": None if left is None else expected.verdicts <= left,
+    }

@@ -1,0 +1,161 @@
+"""The headline of an experiment: is Exp better, worse, no different, or is it too early to say.
+
+The decision is metrics_core's (``decide``, abcde-spec §9): it reads the deciding metric's
+confidence sequence, which stays valid however often the live page is looked at, against the
+owner's equivalence margin, and says whether unsure verdicts could flip it (§12). While it is
+undecided, the plan (§10) says how many more verdicts, and what they cost, should settle it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from metrics_core import QualityEstimates, decide, deciding_metric, plan_to_half_width
+from metrics_core.results import json_number
+from raterapp.models import Experiment
+from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, metric_label
+
+# The numbers behind the decision, in the order the headline shows them.
+HEADLINE_METRICS = ("DeltaPrecision", "DeltaRecall", "IQ", "GoodDistance", "BadDistance")
+
+
+def experiment_decision_metric(experiment: Experiment) -> str:
+    """The metric that decides: the owner's choice, or the scheme's default."""
+    return experiment.decision_metric or deciding_metric(experiment.scheme)
+
+
+def experiment_decision_get(
+    *, experiment: Experiment, quality: QualityEstimates | None, derived: dict | None, progress: dict | None = None
+) -> dict | None:
+    """The headline decision with the numbers behind it, its fragility and, while undecided, the
+    verdicts and cost expected to settle it. None for an absolute-quality experiment (nothing to
+    compare) and before the sample exists."""
+    if experiment.kind == Experiment.Kind.ABSOLUTE or experiment.status not in ("rating", "done"):
+        return None
+    metric = experiment_decision_metric(experiment)
+    numbers = _numbers(quality, derived)
+    if quality is None or metric not in quality:
+        return {
+            **_outcome("not_enough_data"),
+            "metric": metric,
+            "metric_label": metric_label(metric),
+            "metric_help": METRIC_HELP.get(metric, ""),
+            "margin": experiment.equivalence_margin,
+            "value": None,
+            "cs_low": None,
+            "cs_high": None,
+            "fragile": False,
+            "unsure_low": None,
+            "unsure_high": None,
+            "numbers": numbers,
+            "settle": None,
+            "sentence": "No judged draws yet: the decision appears once verdicts come in.",
+        }
+    decision = decide(quality, metric=metric, margin=experiment.equivalence_margin)
+    estimate = quality[metric]
+    return {
+        **_outcome(decision.outcome),
+        "metric": metric,
+        "metric_label": metric_label(metric),
+        "metric_help": METRIC_HELP.get(metric, ""),
+        "margin": experiment.equivalence_margin,
+        "value": json_number(decision.value),
+        "cs_low": json_number(decision.cs_low),
+        "cs_high": json_number(decision.cs_high),
+        "fragile": bool(decision.fragile),
+        "unsure_low": json_number(estimate.unsure_low),
+        "unsure_high": json_number(estimate.unsure_high),
+        "numbers": numbers,
+        "settle": _settle(experiment, quality, decision, progress) if decision.outcome == "not_enough_data" else None,
+        "sentence": _sentence(decision, metric_label(metric), experiment.confidence),
+    }
+
+
+def experiment_list_decision(*, experiment: Experiment, stored: dict | None) -> dict | None:
+    """The decision of one experiment of the list, from its latest stored snapshot."""
+    quality = QualityEstimates.from_dict(stored) if stored else None
+    decision = experiment_decision_get(experiment=experiment, quality=quality, derived=None)
+    if decision is None:
+        return None
+    return {key: decision[key] for key in ("key", "label", "metric_label", "value", "cs_low", "cs_high", "fragile")}
+
+
+def _sentence(decision, label: str, confidence: float) -> str:
+    """The decision in words, with the numbers it rests on."""
+    if not (math.isfinite(decision.cs_low) and math.isfinite(decision.cs_high)):
+        return f"{label} has no confidence sequence yet: too few judged draws."
+    margin = decision.margin
+    where = {
+        "better": f"lies above {_number(margin) if margin else 'zero'}",
+        "worse": f"lies below {_number(-margin) if margin else 'zero'}",
+        "no_meaningful_difference": f"lies inside ±{_number(margin)}",
+        "not_enough_data": f"still reaches across {'±' + _number(margin) if margin else 'zero'}",
+    }[decision.outcome]
+    return (
+        f"{label} is {_number(decision.value, sign=True)}; its {confidence:.0%} confidence sequence "
+        f"[{_number(decision.cs_low, sign=True)}, {_number(decision.cs_high, sign=True)}] {where}."
+    )
+
+
+def _number(value: float, *, sign: bool = False) -> str:
+    text = f"{value:+.4f}" if sign else f"{value:.4f}"
+    return text.replace("-", "−")
+
+
+def _outcome(key: str) -> dict:
+    return {"key": key, "label": DECISION_LABELS[key]}
+
+
+def _numbers(quality: QualityEstimates | None, derived: dict | None) -> list[dict]:
+    rows = []
+    for name in HEADLINE_METRICS:
+        source = None
+        if quality is not None and name in quality:
+            source = quality[name].as_dict()
+        elif derived is not None and name in (derived.get("estimates") or {}):
+            source = derived["estimates"][name]
+        if source is None:
+            continue
+        rows.append(
+            {
+                "metric": name,
+                "label": metric_label(name),
+                "help": METRIC_HELP.get(name, ""),
+                **{key: source.get(key) for key in ("value", "ci_low", "ci_high", "cs_low", "cs_high")},
+            }
+        )
+    return rows
+
+
+def _settle(experiment: Experiment, quality: QualityEstimates, decision, progress: dict | None) -> dict | None:
+    """How far the sequence must narrow, and the verdicts and cost that should get it there."""
+    target = decision.settle_half_width
+    if not (isinstance(target, float) and math.isfinite(target) and target > 0):
+        return None
+    estimate = quality[decision.metric]
+    judged_pairs = (progress or {}).get("judged_pairs") or 0
+    draws_per_pair = estimate.judged_draws / judged_pairs if judged_pairs else 1.0
+    plan = plan_to_half_width(
+        estimate=estimate,
+        target_half_width=target,
+        draws_per_pair=max(draws_per_pair, 1.0),
+        replication=experiment.replication,
+        cost_per_verdict=float((progress or {}).get("cost_per_verdict") or 0.0),
+        kind="sequence",
+        horizon=experiment.n_draws,
+        confidence=experiment.confidence,
+    )
+    pending = (progress or {}).get("pending_draws") or 0
+    more_draws = plan.judged_draws - pending if math.isfinite(plan.judged_draws) else math.nan
+    return {
+        "half_width": json_number(target),
+        "judged_draws": json_number(plan.judged_draws),
+        "verdicts": json_number(plan.verdicts),
+        "cost": json_number(plan.cost),
+        "suggested_draws": None if not math.isfinite(more_draws) else _round_up(max(more_draws, 0.0)),
+    }
+
+
+def _round_up(draws: float) -> int:
+    """To the next hundred, so that the form offers a round number."""
+    return int(math.ceil(draws / 100.0) * 100) if draws > 0 else 0

@@ -1,0 +1,242 @@
+"""More draws for an experiment: batches appended to its sample (abcde-spec §10).
+
+Batch ``b`` is drawn from the same distribution as batch 0 with its own stream of the seed
+(``metrics_core.batch_rng``), so the union of the batches is one larger i.i.d. sample. A pair
+drawn again gets more draws; a new distinct pair becomes a sampled pair and, unless it is a
+self pair or already a task, a task ranked after every existing one, in the batch's own random
+order (``batch_order_rng``).
+
+The owner (or an admin) asks for a batch (:func:`sample_batch_request`); the worker draws it
+(:func:`sample_batch_draw`), outside any transaction, then appends every row in one
+transaction, so a batch is all or nothing. At most one batch of an experiment is being drawn
+(a unique constraint). A batch whose drawing failed keeps its message; asking again draws
+the next index afresh. A batch whose worker vanished is re-queued by asking again once it is
+older than ``STALE_AFTER``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
+from metrics_core.io import InputError
+from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
+from raterapp.services.catalogue import catalogue_read
+from raterapp.services.population import population_for_experiment
+from raterapp.services.sampled_rows import sampled_item_rows, sampled_items_at
+from raterapp.services.uploads import upload_message_for_user, uploads_local_open
+
+logger = logging.getLogger(__name__)
+Status = Experiment.Status
+
+MAX_BATCH_DRAWS = 100_000
+MAX_TOTAL_DRAWS = 1_000_000
+STALE_AFTER = timedelta(minutes=15)
+_BULK = 5000
+
+
+def sample_batch_request(*, experiment: Experiment, actor, draws: int, expected_verdicts: float | None = None):
+    """Ask for another batch of ``draws`` draws; the worker draws it. Returns the batch.
+
+    Refused (ValidationError) before the sample exists, for experiments prepared on Dask, past
+    the size limits, and while another batch is being drawn (unless that one is stale: then it
+    is queued again and returned).
+    """
+    if experiment.status not in (Status.RATING, Status.DONE):
+        raise ValidationError({"draws": "More draws can be added once the experiment is prepared."})
+    if experiment.engine == Experiment.Engine.DASK:
+        raise ValidationError({"draws": "Experiments prepared on Dask cannot draw more batches yet."})
+    if not isinstance(draws, int) or not 1 <= draws <= MAX_BATCH_DRAWS:
+        raise ValidationError({"draws": f"Give a whole number of draws from 1 to {MAX_BATCH_DRAWS}."})
+    drawn = sample_batches_drawn_total(experiment=experiment)
+    if drawn + draws > MAX_TOTAL_DRAWS:
+        raise ValidationError(
+            {
+                "draws": f"The sample holds {drawn} draws and may hold {MAX_TOTAL_DRAWS} in all: "
+                f"ask for at most {MAX_TOTAL_DRAWS - drawn}."
+            }
+        )
+    stale = SampleBatch.objects.filter(
+        experiment=experiment, status=SampleBatch.Status.DRAWING, created_at__lt=timezone.now() - STALE_AFTER
+    ).first()
+    if stale is not None:
+        transaction.on_commit(lambda: _enqueue(stale.pk), robust=True)
+        return stale
+    index = (SampleBatch.objects.filter(experiment=experiment).aggregate(last=Max("index"))["last"] or 0) + 1
+    try:
+        with transaction.atomic():
+            batch = SampleBatch.objects.create(
+                experiment=experiment, index=index, draws=draws, drawn_by=actor, expected_verdicts=expected_verdicts
+            )
+    except IntegrityError:
+        raise ValidationError({"draws": "A batch is being drawn; wait until it is done."}) from None
+    transaction.on_commit(lambda: _enqueue(batch.pk), robust=True)
+    return batch
+
+
+def sample_batches_drawn_total(*, experiment: Experiment) -> int:
+    """Draws of every batch drawn so far (batch 0 included)."""
+    return sum(
+        SampleBatch.objects.filter(experiment=experiment, status=SampleBatch.Status.DONE).values_list(
+            "draws", flat=True
+        )
+    )
+
+
+def sample_batch_draw(*, batch_id: int) -> None:
+    """Draw a requested batch and append it to the sample; idempotent (a drawn batch is left alone).
+
+    Bad data or an unexpected error ends the batch ``failed`` with a message (and, for the
+    unexpected, an error id in the log); the sample is untouched either way.
+    """
+    batch = SampleBatch.objects.select_related("experiment").filter(pk=batch_id).first()
+    if batch is None or batch.status != SampleBatch.Status.DRAWING:
+        return
+    try:
+        rows = _batch_rows_build(batch)
+        _batch_rows_append(batch, rows)
+    except (OperationalError, InterfaceError):
+        raise  # a lost database connection: the task tries again, the batch stays drawing
+    except InputError as exc:
+        _batch_fail(batch, str(exc))
+    except (ValidationError, ValueError) as exc:
+        _batch_fail(batch, "; ".join(getattr(exc, "messages", [str(exc)])))
+    except Exception:
+        error_id = uuid.uuid4().hex[:12]
+        logger.exception("batch %s of experiment %s failed (error %s)", batch.index, batch.experiment_id, error_id)
+        _batch_fail(batch, f"An unexpected error stopped the drawing (error id {error_id}); ask for the batch again.")
+
+
+@dataclass(frozen=True, eq=False)
+class _BatchRows:
+    sample: PairSample
+    new_items: list[Item]
+    task_a: np.ndarray  # positions of the batch's distinct unordered non-self pairs, in its random order
+    task_b: np.ndarray
+
+
+def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
+    """Draw the batch and build the rows of the items no earlier batch drew (outside any transaction)."""
+    experiment = batch.experiment
+    ids, population = population_for_experiment(experiment)
+    sample = sample_pairs(
+        population,
+        n_draws=batch.draws,
+        scheme=experiment.scheme,
+        rng=batch_rng(seed=experiment.seed, batch=batch.index),
+        diff_share=experiment.diff_share,
+    )
+    known = np.array(
+        sorted(Item.objects.filter(experiment=experiment).values_list("position", flat=True)), dtype=np.int64
+    )
+    positions = np.setdiff1d(np.unique(np.concatenate([sample.i, sample.j])), known)
+    new_items: list[Item] = []
+    if len(positions):
+        with uploads_local_open(experiment=experiment) as uploads:
+            try:
+                catalogue = catalogue_read(path=uploads["catalogue"].path)
+            except InputError as exc:
+                raise InputError(exc.path, upload_message_for_user(message=str(exc), uploads=uploads)) from None
+            items = sampled_items_at(experiment=experiment, ids=ids, population=population, positions=positions)
+            new_items = sampled_item_rows(experiment=experiment, catalogue=catalogue, items=items)
+    task_a, task_b = pairs_for_judgement(sample, rng=batch_order_rng(seed=experiment.seed, batch=batch.index))
+    return _BatchRows(sample, new_items, task_a, task_b)
+
+
+@transaction.atomic
+def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
+    """Append the batch in one transaction: items, tasks and pairs that are new, more draws for the rest."""
+    experiment = batch.experiment
+    # Locking the batch row first makes a concurrent run of the same batch wait, then stop.
+    if not SampleBatch.objects.select_for_update().filter(pk=batch.pk, status=SampleBatch.Status.DRAWING).exists():
+        return
+    Item.objects.bulk_create(rows.new_items, batch_size=_BULK)
+    item_of = dict(Item.objects.filter(experiment=experiment).values_list("position", "pk"))
+    task_of = _tasks_by_positions(experiment)
+    rank = (PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(r=Max("rank"))["r"] or -1) + 1
+    new_tasks = [
+        PairTask(experiment=experiment, item_a_id=item_of[a], item_b_id=item_of[b], wanted=experiment.replication)
+        for a, b in zip(rows.task_a.tolist(), rows.task_b.tolist())
+        if (a, b) not in task_of
+    ]
+    for offset, task in enumerate(new_tasks):
+        task.rank = rank + offset
+    PairTask.objects.bulk_create(new_tasks, batch_size=_BULK)
+    position_of_item = {pk: position for position, pk in item_of.items()}
+    for task in new_tasks:
+        task_of[position_of_item[task.item_a_id], position_of_item[task.item_b_id]] = task.pk
+    existing = {
+        (position_of_item[v], position_of_item[p]): pair
+        for pair, v, p in SampledPair.objects.filter(experiment=experiment).values_list("pk", "vantage", "partner")
+    }
+    sample, more, created = rows.sample, {}, []
+    for i, j, code, stratum, draws in zip(
+        sample.i.tolist(), sample.j.tolist(), sample.pair_class.tolist(), sample.stratum.tolist(), sample.draws.tolist()
+    ):
+        if (i, j) in existing:
+            more[existing[i, j]] = draws
+            continue
+        created.append(
+            SampledPair(
+                experiment=experiment,
+                vantage_id=item_of[i],
+                partner_id=item_of[j],
+                pair_class=PAIR_CLASSES[code],
+                stratum=STRATA[stratum],
+                draws=draws,
+                batch=batch.index,
+                task_id=None if PAIR_CLASSES[code] == "self" else task_of[min(i, j), max(i, j)],
+            )
+        )
+    SampledPair.objects.bulk_create(created, batch_size=_BULK)
+    repeated = list(SampledPair.objects.filter(pk__in=list(more)).only("pk", "draws"))
+    for pair in repeated:
+        pair.draws += more[pair.pk]
+    SampledPair.objects.bulk_update(repeated, ["draws"], batch_size=_BULK)
+    SampleBatch.objects.filter(pk=batch.pk).update(
+        status=SampleBatch.Status.DONE,
+        finished_at=timezone.now(),
+        new_pairs=len(created),
+        new_tasks=len(new_tasks),
+        repeated_pairs=len(repeated),
+    )
+    Experiment.objects.filter(pk=experiment.pk).update(
+        sample_version=F("sample_version") + 1, updated_at=timezone.now()
+    )
+    transaction.on_commit(lambda: _estimates_refresh(experiment.pk), robust=True)
+
+
+def _tasks_by_positions(experiment: Experiment) -> dict[tuple[int, int], int]:
+    """The experiment's (non-gold) tasks by the positions of their items, lower first."""
+    rows = PairTask.objects.filter(experiment=experiment, gold_answer="").values_list(
+        "pk", "item_a__position", "item_b__position"
+    )
+    return {(min(a, b), max(a, b)): pk for pk, a, b in rows}
+
+
+def _batch_fail(batch: SampleBatch, message: str) -> None:
+    SampleBatch.objects.filter(pk=batch.pk, status=SampleBatch.Status.DRAWING).update(
+        status=SampleBatch.Status.FAILED, error=message[:2000], finished_at=timezone.now()
+    )
+    logger.info("batch %s of experiment %s failed: %s", batch.index, batch.experiment_id, message)
+
+
+def _enqueue(batch_id: int) -> None:
+    from raterapp.tasks import sample_batch_draw_task
+
+    sample_batch_draw_task.delay(batch_id)
+
+
+def _estimates_refresh(experiment_id: int) -> None:
+    from raterapp.services.estimates import estimates_refresh_schedule
+
+    estimates_refresh_schedule(experiment_id=experiment_id)

@@ -1,0 +1,140 @@
+"""The product's words, defined once: what each metric means in one line, the terms every page
+uses (verdict, pair, draw, batch, …) and the names of the decisions.
+
+Pages show a metric's line on hover or focus and link the glossary; the API returns the same
+lines, so that a number never comes without what it means.
+"""
+
+from __future__ import annotations
+
+# One line per metric name (the papers' names: JDD = "Decomposing the Jaccard Distance …",
+# MQM = "More Clustering Quality Metrics for ABCDE").
+METRIC_HELP: dict[str, str] = {
+    "JaccardDistance": "Share of weighted item pairs whose togetherness the change altered (JDD §4).",
+    "SplitDistance": "The part of JaccardDistance from pairs Exp split apart.",
+    "MergeDistance": "The part of JaccardDistance from pairs Exp merged.",
+    "JaccardIndex": "Weighted Jaccard similarity of Base and Exp: 1 − JaccardDistance.",
+    "AffectedJaccardIndex": "The part of JaccardIndex contributed by the items the change affects.",
+    "UnaffectedJaccardIndex": "The part of JaccardIndex contributed by the items the change leaves alone.",
+    "AffectedWeightFraction": "Share of the total weight on items whose cluster changed.",
+    "SplitRate": "Weighted share of an item's Base cluster that Exp split off (MQM eq 11).",
+    "MergeRate": "Weighted share of an item's Exp cluster that Exp merged in (MQM eq 12).",
+    "WeightFractionOfBaseCluster": "An affected item's weight over its Base cluster's weight (MQM eq 48).",
+    "GoodSplitDistance": "Split pairs that were truly different: splits that fixed a mistake.",
+    "BadSplitDistance": "Split pairs that were truly equivalent: splits that made a mistake.",
+    "GoodMergeDistance": "Merged pairs that are truly equivalent: merges that fixed a mistake.",
+    "BadMergeDistance": "Merged pairs that are truly different: merges that made a mistake.",
+    "GoodDistance": "GoodSplitDistance + GoodMergeDistance: the part of the change that is an improvement.",
+    "BadDistance": "BadSplitDistance + BadMergeDistance: the part of the change that is a regression.",
+    "GoodMinusBadDistance": "GoodDistance − BadDistance: above zero, the change fixes more than it breaks.",
+    "AffectedGoodIndex": "Pairs kept together around affected items that are truly equivalent.",
+    "AffectedBadIndex": "Pairs kept together around affected items that are truly different.",
+    "DeltaPrecision": "Precision of Exp minus Precision of Base (JDD §6): above zero, Exp's clusters are purer.",
+    "DeltaRecall": "Recall of Exp minus Recall of Base (MQM §3): above zero, Exp gathers more true mates.",
+    "IQ": "Improvement quotient (MQM §4): share of the change that moves towards the ideal, −1 to 1.",
+    "GoodSplitRate": "SplitRate of splits that fixed a mistake (MQM §3).",
+    "BadSplitRate": "SplitRate of splits that made a mistake (MQM §3).",
+    "GoodMergeRate": "MergeRate of merges that fixed a mistake (MQM §3).",
+    "BadMergeRate": "MergeRate of merges that made a mistake (MQM §3).",
+}
+
+# Display names where the paper's name is not what a reader scans for.
+METRIC_LABELS: dict[str, str] = {
+    "DeltaPrecision": "ΔPrecision",
+    "DeltaRecall": "ΔRecall",
+    "GoodMinusBadDistance": "Good − Bad distance",
+}
+
+# The words of the rating loop, as every page uses them.
+TERMS: tuple[tuple[str, str], ...] = (
+    (
+        "Item",
+        ("One record of the population: what a cluster holds (a product, a person, a story)."),
+    ),
+    (
+        "Base and Exp",
+        ("The clustering in production (Base) and the changed one (Experiment)."),
+    ),
+    (
+        "Pair",
+        ("Two items shown to a rater side by side. A sampled pair is a distinct pair the sample drew."),
+    ),
+    (
+        "Draw",
+        ("One pick of a pair by the sampler. A pair can be drawn several times; every draw counts in the estimates."),
+    ),
+    (
+        "Batch",
+        (
+            "A set of draws added to the sample at once. Batch 0 is drawn when the experiment is prepared; "
+            "more can follow."
+        ),
+    ),
+    (
+        "Verdict",
+        (
+            "A rater's answer on a pair: equivalent, not equivalent or unsure. One pair may get several "
+            "verdicts (replication)."
+        ),
+    ),
+    (
+        "Judged draw",
+        ("A draw whose pair has at least one verdict other than unsure. Estimates rest on judged draws."),
+    ),
+    (
+        "Unsure",
+        (
+            "A verdict that says the rater cannot tell. Left out of the estimates; the sensitivity bounds "
+            "show what it could change."
+        ),
+    ),
+    (
+        "Estimate",
+        ("A quality metric computed from the judged draws, with its interval."),
+    ),
+    (
+        "Confidence interval",
+        ("The range the metric lies in with the stated confidence, if you look once, at the end."),
+    ),
+    (
+        "Confidence sequence",
+        (
+            "A wider range that holds at every moment at once: safe to watch live and to stop whenever it "
+            "clears. The decision uses it."
+        ),
+    ),
+    (
+        "Equivalence margin",
+        ("Changes smaller than this either way count as no meaningful difference."),
+    ),
+    (
+        "Decision",
+        (
+            "Exp is better, worse, no meaningful difference, or not enough data yet: read from the deciding "
+            "metric's confidence sequence."
+        ),
+    ),
+    (
+        "Fragile",
+        ("The decision would change if the unsure verdicts had gone one way: look at those pairs."),
+    ),
+    (
+        "Replication",
+        ("How many verdicts each pair wants, from different raters."),
+    ),
+    (
+        "Budget",
+        ("How many verdicts the experiment may pay for."),
+    ),
+)
+
+DECISION_LABELS: dict[str, str] = {
+    "better": "Exp is better",
+    "worse": "Exp is worse",
+    "no_meaningful_difference": "No meaningful difference",
+    "not_enough_data": "Not enough data yet",
+}
+
+
+def metric_label(name: str) -> str:
+    return METRIC_LABELS.get(name, name)

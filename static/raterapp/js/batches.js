@@ -1,0 +1,94 @@
+// More draws for the experiment: the batch history, the plan of another batch before it is
+// drawn (expected new pairs, verdicts, cost, budget left), and the request itself.
+// dashboard.js calls renderBatches on every new dashboard.
+
+import { el } from "./cards.js";
+import { requestJson } from "./http.js";
+import { errorText } from "./decision.js";
+import { fmt } from "./numbers.js";
+
+const section = document.querySelector("[data-batches]");
+
+function when(iso) {
+  return iso ? new Date(iso).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "—";
+}
+
+function count(value) {
+  return value === null || value === undefined ? "—" : String(value);
+}
+
+export function renderBatches(batches) {
+  if (!section || !batches) return;
+  const rows = batches.map((b) => {
+    const state = b.error ? `${b.status_label}: ${b.error}` : b.status_label;
+    const tr = el("tr", { attrs: { "data-batch": String(b.index), "data-batch-status": b.status } });
+    tr.append(
+      el("th", { text: String(b.index), attrs: { scope: "row" } }),
+      el("td", { text: String(b.draws), className: "num" }),
+      el("td", { text: count(b.new_pairs), className: "num" }),
+      el("td", { text: count(b.new_tasks), className: "num" }),
+      el("td", { text: count(b.repeated_pairs), className: "num" }),
+      el("td", { text: b.drawn_by || "—" }),
+      el("td", { text: when(b.created_at) }),
+      el("td", { text: state, className: b.status === "failed" ? "error-text" : "" }),
+    );
+    return tr;
+  });
+  if (!rows.length) {
+    const empty = el("tr");
+    empty.append(el("td", { text: "No batch yet.", className: "muted", attrs: { colspan: "8" } }));
+    rows.push(empty);
+  }
+  section.querySelector("[data-batches-rows]").replaceChildren(...rows);
+  const drawing = batches.some((b) => b.status === "drawing");
+  const submit = section.querySelector("[data-batch-submit]");
+  if (submit) {
+    submit.disabled = drawing;
+    submit.textContent = drawing ? "Drawing…" : "Draw the batch";
+  }
+}
+
+function planText(plan) {
+  const parts = [`Expected: about ${fmt(plan.new_pairs, 0)} new pairs`, `${fmt(plan.verdicts, 0)} verdicts`];
+  if (plan.cost_per_verdict) parts.push(`cost ${fmt(plan.cost, 2)}`);
+  let text = `${parts.join(", ")}.`;
+  if (plan.budget_left === null) text += " The budget has no limit.";
+  else if (plan.within_budget) text += ` ${plan.budget_left} verdicts are left in the budget.`;
+  else text += ` Only ${plan.budget_left} verdicts are left in the budget: raters stop when it is spent.`;
+  return text;
+}
+
+let planTimer = null;
+
+async function showPlan(form) {
+  const output = form.querySelector("[data-batch-plan]");
+  const draws = Number(form.elements.draws.value);
+  if (!Number.isInteger(draws) || draws < 1) {
+    output.textContent = "Give a whole number of draws.";
+    return;
+  }
+  const { status, data } = await requestJson("GET", `${section.dataset.planUrl}?draws=${draws}`);
+  output.textContent = status === 200 ? planText(data) : errorText(data, status);
+}
+
+export function bindBatchForm(onRequested) {
+  const form = section && section.querySelector("[data-batch-form]");
+  if (!form) return;
+  form.elements.draws.addEventListener("input", () => {
+    window.clearTimeout(planTimer);
+    planTimer = window.setTimeout(() => showPlan(form), 300);
+  });
+  showPlan(form);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const status = form.querySelector("[data-batch-status]");
+    const draws = Number(form.elements.draws.value);
+    const { status: code, data } = await requestJson("POST", section.dataset.batchesUrl, { draws });
+    if (code === 202) {
+      status.textContent = `Batch ${data.index} requested: the worker is drawing ${data.draws} draws.`;
+      onRequested();
+    } else {
+      status.textContent = errorText(data, code);
+    }
+  });
+}

@@ -1,0 +1,82 @@
+// The headline decision of the experiment page: Exp is better / worse / no meaningful
+// difference / not enough data yet, with the numbers behind it and, while undecided, what
+// should settle it. dashboard.js calls renderDecision on every new dashboard; the owner's rule
+// form saves through the API and asks for a fresh dashboard. Server text goes in with
+// textContent only.
+
+import { el } from "./cards.js";
+import { requestJson } from "./http.js";
+import { fmt, interval } from "./numbers.js";
+
+function sequence(row) {
+  if (!row || row.cs_low === null || row.cs_low === undefined || row.cs_high === null) return "—";
+  return `[${fmt(row.cs_low)}, ${fmt(row.cs_high)}]`;
+}
+
+function setText(card, selector, value) {
+  const node = card.querySelector(selector);
+  if (node) node.textContent = value;
+}
+
+export function renderDecision(decision) {
+  const card = document.querySelector("[data-decision]");
+  if (!card) return;
+  card.hidden = !decision;
+  if (!decision) return;
+  card.className = `card decision decision--${decision.key}`;
+  setText(card, "[data-decision-label]", decision.label);
+  setText(card, "[data-decision-why]", decision.sentence || "");
+  setText(card, "[data-decision-metric]", decision.metric_label);
+  const fragile = card.querySelector("[data-decision-fragile]");
+  fragile.hidden = !decision.fragile;
+  setText(card, "[data-decision-unsure]", `${fmt(decision.unsure_low)} to ${fmt(decision.unsure_high)}`);
+  const rows = decision.numbers.map((row) => {
+    const tr = el("tr", { attrs: { "data-decision-number": row.metric } });
+    const name = el("th", { attrs: { scope: "row" } });
+    name.append(el("span", { text: row.label, className: "metric-name", attrs: { title: row.help, tabindex: "0" } }));
+    tr.append(
+      name,
+      el("td", { text: fmt(row.value), className: "num" }),
+      el("td", { text: interval(row), className: "num" }),
+      el("td", { text: sequence(row), className: "num" }),
+    );
+    return tr;
+  });
+  card.querySelector("[data-decision-numbers]").replaceChildren(...rows);
+  const settle = card.querySelector("[data-decision-settle]");
+  settle.hidden = !decision.settle;
+  if (decision.settle) {
+    setText(card, '[data-settle="verdicts"]', fmt(decision.settle.verdicts, 0));
+    setText(card, '[data-settle="cost"]', fmt(decision.settle.cost, 2));
+    card.querySelector("[data-settle-cost-part]").hidden = !decision.settle.cost;
+  }
+}
+
+export function bindDecisionForm(onSaved) {
+  const card = document.querySelector("[data-decision]");
+  const form = card && card.querySelector("[data-decision-form]");
+  if (!form) return;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const status = form.querySelector("[data-decision-status]");
+    const body = {
+      decision_metric: form.elements.decision_metric.value,
+      equivalence_margin: Number(form.elements.equivalence_margin.value),
+    };
+    const { status: code, data } = await requestJson("PUT", card.dataset.decisionUrl, body);
+    if (code === 200) {
+      status.textContent = "Rule saved.";
+      onSaved();
+    } else {
+      status.textContent = errorText(data, code);
+    }
+  });
+}
+
+export function errorText(data, code) {
+  if (data && typeof data === "object") {
+    const messages = Object.values(data).flat().filter((m) => typeof m === "string");
+    if (messages.length) return messages.join(" ");
+  }
+  return code === 0 ? "The server could not be reached; try again." : `The request failed (HTTP ${code}).`;
+}
