@@ -82,8 +82,8 @@ def experiment_list_decision(*, experiment: Experiment, stored: dict | None) -> 
 
 def _sentence(decision, label: str, confidence: float) -> str:
     """The decision in words, with the numbers it rests on."""
-    if not (math.isfinite(decision.cs_low) and math.isfinite(decision.cs_high)):
-        return f"{label} has no confidence sequence yet: too few judged draws."
+    if not (math.isfinite(decision.value) and math.isfinite(decision.cs_low) and math.isfinite(decision.cs_high)):
+        return f"{label} has no estimate yet: too few judged draws."
     margin = decision.margin
     where = {
         "better": f"lies above {_number(margin) if margin else 'zero'}",

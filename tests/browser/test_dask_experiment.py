@@ -66,6 +66,7 @@ def test_a_dask_experiment_page_and_its_pair_explorer(browser, live_server, scre
     problems: list[str] = []
     record_problems(page, problems)
     sign_in(page, live_server, "dora", "pw", f"/experiments/{experiment.pk}/")
+    page.locator("[data-prepared-summary] > summary").click()  # the parameters, folded once prepared
     assert f"Dask: items at {folder}" in page.locator("main").inner_text()
     assert page.locator("[data-estimate='DeltaPrecision'] [data-cell='value']").inner_text() != "—"
     assert page.locator("[data-derived-estimate='DeltaRecall'] [data-cell='value']").inner_text() != "—"

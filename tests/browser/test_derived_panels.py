@@ -144,6 +144,7 @@ def test_absolute_quality_panel(browser, live_server, screenshots_dir, settings)
     )
     page.wait_for_timeout(300)
     page.locator("[data-absolute]").screenshot(path=str(screenshots_dir / "absolute-card-1280.png"))
+    page.locator("[data-prepared-summary] > summary").click()  # the parameters, folded once prepared
     assert "Absolute quality of one clustering" in page.locator("main").inner_text()
     context.close()
     assert problems == [], problems

@@ -40,6 +40,11 @@ export function renderBatches(batches) {
     rows.push(empty);
   }
   section.querySelector("[data-batches-rows]").replaceChildren(...rows);
+  const form = section.querySelector("[data-batch-form]");
+  if (form && !planShown) {
+    planShown = true; // the sample exists now: plan the batch the form proposes
+    showPlan(form);
+  }
   const drawing = batches.some((b) => b.status === "drawing");
   const submit = section.querySelector("[data-batch-submit]");
   if (submit) {
@@ -59,6 +64,7 @@ function planText(plan) {
 }
 
 let planTimer = null;
+let planShown = false;
 
 async function showPlan(form) {
   const output = form.querySelector("[data-batch-plan]");
@@ -78,7 +84,6 @@ export function bindBatchForm(onRequested) {
     window.clearTimeout(planTimer);
     planTimer = window.setTimeout(() => showPlan(form), 300);
   });
-  showPlan(form);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const status = form.querySelector("[data-batch-status]");

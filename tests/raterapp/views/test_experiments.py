@@ -42,7 +42,7 @@ ROLE_TABLE = [
 
 
 @pytest.mark.parametrize("who, expected", ROLE_TABLE)
-@pytest.mark.parametrize("page", ["experiment-list", "experiment-new"])
+@pytest.mark.parametrize("page", ["experiment-list", "experiment-new", "glossary"])
 def test_list_and_new_pages_role_table(sign_in, page, who, expected):
     response = sign_in(who).get(reverse(page))
     assert response.status_code == expected
@@ -280,3 +280,15 @@ def test_locations_are_offered_only_where_the_server_reads_them(client, users, s
     assert created.status_code == 302
     experiment = Experiment.objects.get()
     assert (experiment.engine, experiment.items_location) == ("dask", f"{tmp_path}/items")
+
+
+def test_the_glossary_defines_the_words_and_every_metric_once(sign_in):
+    from raterapp.vocabulary import METRIC_HELP, TERMS
+
+    content = sign_in("engineer").get(reverse("glossary")).content.decode()
+    for term, text in TERMS:
+        assert content.count(f">{term}</dt>") == 1, term
+    for name in METRIC_HELP:
+        assert content.count(f'id="metric-{name}"') == 1, name
+    for anchor in ("decision", "confidence-sequence", "batch"):  # the pages link these
+        assert f'id="{anchor}"' in content
