@@ -288,6 +288,7 @@ def test_the_glossary_defines_the_words_and_every_metric_once(sign_in):
     content = sign_in("engineer").get(reverse("glossary")).content.decode()
     for term, text in TERMS:
         assert content.count(f">{term}</dt>") == 1, term
+        assert text.replace("'", "&#x27;") in content
     for name in METRIC_HELP:
         assert content.count(f'id="metric-{name}"') == 1, name
     for anchor in ("decision", "confidence-sequence", "batch"):  # the pages link these
