@@ -304,7 +304,7 @@ def watched_dashboard(scheme, reps):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("scheme", "reps"), [("jaccard", 300), ("precision", 200)])
+@pytest.mark.parametrize(("scheme", "reps"), [("jaccard", 300), ("stratified", 200), ("precision", 200)])
 def test_confidence_sequences_hold_on_a_watched_dashboard(scheme, reps):
     truth, figures = watched_dashboard(scheme, reps)
     lines = [
