@@ -463,8 +463,9 @@ def _with_unsure_bounds(estimates: dict[str, Estimate], est: _Estimator, scheme:
     """
     as_equivalent = _scheme_estimates(est.resolved(1.0), scheme)
     as_not = _scheme_estimates(est.resolved(0.0), scheme)
-    # A pair's verdict serves its rows of both orientations, whose labels may differ in sign:
-    # the estimate moves with the pair's verdict by Σ over its rows of draws × label.
+    # With unsure verdicts counted as judged the weights no longer depend on them, so ΔPrecision
+    # moves with a pair's verdict by Σ over its rows of draws × label (its rows, one per
+    # orientation, lie in one cell: they share the label's sign).
     d = est.d
     pull = np.bincount(d.unit, weights=d.draws * d.precision_label, minlength=d.unit.max(initial=-1) + 1)
     positive = (pull[d.unit] > 0).astype(np.float64)
