@@ -20,7 +20,8 @@ rows are sorted canonically with sums that start afresh in each segment
 (:mod:`.segments`), and every weight they use is a canonical or exact sum (:mod:`.items`):
 so the sample is a function of the data and the seed alone. Steps 2 and 4 read only the
 items of the O(S) cells drawn (a hash filter of each partition), never the whole
-population; the driver holds O(S + buckets) rows.
+population; the driver holds O(S + buckets) rows. Batch ``b`` of an experiment (abcde-spec
+§10) is the sample drawn with ``rng=metrics_core.batch_rng(seed=K, batch=b)``, as in memory.
 """
 
 from __future__ import annotations
