@@ -41,14 +41,14 @@ class BatchExpectation:
 
 
 def batch_expectation(
-    *, sample: PairSample, draws: int, replication: int, cost_per_verdict: float = 0.0
+    *, new_pair_share: float, draws: int, replication: int, cost_per_verdict: float = 0.0
 ) -> BatchExpectation:
     """Expected new tasks, verdicts and cost of another batch of ``draws`` draws.
 
     Parameters
     ----------
-    sample : PairSample
-        The sample so far (all its batches).
+    new_pair_share : float
+        The chance that a draw is a new unordered non-self pair (:func:`new_pair_share`).
     draws : int
         Draws of the batch.
     replication : int
@@ -64,7 +64,7 @@ def batch_expectation(
     >>> from metrics_core import PairSample
     >>> s = PairSample("jaccard", np.array([0, 0, 1, 2, 0]), np.array([1, 2, 2, 1, 0]),
     ...                np.array([1, 1, 1, 1, 0]), np.zeros(5, dtype=int), np.array([1, 1, 2, 1, 5]))
-    >>> e = batch_expectation(sample=s, draws=100, replication=2, cost_per_verdict=0.5)
+    >>> e = batch_expectation(new_pair_share=new_pair_share(s), draws=100, replication=2, cost_per_verdict=0.5)
     >>> e.new_pair_share, e.new_pairs, e.verdicts, e.cost
     (0.2, 20.0, 40.0, 20.0)
     """
@@ -74,7 +74,9 @@ def batch_expectation(
         raise ValueError(f"replication must be a positive whole number, got {replication!r}")
     if not (math.isfinite(cost_per_verdict) and cost_per_verdict >= 0):
         raise ValueError(f"cost_per_verdict must be a non-negative number, got {cost_per_verdict!r}")
-    share = new_pair_share(sample)
+    share = float(new_pair_share)
+    if not (math.isfinite(share) and 0.0 <= share <= 1.0):
+        raise ValueError(f"new_pair_share must be in [0, 1], got {new_pair_share!r}")
     new_pairs = float(draws) * share
     verdicts = new_pairs * int(replication)
     return BatchExpectation(int(draws), share, new_pairs, verdicts, verdicts * float(cost_per_verdict))
@@ -92,4 +94,16 @@ def new_pair_share(sample: PairSample) -> float:
         return 0.0
     _, unit = np.unique(np.stack([low, high], axis=1), axis=0, return_inverse=True)
     per_pair = np.bincount(unit.ravel(), weights=sample.draws[keep])
-    return float(np.count_nonzero(per_pair == 1)) / total
+    return new_pair_share_from_counts(pairs_drawn_once=int(np.count_nonzero(per_pair == 1)), draws=total)
+
+
+def new_pair_share_from_counts(*, pairs_drawn_once: int, draws: int) -> float:
+    """Good–Turing's missing mass ``N₁ / n`` from the number of unordered non-self pairs drawn
+    exactly once and the number of draws (``nan`` without draws).
+
+    >>> new_pair_share_from_counts(pairs_drawn_once=30, draws=200)
+    0.15
+    """
+    if pairs_drawn_once < 0 or draws < 0 or pairs_drawn_once > draws:
+        raise ValueError(f"need 0 <= pairs_drawn_once <= draws, got {pairs_drawn_once} and {draws}")
+    return math.nan if draws == 0 else pairs_drawn_once / draws

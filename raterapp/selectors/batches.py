@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from metrics_core.growth import batch_expectation
-from raterapp.models import Experiment, ExperimentBudget, SampleBatch
-from raterapp.selectors.samples import pair_sample_get
-from raterapp.services.population import population_for_experiment
+import math
+
+from django.db.models import Sum
+
+from metrics_core.growth import batch_expectation, new_pair_share_from_counts
+from raterapp.models import Experiment, ExperimentBudget, SampleBatch, SampledPair
 
 
 def sample_batches_list(*, experiment: Experiment) -> list[dict]:
@@ -35,12 +37,12 @@ def sample_batch_as_dict(batch: SampleBatch) -> dict:
 def sample_batch_plan_get(*, experiment: Experiment, draws: int) -> dict:
     """What a batch of ``draws`` draws is expected to add (new pairs, verdicts, cost), beside the
     budget it would spend from."""
-    sample = pair_sample_get(experiment=experiment, population=population_for_experiment(experiment)[1])
+    share = sample_new_pair_share(experiment=experiment)
     budget = ExperimentBudget.objects.filter(experiment=experiment).values(
         "max_verdicts", "spent", "cost_per_verdict"
     ).first() or {"max_verdicts": None, "spent": 0, "cost_per_verdict": 0}
     expected = batch_expectation(
-        sample=sample,
+        new_pair_share=0.0 if math.isnan(share) else share,
         draws=draws,
         replication=experiment.replication,
         cost_per_verdict=float(budget["cost_per_verdict"]),
@@ -48,9 +50,26 @@ def sample_batch_plan_get(*, experiment: Experiment, draws: int) -> dict:
     left = None if budget["max_verdicts"] is None else max(budget["max_verdicts"] - budget["spent"], 0)
     return {
         **expected.as_dict(),
-        "sample_draws": sample.n_draws,
+        "sample_draws": _sample_draws(experiment),
         "replication": experiment.replication,
         "cost_per_verdict": float(budget["cost_per_verdict"]),
         "budget_left": left,
         "within_budget": None if left is None else expected.verdicts <= left,
     }
+
+
+def sample_new_pair_share(*, experiment: Experiment) -> float:
+    """The chance that another draw is a pair the sample has not drawn yet (Good–Turing), from
+    the stored draws: a task is one unordered non-self pair, whichever way round it was drawn."""
+    once = (
+        SampledPair.objects.filter(experiment=experiment, task__isnull=False)
+        .values("task")
+        .annotate(draws_of_pair=Sum("draws"))
+        .filter(draws_of_pair=1)
+        .count()
+    )
+    return new_pair_share_from_counts(pairs_drawn_once=once, draws=_sample_draws(experiment))
+
+
+def _sample_draws(experiment: Experiment) -> int:
+    return SampledPair.objects.filter(experiment=experiment).aggregate(n=Sum("draws"))["n"] or 0

@@ -100,7 +100,9 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     situation = affected_item_situation(quality, exact=exact) if quality is not None and exact else None
     derived = derived_latest(experiment=experiment)
     derived_panel = derived_panel_get(derived=derived)
-    decision = experiment_decision_get(experiment=experiment, quality=quality, derived=derived_panel, progress=progress)
+    decision = experiment_decision_get(
+        experiment=experiment, quality=quality, derived=derived_panel, progress=progress, sample=stored
+    )
     return {
         "experiment": {
             "id": experiment.pk,

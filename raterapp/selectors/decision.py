@@ -25,11 +25,17 @@ def experiment_decision_metric(experiment: Experiment) -> str:
 
 
 def experiment_decision_get(
-    *, experiment: Experiment, quality: QualityEstimates | None, derived: dict | None, progress: dict | None = None
+    *,
+    experiment: Experiment,
+    quality: QualityEstimates | None,
+    derived: dict | None,
+    progress: dict | None = None,
+    sample: dict | None = None,
 ) -> dict | None:
     """The headline decision with the numbers behind it, its fragility and, while undecided, the
     verdicts and cost expected to settle it. None for an absolute-quality experiment (nothing to
-    compare) and before the sample exists."""
+    compare) and before the sample exists. ``sample``: the snapshot's ``new_pair_share`` and
+    ``sample_draws``, for the plan."""
     if experiment.kind == Experiment.Kind.ABSOLUTE or experiment.status not in ("rating", "done"):
         return None
     metric = experiment_decision_metric(experiment)
@@ -66,7 +72,11 @@ def experiment_decision_get(
         "unsure_low": json_number(estimate.unsure_low),
         "unsure_high": json_number(estimate.unsure_high),
         "numbers": numbers,
-        "settle": _settle(experiment, quality, decision, progress) if decision.outcome == "not_enough_data" else None,
+        "settle": (
+            _settle(experiment, quality[metric], decision, progress or {}, sample or {})
+            if decision.outcome == "not_enough_data"
+            else None
+        ),
         "sentence": _sentence(decision, metric_label(metric), experiment.confidence),
     }
 
@@ -127,25 +137,34 @@ def _numbers(quality: QualityEstimates | None, derived: dict | None) -> list[dic
     return rows
 
 
-def _settle(experiment: Experiment, quality: QualityEstimates, decision, progress: dict | None) -> dict | None:
-    """How far the sequence must narrow, and the verdicts and cost that should get it there."""
+def _settle(experiment: Experiment, estimate, decision, progress: dict, sample: dict) -> dict | None:
+    """How far the sequence must narrow, and the verdicts and cost that should get it there.
+
+    The sequence's horizon is the metric's planned draws: its share of the draws planned when the
+    experiment was created (later batches add draws, not plan). New draws bring new pairs at the
+    Good–Turing rate, so a verdict buys ``1 / new_pair_share`` draws."""
     target = decision.settle_half_width
     if not (isinstance(target, float) and math.isfinite(target) and target > 0):
         return None
-    estimate = quality[decision.metric]
-    judged_pairs = (progress or {}).get("judged_pairs") or 0
-    draws_per_pair = estimate.judged_draws / judged_pairs if judged_pairs else 1.0
+    sample_draws = sample.get("sample_draws") or experiment.n_draws
+    horizon = max(round(estimate.drawn_draws * experiment.n_draws / sample_draws), 1)
+    share = sample.get("new_pair_share")
+    if share:
+        draws_per_pair = 1.0 / share
+    else:
+        judged_pairs = progress.get("judged_pairs") or 0
+        draws_per_pair = estimate.judged_draws / judged_pairs if judged_pairs else 1.0
     plan = plan_to_half_width(
         estimate=estimate,
         target_half_width=target,
         draws_per_pair=max(draws_per_pair, 1.0),
         replication=experiment.replication,
-        cost_per_verdict=float((progress or {}).get("cost_per_verdict") or 0.0),
+        cost_per_verdict=float(progress.get("cost_per_verdict") or 0.0),
         kind="sequence",
-        horizon=experiment.n_draws,
+        horizon=horizon,
         confidence=experiment.confidence,
     )
-    pending = (progress or {}).get("pending_draws") or 0
+    pending = progress.get("pending_draws") or 0
     more_draws = plan.judged_draws - pending if math.isfinite(plan.judged_draws) else math.nan
     return {
         "half_width": json_number(target),

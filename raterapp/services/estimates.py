@@ -16,6 +16,8 @@ from django.conf import settings
 from django.db import transaction
 
 from metrics_core import agreement_summary, estimate_quality, impact_metrics
+from metrics_core.growth import new_pair_share
+from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.derived import derived_refresh_schedule
@@ -65,6 +67,9 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
         "judgements": len(judged.verdict),
         "judged_pairs": len(verdicts),
         "agreement": agreement.as_dict(),
+        # For the plan (spec §10): how likely another draw is a pair not drawn yet (Good–Turing).
+        "new_pair_share": json_number(new_pair_share(judged.sample)),
+        "sample_draws": judged.sample.n_draws,
     }
     snapshot = EstimateSnapshot.objects.create(
         experiment=experiment, judgements=len(judged.verdict), judged_pairs=len(verdicts), estimates=payload

@@ -203,3 +203,18 @@ def test_a_stale_drawing_batch_is_queued_again_not_duplicated(engineer, media, t
         again = sample_batch_request(experiment=experiment, actor=engineer, draws=10)
     assert again.pk == first.pk
     assert enqueued == [first.pk, first.pk]
+
+
+def test_the_stored_new_pair_share_is_metrics_core_s_on_the_sample(engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks):
+    from metrics_core.growth import new_pair_share
+    from raterapp.selectors.batches import sample_batch_plan_get, sample_new_pair_share
+
+    files, items_path = random_files(tmp_path)
+    experiment = prepared(engineer, files=files, n_draws=500, seed=5)
+    drawn(experiment, engineer, 300, django_capture_on_commit_callbacks)
+    population = read_items(items_path).to_population()
+    union = concatenate_samples([sample_pairs(population, n_draws=n, rng=batch_rng(seed=5, batch=b)) for b, n in enumerate((500, 300))])
+    assert sample_new_pair_share(experiment=experiment) == pytest.approx(new_pair_share(union), rel=1e-12)
+    plan = sample_batch_plan_get(experiment=experiment, draws=1000)
+    assert plan["new_pairs"] == pytest.approx(1000 * new_pair_share(union))
+    assert (plan["sample_draws"], plan["budget_left"], plan["within_budget"]) == (800, None, None)
