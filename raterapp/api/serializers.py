@@ -140,6 +140,15 @@ class EstimateSnapshotSerializer(serializers.Serializer):
         source="estimates.estimates", child=EstimateSerializer(), help_text="Estimated metric by name."
     )
     agreement = serializers.SerializerMethodField(help_text="Rater agreement on replicated pairs (null before).")
+    new_pair_share = serializers.FloatField(
+        source="estimates.new_pair_share",
+        allow_null=True,
+        required=False,
+        help_text="Chance that another draw is a pair not drawn yet (Good–Turing), for the plan of more draws.",
+    )
+    sample_draws = serializers.IntegerField(
+        source="estimates.sample_draws", required=False, help_text="Draws of the sample, every batch."
+    )
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_agreement(self, snapshot) -> dict | None:
