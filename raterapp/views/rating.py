@@ -20,6 +20,7 @@ from django.views import View
 
 from raterapp.access import ADMIN, ENGINEER, RATER, access_experiment_for_rater, user_roles
 from raterapp.selectors.judging import experiments_open_for_rating, rater_is_paused, rater_quota_left
+from raterapp.services.judging import UNDO_STEPS
 
 # The API paths that take an id of their own; the page fills it in (``0`` is a placeholder).
 ID_PLACEHOLDER = 0
@@ -78,6 +79,7 @@ class JudgePageView(RaterPageMixin, View):
             "experiment": experiment.pk,
             "leaseSeconds": settings.LEASE_SECONDS,
             "undoSeconds": settings.UNDO_SECONDS,
+            "undoSteps": UNDO_STEPS,
             "urls": {
                 "home": reverse("rate-home"),
                 "nextPair": reverse("api-next-pair", args=[experiment.pk]),
