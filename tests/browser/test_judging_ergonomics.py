@@ -17,7 +17,16 @@ from raterapp.models import ExperimentBudget, Item, Judgement, PairTask, Retract
 from tests.e2e.conftest import wait_for
 from tests.raterapp.factories import UserFactory
 
-from .test_judging import JUDGE, LAPTOP, PHONE, VERDICT_OF_KEY, _open_page, _sign_in, _task_on_screen, _wait_for_other_task
+from .test_judging import (
+    JUDGE,
+    LAPTOP,
+    PHONE,
+    VERDICT_OF_KEY,
+    _open_page,
+    _sign_in,
+    _task_on_screen,
+    _wait_for_other_task,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -194,7 +203,9 @@ def test_the_highlight_marks_exactly_the_differing_characters_of_two_titles(
     context.close()
 
 
-def test_empty_rows_are_left_out_and_pictures_open_larger(browser, live_server, rating_experiment, rater, screenshots_dir):
+def test_empty_rows_are_left_out_and_pictures_open_larger(
+    browser, live_server, rating_experiment, rater, screenshots_dir
+):
     Item.objects.filter(experiment=rating_experiment).update(url="")
     for item in Item.objects.filter(experiment=rating_experiment):
         item.attributes = {**item.attributes, "date_of_birth": None, "nickname": ""}

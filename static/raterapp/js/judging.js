@@ -9,7 +9,7 @@
 // (judging_keys.js). Everything in a card is untrusted (pair_view.js, cards.js).
 
 import { el } from "./cards.js";
-import { RECHECK_MS, endScreenText, endScreenTitle, historyStrip, sessionGoal, showProgressNumbers, statusLine } from "./judging_aside.js";
+import { endScreenText, endScreenTitle, historyStrip, recheckDelay, sessionGoal, showProgressNumbers, statusLine } from "./judging_aside.js";
 import { actionQueue, listenToKeys } from "./judging_keys.js";
 import { detailOf, enqueue, enqueueWrite, keepLeases, postRetrying, withId, writesWaiting } from "./judging_net.js";
 import { reportForm } from "./judging_report.js";
@@ -117,6 +117,7 @@ const endText = () => endScreenText(state.end, state);
 const refreshEndText = () => root.dataset.state === "end" && !state.fatal && (ui.endText.textContent = endText());
 
 let recheckTimer = 0;
+let rechecks = 0;
 function showEnd() {
   const shownBefore = root.dataset.state === "end" && ui.end.dataset.reason === state.end;
   state.current = null;
@@ -133,14 +134,15 @@ function showEnd() {
   refreshUndo();
   if (!shownBefore) ui.end.focus(); // a screen reader reads the end screen from here
   window.clearTimeout(recheckTimer);
-  if (RECHECK_MS[state.end]) recheckTimer = window.setTimeout(recheck, RECHECK_MS[state.end]);
+  const delay = recheckDelay(state.end, shownBefore ? (rechecks += 1) : (rechecks = 0));
+  if (delay) recheckTimer = window.setTimeout(recheck, delay);
 }
 
 // A waiting end screen asks again; a pair, when one comes, is shown at once.
 function recheck() {
-  if (state.fatal || root.dataset.state !== "end" || !RECHECK_MS[state.end]) return;
+  if (state.fatal || root.dataset.state !== "end" || !recheckDelay(state.end, 0)) return;
   if (state.busy || state.preloading || document.visibilityState !== "visible") {
-    recheckTimer = window.setTimeout(recheck, RECHECK_MS[state.end]);
+    recheckTimer = window.setTimeout(recheck, recheckDelay(state.end, 0));
     return;
   }
   state.end = null;

@@ -15,8 +15,16 @@ const END_TEXT = {
   rater_paused: ["Your rating is paused", `An admin paused your rating for now. ${WAITS}`],
   not_assigned: ["Not open to you", "This experiment is now rated by other raters. Pick another one from your list."],
 };
-// How often a waiting end screen asks again whether rating is possible.
-export const RECHECK_MS = { budget_paused: 2000, rater_paused: 2000, budget_spent: 4000, queue_empty: 4000, quota_daily: 60000, quota_total: 60000 };
+// How often a waiting end screen asks again whether rating is possible: a pause every 2 s (an
+// admin's resume shows within seconds), the others less and less often.
+const RECHECK_MS = { budget_paused: 2000, rater_paused: 2000, budget_spent: 4000, queue_empty: 4000, quota_daily: 60000, quota_total: 60000 };
+const RECHECK_MAX_MS = 60000;
+
+/** Milliseconds before the `attempt`-th recheck for `reason` (0: none). */
+export function recheckDelay(reason, attempt) {
+  const base = RECHECK_MS[reason] || 0;
+  return base <= 2000 ? base : Math.min(base * 1.5 ** attempt, Math.max(base, RECHECK_MAX_MS));
+}
 const STATUS_CLEAR_MS = 4000;
 const GOAL_KEY = "raterapp.sessionGoal";
 const DEFAULT_GOAL = 50;
