@@ -88,8 +88,8 @@ def rater_is_paused(*, rater) -> bool:
 
 def rater_summary_get(*, rater) -> dict:
     """What a rater may see of their own standing: pause, quota and progress (verdicts today,
-    in all, and in each experiment open to them). Not why they were paused: quality checks
-    (gold questions among them) stay quiet."""
+    in all, and in each experiment open to them, with why they cannot rate it now). Not why
+    they were paused: quality checks (gold questions among them) stay quiet."""
     profile = RaterProfile.objects.filter(user=rater).first()
     counts = _rater_counts(rater=rater)
     daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
@@ -107,8 +107,10 @@ def rater_summary_get(*, rater) -> dict:
                 "name": row["experiment"].name,
                 "mine": row["mine"],
                 "remaining": row["remaining"],
+                "blocked": row["blocked"],
             }
-            for row in experiments_open_for_rating(rater=rater)
+            for row in rater_home_rows(rater=rater)
+            if row["blocked"] != "not_assigned"
         ],
     }
 

@@ -349,3 +349,21 @@ def test_on_a_phone_the_cards_sit_side_by_side_rows_aligned_answers_in_reach(
     assert status["y"] + status["height"] + 8 <= comment["y"]
     assert problems == []
     context.close()
+
+
+def test_the_rater_home_shows_by_itself_when_rating_is_possible_again(browser, live_server, rating_experiment, rater):
+    _budget(rating_experiment, paused=True)
+    problems: list[str] = []
+    context, page = _open_page(browser, live_server, problems)
+    _sign_in(page, live_server, "rita", "pw-rita", lands_on=r"/rate/$")
+    row = page.locator(f"[data-experiment='{rating_experiment.pk}']")
+    assert row.locator("[data-status] strong").inner_text() == "Paused"
+    page.wait_for_timeout(4500)  # it has asked at least once: nothing changed, nothing reloaded
+    assert row.locator("[data-status] strong").inner_text() == "Paused"
+    _budget(rating_experiment, paused=False)
+    resumed = time.monotonic()
+    row.get_by_role("link", name=re.compile("^Start rating")).wait_for(timeout=10_000)
+    assert time.monotonic() - resumed < 10
+    assert row.locator("[data-status] strong").inner_text() == "Ready"
+    assert problems == []
+    context.close()
