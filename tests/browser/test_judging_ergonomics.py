@@ -351,13 +351,17 @@ def test_on_a_phone_the_cards_sit_side_by_side_rows_aligned_answers_in_reach(
     context.close()
 
 
-def test_the_rater_home_shows_by_itself_when_rating_is_possible_again(browser, live_server, rating_experiment, rater):
+def test_the_rater_home_shows_by_itself_when_rating_is_possible_again(
+    browser, live_server, rating_experiment, rater, screenshots_dir
+):
     _budget(rating_experiment, paused=True)
     problems: list[str] = []
     context, page = _open_page(browser, live_server, problems)
     _sign_in(page, live_server, "rita", "pw-rita", lands_on=r"/rate/$")
     row = page.locator(f"[data-experiment='{rating_experiment.pk}']")
     assert row.locator("[data-status] strong").inner_text() == "Paused"
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=str(screenshots_dir / "rate-home-paused-390x844.png"))
     page.wait_for_timeout(4500)  # it has asked at least once: nothing changed, nothing reloaded
     assert row.locator("[data-status] strong").inner_text() == "Paused"
     _budget(rating_experiment, paused=False)
