@@ -108,6 +108,11 @@ class RaterExperimentSerializer(serializers.Serializer):
     name = serializers.CharField()
     mine = serializers.IntegerField(help_text="Your verdicts in it.")
     remaining = serializers.IntegerField(help_text="Verdicts it still wants from all raters.")
+    blocked = serializers.CharField(
+        allow_null=True,
+        help_text="Why you cannot get a pair of it now (the reasons of next-pair: rater_paused, quota_daily, "
+        "quota_total, budget_paused, budget_spent, queue_empty); null when you can.",
+    )
 
 
 class RaterMeSerializer(serializers.Serializer):

@@ -6,12 +6,22 @@ import hashlib
 from datetime import datetime, time
 
 from django.conf import settings
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from raterapp.access import experiments_open_to_rater
-from raterapp.models import Experiment, Item, Judgement, Lease, PairTask, RaterProfile
+from raterapp.models import (
+    BudgetPool,
+    Experiment,
+    ExperimentBudget,
+    Item,
+    Judgement,
+    Lease,
+    PairReport,
+    PairTask,
+    RaterProfile,
+)
 
 CARD_FIELDS = ("title", "description", "image_url", "url", "attributes")
 
@@ -78,8 +88,8 @@ def rater_is_paused(*, rater) -> bool:
 
 def rater_summary_get(*, rater) -> dict:
     """What a rater may see of their own standing: pause, quota and progress (verdicts today,
-    in all, and in each experiment open to them). Not why they were paused: quality checks
-    (gold questions among them) stay quiet."""
+    in all, and in each experiment open to them, with why they cannot rate it now). Not why
+    they were paused: quality checks (gold questions among them) stay quiet."""
     profile = RaterProfile.objects.filter(user=rater).first()
     counts = _rater_counts(rater=rater)
     daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
@@ -97,8 +107,10 @@ def rater_summary_get(*, rater) -> dict:
                 "name": row["experiment"].name,
                 "mine": row["mine"],
                 "remaining": row["remaining"],
+                "blocked": row["blocked"],
             }
-            for row in experiments_open_for_rating(rater=rater)
+            for row in rater_home_rows(rater=rater)
+            if row["blocked"] != "not_assigned"
         ],
     }
 
@@ -147,3 +159,119 @@ def experiments_open_for_rating(*, rater) -> list[dict]:
 
 def _today_start() -> datetime:
     return timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
+
+
+def tasks_open_to_rater(rater) -> QuerySet[PairTask]:
+    """Tasks the rater has neither judged nor reported."""
+    return PairTask.objects.exclude(Exists(Judgement.objects.filter(task=OuterRef("pk"), rater=rater))).exclude(
+        Exists(PairReport.objects.filter(task=OuterRef("pk"), rater=rater))
+    )
+
+
+def task_queue_for_rater(*, experiment: Experiment, rater, now) -> QuerySet[PairTask]:
+    """Sampled tasks open to this rater, not held by them, that others' live leases do not
+    fill, in rank order: what the rater's next lease takes from."""
+    held = (
+        Lease.objects.filter(task=OuterRef("pk"), expires_at__gt=now)
+        .exclude(rater=rater)
+        .order_by()
+        .values("task")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        tasks_open_to_rater(rater)
+        .filter(experiment=experiment, gold_answer="", verdicts__lt=F("wanted"))
+        .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater, expires_at__gt=now)))
+        .alias(held=Coalesce(Subquery(held), Value(0)))
+        .filter(verdicts__lt=F("wanted") - F("held"))
+        .order_by("rank")
+    )
+
+
+def budget_closed_reason(*, budget: ExperimentBudget | None, pool: BudgetPool | None) -> tuple[str, str] | None:
+    """Why the experiment's budget (or its pool) leases no more pairs, as ``(reason, message)``
+    (``budget_paused`` or ``budget_spent``: its verdicts and live leases use it up), or
+    ``None``. The lease service calls it with both rows locked."""
+    if budget is None:
+        return None
+    if budget.paused:
+        return "budget_paused", "Rating of this experiment is paused."
+    now = timezone.now()
+    if budget.max_verdicts is not None:
+        held = Lease.objects.filter(task__experiment=budget.experiment_id, expires_at__gt=now).count()
+        if budget.spent + held >= budget.max_verdicts:
+            return "budget_spent", "The judgement budget of this experiment is spent."
+    if pool is not None:
+        if pool.paused:
+            return "budget_paused", "Rating of this experiment is paused."
+        held = Lease.objects.filter(task__experiment__budget__pool=pool, expires_at__gt=now).count()
+        if pool.spent + held >= pool.max_verdicts:
+            return "budget_spent", "The shared judgement budget is spent."
+    return None
+
+
+def rater_home_rows(*, rater) -> list[dict]:
+    """The rater's experiments with what they still want, the rater's verdicts and ``blocked``:
+    why the rater cannot get a pair now (the reasons of the next-pair API: ``rater_paused``,
+    ``not_assigned``, ``quota_daily``, ``quota_total``, ``budget_paused``, ``budget_spent``,
+    ``queue_empty``), or ``None`` when they can. Checked in the order the lease service checks
+    them; a pair the rater holds can always be finished. Experiments assigned to other raters
+    are listed (as ``not_assigned``) only where this rater gave verdicts before."""
+    rows = experiments_open_for_rating(rater=rater)
+    shown = {row["experiment"].pk for row in rows}
+    rows += _experiments_taken_away(rater=rater, shown=shown)
+    paused = rater_is_paused(rater=rater)
+    daily_left, total_left = rater_quota_left(rater=rater)
+    now = timezone.now()
+    holding = set(
+        Lease.objects.filter(rater=rater, expires_at__gt=now).values_list("task__experiment", flat=True).distinct()
+    )
+    for row in rows:
+        row["blocked"] = row.get("blocked") or _blocked(
+            row["experiment"],
+            rater=rater,
+            paused=paused,
+            quota_reason=_quota_reason(daily_left, total_left),
+            holding=row["experiment"].pk in holding,
+            now=now,
+        )
+    return rows
+
+
+def _experiments_taken_away(*, rater, shown: set[int]) -> list[dict]:
+    judged = (
+        Judgement.objects.filter(rater=rater, task__experiment__status=Experiment.Status.RATING)
+        .exclude(task__experiment__in=shown)
+        .values("task__experiment")
+        .annotate(n=Count("pk"))
+    )
+    mine = {row["task__experiment"]: row["n"] for row in judged}
+    return [
+        {"experiment": e, "remaining": None, "mine": mine[e.pk], "blocked": "not_assigned"}
+        for e in Experiment.objects.filter(pk__in=mine).order_by("-created_at", "-pk")
+    ]
+
+
+def _quota_reason(daily_left: int | None, total_left: int | None) -> str | None:
+    if daily_left is not None and daily_left <= 0:
+        return "quota_daily"
+    if total_left is not None and total_left <= 0:
+        return "quota_total"
+    return None
+
+
+def _blocked(experiment: Experiment, *, rater, paused: bool, quota_reason: str | None, holding: bool, now):
+    if paused:
+        return "rater_paused"
+    if holding:
+        return None
+    if quota_reason:
+        return quota_reason
+    budget = ExperimentBudget.objects.filter(experiment=experiment).select_related("pool").first()
+    closed = budget_closed_reason(budget=budget, pool=budget.pool if budget else None)
+    if closed:
+        return closed[0]
+    if not task_queue_for_rater(experiment=experiment, rater=rater, now=now).exists():
+        return "queue_empty"
+    return None

@@ -19,12 +19,32 @@ from django.urls import reverse
 from django.views import View
 
 from raterapp.access import ADMIN, ENGINEER, RATER, access_experiment_for_rater, user_roles
-from raterapp.selectors.judging import experiments_open_for_rating, rater_is_paused, rater_quota_left
+from raterapp.selectors.judging import rater_home_rows, rater_is_paused, rater_quota_left
+from raterapp.services.judging import UNDO_STEPS
 
 # The API paths that take an id of their own; the page fills it in (``0`` is a placeholder).
 ID_PLACEHOLDER = 0
 # The pair's two cards as the rater sees them: left is "Item A", right is "Item B".
 SIDES = (("left", "Item A"), ("right", "Item B"))
+# Why an experiment on the rater's home cannot give them a pair now: a title, a sentence, and
+# whether its judging page is worth opening (it waits there and carries on by itself).
+BLOCKED = {
+    "rater_paused": ("Your rating is paused", "An admin paused your rating. Ask them when you can continue.", True),
+    "not_assigned": (
+        "Not assigned to you",
+        "This experiment is now rated by the raters assigned to it. Your verdicts are kept.",
+        False,
+    ),
+    "quota_daily": ("Daily quota reached", "You have given today's quota of verdicts. Come back tomorrow.", False),
+    "quota_total": ("Quota reached", "You have given all the verdicts your quota allows.", False),
+    "budget_paused": ("Paused", "An admin paused rating of this experiment for now.", True),
+    "budget_spent": ("Budget spent", "This experiment has all the verdicts its budget pays for.", True),
+    "queue_empty": (
+        "No pairs for you now",
+        "You judged every pair still wanted, or other raters hold them; pairs come back when their holds expire.",
+        True,
+    ),
+}
 
 
 def home(request):
@@ -63,12 +83,17 @@ class RaterHomePageView(RaterPageMixin, View):
     def get(self, request):
         daily_left, total_left = rater_quota_left(rater=request.user)
         context = self.page_context(
-            experiments=experiments_open_for_rating(rater=request.user),
+            experiments=[_home_row(row) for row in rater_home_rows(rater=request.user)],
             daily_left=daily_left,
             total_left=total_left,
             paused=rater_is_paused(rater=request.user),
         )
         return render(request, "raterapp/rating/home.html", context)
+
+
+def _home_row(row: dict) -> dict:
+    title, text, waits = BLOCKED.get(row["blocked"], ("Ready", "Pairs are waiting for you.", True))
+    return {**row, "status_title": title, "status_text": text, "can_wait": waits}
 
 
 class JudgePageView(RaterPageMixin, View):
@@ -78,6 +103,7 @@ class JudgePageView(RaterPageMixin, View):
             "experiment": experiment.pk,
             "leaseSeconds": settings.LEASE_SECONDS,
             "undoSeconds": settings.UNDO_SECONDS,
+            "undoSteps": UNDO_STEPS,
             "urls": {
                 "home": reverse("rate-home"),
                 "nextPair": reverse("api-next-pair", args=[experiment.pk]),

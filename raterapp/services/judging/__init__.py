@@ -23,10 +23,11 @@ experiment's ``gold_rate``; they have no replication limit and count in no estim
 from .errors import JudgementRefused, QueueClosed
 from .queue import MAX_HELD, assignment_next, leases_renew
 from .reports import pair_report_create
-from .verdicts import judgement_submit, judgement_undo
+from .verdicts import UNDO_STEPS, judgement_submit, judgement_undo
 
 __all__ = [
     "MAX_HELD",
+    "UNDO_STEPS",
     "JudgementRefused",
     "QueueClosed",
     "assignment_next",

@@ -8,12 +8,11 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from raterapp.models import Experiment, Judgement, Lease, PairReport, PairTask
-from raterapp.selectors.judging import rater_is_paused, rater_quota_left
+from raterapp.models import Experiment, Judgement, Lease, PairTask
+from raterapp.selectors.judging import rater_is_paused, rater_quota_left, task_queue_for_rater, tasks_open_to_rater
 
 from .errors import JudgementRefused, QueueClosed
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
@@ -64,7 +63,7 @@ def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] =
             task = _lease_take(_gold_queue(experiment=experiment, rater=rater), rater=rater)
             if task is not None:
                 return task
-        return _lease_take(_task_queue(experiment=experiment, rater=rater, now=timezone.now()), rater=rater)
+        return _lease_take(task_queue_for_rater(experiment=experiment, rater=rater, now=timezone.now()), rater=rater)
 
 
 def leases_renew(*, rater, task_ids: Iterable[int]) -> tuple[list[Lease], list[int]]:
@@ -132,38 +131,10 @@ def _lease_take(queue: QuerySet[PairTask], *, rater) -> PairTask | None:
         last_rank = task.rank
 
 
-def _open_to(rater) -> QuerySet[PairTask]:
-    """Tasks the rater has neither judged nor reported."""
-    return PairTask.objects.exclude(Exists(Judgement.objects.filter(task=OuterRef("pk"), rater=rater))).exclude(
-        Exists(PairReport.objects.filter(task=OuterRef("pk"), rater=rater))
-    )
-
-
-def _task_queue(*, experiment: Experiment, rater, now) -> QuerySet[PairTask]:
-    """Sampled tasks open to this rater, not held by them, that others' live leases do not
-    fill, in rank order."""
-    held = (
-        Lease.objects.filter(task=OuterRef("pk"), expires_at__gt=now)
-        .exclude(rater=rater)
-        .order_by()
-        .values("task")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return (
-        _open_to(rater)
-        .filter(experiment=experiment, gold_answer="", verdicts__lt=F("wanted"))
-        .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater, expires_at__gt=now)))
-        .alias(held=Coalesce(Subquery(held), Value(0)))
-        .filter(verdicts__lt=F("wanted") - F("held"))
-        .order_by("rank")
-    )
-
-
 def _gold_queue(*, experiment: Experiment, rater) -> QuerySet[PairTask]:
     """Gold tasks open to this rater and not leased to them already, in random order."""
     return (
-        _open_to(rater)
+        tasks_open_to_rater(rater)
         .filter(experiment=experiment)
         .exclude(gold_answer="")
         .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater)))

@@ -6,9 +6,9 @@ See ``raterapp/services/budgets.py`` for the budgets themselves and their change
 from __future__ import annotations
 
 from django.db.models import F, Q
-from django.utils import timezone
 
-from raterapp.models import BudgetPool, Experiment, ExperimentBudget, Lease
+from raterapp.models import BudgetPool, Experiment, ExperimentBudget
+from raterapp.selectors.judging import budget_closed_reason
 
 from .errors import JudgementRefused, QueueClosed
 
@@ -50,17 +50,7 @@ def budget_lease_check(*, experiment: Experiment) -> None:
     budget = ExperimentBudget.objects.select_for_update().filter(experiment=experiment).first()
     if budget is None:
         return
-    if budget.paused:
-        raise QueueClosed("budget_paused", "Rating of this experiment is paused.")
-    now = timezone.now()
-    if budget.max_verdicts is not None:
-        held = Lease.objects.filter(task__experiment=experiment, expires_at__gt=now).count()
-        if budget.spent + held >= budget.max_verdicts:
-            raise QueueClosed("budget_spent", "The judgement budget of this experiment is spent.")
-    if budget.pool_id is not None:
-        pool = BudgetPool.objects.select_for_update().get(pk=budget.pool_id)
-        if pool.paused:
-            raise QueueClosed("budget_paused", "Rating of this experiment is paused.")
-        held = Lease.objects.filter(task__experiment__budget__pool=pool, expires_at__gt=now).count()
-        if pool.spent + held >= pool.max_verdicts:
-            raise QueueClosed("budget_spent", "The shared judgement budget is spent.")
+    pool = BudgetPool.objects.select_for_update().get(pk=budget.pool_id) if budget.pool_id is not None else None
+    closed = budget_closed_reason(budget=budget, pool=pool)
+    if closed is not None:
+        raise QueueClosed(*closed)

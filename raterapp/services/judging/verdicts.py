@@ -1,4 +1,4 @@
-"""Recording verdicts, and taking the last one back."""
+"""Recording verdicts, and taking recent ones back."""
 
 from __future__ import annotations
 
@@ -18,8 +18,14 @@ from raterapp.services.estimates import estimates_refresh_schedule
 from raterapp.services.rater_quality import rater_auto_pause_schedule
 
 from .errors import JudgementRefused
-from .locks import serialise_writers_on_sqlite, task_lock
+from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
+from .queue import MAX_HELD
 from .spending import budget_consume, budget_refund
+
+# A rater may take back any of their UNDO_STEPS latest verdicts in an experiment (within
+# UNDO_SECONDS); each undo leases its pair back, so the pairs a rater holds stay bounded.
+UNDO_STEPS = 5
+MAX_HELD_WITH_UNDONE = MAX_HELD + UNDO_STEPS
 
 
 def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment: str = "") -> tuple[Judgement, bool]:
@@ -58,12 +64,16 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
 
 
 def judgement_undo(*, judgement_id: int, rater) -> PairTask:
-    """Take back the rater's latest verdict in its experiment, within ``UNDO_SECONDS``.
+    """Take back one of the rater's ``UNDO_STEPS`` latest verdicts in its experiment, within
+    ``UNDO_SECONDS``; undoing several, one after the other, steps back through them.
 
     The verdict moves to :class:`RetractedJudgement` (kept, counted nowhere), the task
-    gets its slot back and is leased to the rater again, who judges it afresh (a new
-    submit with a new ``client_id``). Returns the task with its ``lease``. Raises
-    :class:`JudgementRefused` for someone else's, an older or a too old verdict.
+    gets its slot and the budget its unit back, and the task is leased to the rater again,
+    who judges it afresh (a new submit with a new ``client_id``). Returns the task with its
+    ``lease``. Raises :class:`JudgementRefused` for someone else's, an undone, an older or a
+    too old verdict, and when the rater already holds ``MAX_HELD_WITH_UNDONE`` pairs of the
+    experiment (answer one first). The rater's lock comes first, as for a lease request, so
+    a rater's undos and leases are counted one at a time.
     """
     judgement = Judgement.objects.select_related("task").filter(pk=judgement_id, rater=rater).first()
     if judgement is None:
@@ -71,20 +81,10 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
     task = judgement.task
     with transaction.atomic():
         serialise_writers_on_sqlite(task.experiment_id)
+        rater_lock(rater.pk)
         task_lock(task.pk)
-        latest = (
-            Judgement.objects.filter(rater=rater, task__experiment_id=task.experiment_id)
-            .order_by("-created_at", "-pk")
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if latest is None or not Judgement.objects.filter(pk=judgement.pk).exists():
-            raise JudgementRefused("This verdict was already undone.")
-        if latest != judgement.pk:
-            raise JudgementRefused("Only your latest verdict in an experiment can be undone.")
+        _undo_check(judgement=judgement, rater=rater)
         now = timezone.now()
-        if now - judgement.created_at > timedelta(seconds=settings.UNDO_SECONDS):
-            raise JudgementRefused(f"Verdicts can be undone for {settings.UNDO_SECONDS // 60} minutes only.")
         RetractedJudgement.objects.create(
             task=task,
             rater=rater,
@@ -104,6 +104,25 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
         transaction.on_commit(partial(estimates_refresh_schedule, experiment_id=task.experiment_id), robust=True)
     task.refresh_from_db(fields=["verdicts"])
     return task
+
+
+def _undo_check(*, judgement: Judgement, rater) -> None:
+    """Refuse an undo (nothing written); called with the rater's and the task's rows locked."""
+    experiment_id = judgement.task.experiment_id
+    if not Judgement.objects.filter(pk=judgement.pk).exists():
+        raise JudgementRefused("This verdict was already undone.")
+    recent = (
+        Judgement.objects.filter(rater=rater, task__experiment_id=experiment_id)
+        .order_by("-created_at", "-pk")
+        .values_list("pk", flat=True)[:UNDO_STEPS]
+    )
+    if judgement.pk not in set(recent):
+        raise JudgementRefused(f"Only your {UNDO_STEPS} latest verdicts in an experiment can be undone.")
+    if timezone.now() - judgement.created_at > timedelta(seconds=settings.UNDO_SECONDS):
+        raise JudgementRefused(f"Verdicts can be undone for {settings.UNDO_SECONDS // 60} minutes only.")
+    held = Lease.objects.filter(rater=rater, task__experiment_id=experiment_id, expires_at__gt=timezone.now())
+    if held.exclude(task_id=judgement.task_id).count() >= MAX_HELD_WITH_UNDONE:
+        raise JudgementRefused(f"You already hold {MAX_HELD_WITH_UNDONE} pairs: answer one first.")
 
 
 def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UUID, comment: str) -> Judgement:

@@ -69,7 +69,8 @@ function attributesTable(attributes, other, label) {
   return table;
 }
 
-function link(card, label) {
+/** A link to the item's page (only an http(s) address), or a note saying why there is none. */
+export function itemLink(card, label) {
   const href = safeUrl(card.url);
   if (href) {
     const a = el("a", { className: "item-card__link", text: "Open the item's page", attrs: { href, target: "_blank", rel: "noopener noreferrer" } });
@@ -97,5 +98,5 @@ export function renderCard(container, card, other, label) {
   const table = attributesTable(card.attributes, (other || {}).attributes, label);
   if (table) details.append(table);
   if (!details.childElementCount) details.append(el("p", { className: "muted", text: "No description" }));
-  container.replaceChildren(media(card, label), heading, details, link(card, label));
+  container.replaceChildren(media(card, label), heading, details, itemLink(card, label));
 }

@@ -197,6 +197,20 @@ def test_undo_through_the_api_gives_the_pair_back_on_the_same_sides(client_of, e
     assert list(Judgement.objects.values_list("task", "verdict")) == [(shown["task"], "equivalent")]
 
 
+def test_undo_steps_back_three_verdicts_through_the_api_and_refuses_the_sixth_latest(client_of, experiment):
+    client = client_of("rater")
+    ids = [submit(client, next_task(client, experiment)).json()["id"] for _ in range(6)]
+    before = state()
+    refused = client.post(f"/api/judgements/{ids[0]}/undo/")
+    assert refused.status_code == 409 and "5 latest" in refused.json()["detail"]
+    assert state() == before
+    tasks = [Judgement.objects.get(pk=pk).task_id for pk in ids]
+    reopened = [client.post(f"/api/judgements/{pk}/undo/").json() for pk in reversed(ids[3:])]
+    assert [body["pair"]["task"] for body in reopened] == tasks[:2:-1]
+    assert [body["progress"]["mine"] for body in reopened] == [5, 4, 3]
+    assert Judgement.objects.count() == 3 and Lease.objects.count() == 3
+
+
 def test_a_verdict_of_another_rater_cannot_be_undone(client_of, experiment):
     client = client_of("rater")
     verdict = submit(client, next_task(client, experiment)).json()

@@ -52,7 +52,12 @@ def test_admins_list_raters_with_their_numbers_as_json_and_csv(client_of, people
     judge(client_of("rater"), experiment)
     (row,) = client_of("admin").get("/api/raters/").json()
     assert set(row) == ADMIN_FIELDS
-    assert (row["rater"], row["username"], row["verdicts"], row["flags"]) == (people["rater"].pk, people["rater"].username, 1, [])
+    assert (row["rater"], row["username"], row["verdicts"], row["flags"]) == (
+        people["rater"].pk,
+        people["rater"].username,
+        1,
+        [],
+    )
     response = client_of("admin").get("/api/raters/?format=csv")
     assert response["Content-Type"].startswith("text/csv")
     assert response["Content-Disposition"] == 'attachment; filename="raters.csv"'
@@ -93,7 +98,12 @@ def test_an_admin_reads_and_changes_a_rater(client_of, people, experiment):
     )
     assert changed.status_code == 200, changed.content
     body = changed.json()
-    assert (body["daily_quota"], body["total_quota"], body["paused"], body["paused_reason"]) == (10, None, True, "Checking")
+    assert (body["daily_quota"], body["total_quota"], body["paused"], body["paused_reason"]) == (
+        10,
+        None,
+        True,
+        "Checking",
+    )
     assert next_pair(client_of("rater"), experiment)["reason"] == "rater_paused"
     body = client_of("admin").patch(url, {"paused": False, "is_active": False}, format="json").json()
     assert (body["paused"], body["paused_reason"], body["is_active"]) == (False, "", False)
@@ -120,7 +130,9 @@ def test_a_rater_sees_their_own_quota_pause_and_progress_only(client_of, people,
     assert set(body) == {"rater", "username", "paused", "paused_at", "today", "total", "quota", "experiments"}
     assert (body["rater"], body["paused"], body["today"], body["total"]) == (rater.pk, True, 1, 1)
     assert body["quota"] == {"daily": 5, "daily_left": 4, "total": 20, "total_left": 19}
-    assert [(e["experiment"], e["mine"]) for e in body["experiments"]] == [(experiment.pk, 1)]
+    assert [(e["experiment"], e["mine"], e["blocked"]) for e in body["experiments"]] == [
+        (experiment.pk, 1, "rater_paused")
+    ]
     assert "gold" not in str(body)  # why they were paused stays with the admins
     other = UserFactory(roles=["rater"])
     for rater_id in (rater.pk, other.pk):
@@ -233,7 +245,10 @@ def test_sessions_racing_for_pairs_at_once_stay_within_the_daily_quota(people, e
                 if answer["pair"] is None:
                     assert answer["reason"] == "quota_daily"
                     return
-                assert submit(client, answer["pair"]["task"]).status_code in (201, 409)  # 409: another device answered it
+                assert submit(client, answer["pair"]["task"]).status_code in (
+                    201,
+                    409,
+                )  # 409: another device answered it
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
         finally:

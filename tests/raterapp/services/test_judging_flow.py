@@ -132,17 +132,56 @@ def test_a_retry_of_an_undone_submit_records_nothing(experiment, rater):
     assert state(experiment) == before
 
 
-def test_only_the_latest_verdict_can_be_undone_and_only_once(experiment, rater):
-    first, _ = submit(assignment_next(experiment=experiment, rater=rater), rater)
-    second, _ = submit(assignment_next(experiment=experiment, rater=rater), rater)
+def test_only_the_five_latest_verdicts_can_be_undone_and_each_only_once(experiment, rater):
+    judgements = [submit(assignment_next(experiment=experiment, rater=rater), rater)[0] for _ in range(6)]
     before = state(experiment)
-    with pytest.raises(JudgementRefused, match="latest"):
-        judgement_undo(judgement_id=first.pk, rater=rater)
+    with pytest.raises(JudgementRefused, match="5 latest"):
+        judgement_undo(judgement_id=judgements[0].pk, rater=rater)
     assert state(experiment) == before
-    judgement_undo(judgement_id=second.pk, rater=rater)
-    with pytest.raises(JudgementRefused):
-        judgement_undo(judgement_id=second.pk, rater=rater)
-    assert RetractedJudgement.objects.count() == 1
+    judgement_undo(judgement_id=judgements[3].pk, rater=rater)  # not the latest: reopened all the same
+    with pytest.raises(JudgementRefused, match="no such verdict"):  # it is gone
+        judgement_undo(judgement_id=judgements[3].pk, rater=rater)
+    assert list(RetractedJudgement.objects.values_list("task", flat=True)) == [judgements[3].task_id]
+
+
+def test_undo_steps_back_through_the_latest_verdicts_and_each_pair_is_answered_once_more(experiment, users):
+    from raterapp.models import ExperimentBudget
+
+    rater = users["rater"]
+    ExperimentBudget.objects.update_or_create(experiment=experiment, defaults={"max_verdicts": 10})
+    judgements = [submit(assignment_next(experiment=experiment, rater=rater), rater)[0] for _ in range(4)]
+    assert ExperimentBudget.objects.get(experiment=experiment).spent == 4
+    reopened = [judgement_undo(judgement_id=j.pk, rater=rater) for j in reversed(judgements[1:])]
+    assert [task.pk for task in reopened] == [j.task_id for j in reversed(judgements[1:])]
+    assert ExperimentBudget.objects.get(experiment=experiment).spent == 1  # each undo gives its unit back
+    assert set(Lease.objects.filter(rater=rater).values_list("task", flat=True)) == {t.pk for t in reopened}
+    assert list(Judgement.objects.values_list("pk", flat=True)) == [judgements[0].pk]
+    for task in reopened:
+        submit(task, rater, verdict="unsure")
+    # Every pair holds exactly one standing verdict; the undone ones are kept aside, counted nowhere.
+    assert sorted(Judgement.objects.values_list("task", "verdict")) == sorted(
+        [(judgements[0].task_id, "equivalent")] + [(t.pk, "unsure") for t in reopened]
+    )
+    assert (
+        list(PairTask.objects.filter(pk__in=[j.task_id for j in judgements]).values_list("verdicts", flat=True))
+        == [1] * 4
+    )
+    assert RetractedJudgement.objects.count() == 3
+    assert ExperimentBudget.objects.get(experiment=experiment).spent == 4 == Judgement.objects.count()
+    assert not Lease.objects.filter(rater=rater).exists()
+
+
+def test_undo_is_refused_when_the_rater_holds_too_many_pairs(experiment, rater, monkeypatch):
+    from raterapp.services.judging import verdicts
+
+    monkeypatch.setattr(verdicts, "MAX_HELD_WITH_UNDONE", 2)
+    judgements = [submit(assignment_next(experiment=experiment, rater=rater), rater)[0] for _ in range(3)]
+    judgement_undo(judgement_id=judgements[2].pk, rater=rater)
+    judgement_undo(judgement_id=judgements[1].pk, rater=rater)
+    before = state(experiment)
+    with pytest.raises(JudgementRefused, match="already hold 2 pairs"):
+        judgement_undo(judgement_id=judgements[0].pk, rater=rater)
+    assert state(experiment) == before
 
 
 def test_undo_is_refused_after_undo_seconds_and_for_others(experiment, rater, clock):
@@ -273,7 +312,10 @@ def test_gold_accuracy_per_rater_with_its_interval(experiment, users, gold):
         answer="not_equivalent",
     )
     good, poor = UserFactory(username="good", roles=["rater"]), UserFactory(username="poor", roles=["rater"])
-    answers = {good: {gold.pk: "equivalent", second.pk: "not_equivalent"}, poor: {gold.pk: "unsure", second.pk: "equivalent"}}
+    answers = {
+        good: {gold.pk: "equivalent", second.pk: "not_equivalent"},
+        poor: {gold.pk: "unsure", second.pk: "equivalent"},
+    }
     for rater, by_task in answers.items():
         for _ in range(2):
             task = assignment_next(experiment=experiment, rater=rater)
@@ -281,7 +323,12 @@ def test_gold_accuracy_per_rater_with_its_interval(experiment, users, gold):
     rows = {row["username"]: row for row in gold_accuracy_list(experiment=experiment)}
     assert (rows["good"]["answered"], rows["good"]["correct"], rows["good"]["accuracy"]) == (2, 2, 1.0)
     assert rows["good"]["ci_high"] == 1.0 and 0.2 < rows["good"]["ci_low"] < 0.5  # Wilson, n=2
-    assert (rows["poor"]["answered"], rows["poor"]["unsure"], rows["poor"]["correct"], rows["poor"]["accuracy"]) == (2, 1, 0, 0.0)
+    assert (rows["poor"]["answered"], rows["poor"]["unsure"], rows["poor"]["correct"], rows["poor"]["accuracy"]) == (
+        2,
+        1,
+        0,
+        0.0,
+    )
     listed = {t.pk: (t.judged, t.correct) for t in gold_pairs_list(experiment=experiment)}
     assert listed == {gold.pk: (2, 1), second.pk: (2, 1)}
 

@@ -6,9 +6,11 @@ import json
 import re
 
 import pytest
+from django.db.models import F
 from django.urls import reverse
 
 from raterapp.models import Experiment, Judgement
+from raterapp.services.raters import rater_pause, rater_quota_set
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -76,6 +78,7 @@ def test_judging_page_context_and_config(client, users, experiment, settings):
         "experiment": experiment.pk,
         "leaseSeconds": 90,
         "undoSeconds": 300,
+        "undoSteps": 5,
         "urls": {
             "home": "/rate/",
             "nextPair": f"/api/experiments/{experiment.pk}/next-pair/",
@@ -168,7 +171,9 @@ def test_nav_shows_the_rate_link_to_raters(client, users, who, shown):
         assert 'aria-current="page">Rate</a>' in content
 
 
-def test_the_home_page_lists_only_experiments_open_to_the_rater_and_says_when_they_are_paused(client, users, experiment):
+def test_the_home_page_lists_only_experiments_open_to_the_rater_and_says_when_they_are_paused(
+    client, users, experiment
+):
     from raterapp.services.raters import rater_assign, rater_pause
 
     someone_else = UserFactory(roles=["rater"])
@@ -181,3 +186,79 @@ def test_the_home_page_lists_only_experiments_open_to_the_rater_and_says_when_th
     assert f'data-experiment="{experiment.pk}"'.encode() not in page.content
     assert b"Your rating is paused" in page.content and b"too fast" not in page.content
     assert client.get(reverse("rate-experiment", args=[experiment.pk])).status_code == 404
+
+
+def _budget(users, experiment, **changes):
+    from raterapp.models import ExperimentBudget
+    from raterapp.services.budgets import budget_update
+
+    budget, _ = ExperimentBudget.objects.get_or_create(experiment=experiment)
+    budget_update(budget=budget, actor=users["admin"], changes=changes, reason="test", via="api")
+
+
+def _judged_then_assigned_to_others(users, experiment):
+    from raterapp.services.judging import assignment_next, judgement_submit
+    from raterapp.services.raters import rater_assign
+
+    task = assignment_next(experiment=experiment, rater=users["rater"])
+    judgement_submit(task=task, rater=users["rater"], verdict="equivalent", client_id="1" * 32)
+    rater_assign(actor=users["admin"], experiment=experiment, raters=[UserFactory(roles=["rater"])])
+
+
+HOME_CASES = {
+    None: lambda users, experiment: None,
+    "rater_paused": lambda users, experiment: rater_pause(actor=users["admin"], rater=users["rater"], reason="a break"),
+    "budget_paused": lambda users, experiment: _budget(users, experiment, paused=True),
+    "budget_spent": lambda users, experiment: _budget(users, experiment, max_verdicts=0),
+    "quota_daily": lambda users, experiment: rater_quota_set(
+        actor=users["admin"], rater=users["rater"], daily_quota=0, total_quota=None
+    ),
+    "queue_empty": lambda users, experiment: experiment.tasks.update(verdicts=F("wanted")),
+    "not_assigned": _judged_then_assigned_to_others,
+}
+
+
+@pytest.mark.parametrize("reason", list(HOME_CASES))
+def test_rater_home_says_why_each_experiment_can_or_cannot_be_rated_as_the_queue_would(
+    client, users, experiment, reason
+):
+    from raterapp.services.judging import QueueClosed, assignment_next
+
+    HOME_CASES[reason](users, experiment)
+    client.force_login(users["rater"])
+    response = client.get(reverse("rate-home"))
+    (row,) = response.context["experiments"]
+    assert row["blocked"] == reason
+    content = response.content.decode()
+    assert f'data-blocked="{reason or ""}"' in content
+    assert f"<strong>{row['status_title']}</strong>" in content
+    judging = f'href="{reverse("rate-experiment", args=[experiment.pk])}"'
+    if reason is None:
+        assert "Start rating" in content and "Open and wait" not in content
+    else:
+        assert "Start rating" not in content and "Continue rating" not in content
+        assert ("Open and wait" in content) is (
+            reason in {"rater_paused", "budget_paused", "budget_spent", "queue_empty"}
+        )
+        assert (judging in content) is ("Open and wait" in content)
+    # The page says what the queue does: a pair for a ready experiment, else the same reason.
+    try:
+        task = assignment_next(experiment=experiment, rater=users["rater"])
+    except QueueClosed as closed:
+        assert closed.reason == reason
+    else:
+        assert (reason, task is None) in {(None, False), ("queue_empty", True)}
+
+
+def test_rater_home_lets_a_rater_finish_a_pair_they_hold_after_the_budget_ran_out(client, users, experiment):
+    from raterapp.services.judging import assignment_next
+
+    _budget(users, experiment, max_verdicts=1)
+    assignment_next(experiment=experiment, rater=users["rater"])  # the budget's one verdict, promised to this rater
+    client.force_login(users["rater"])
+    (row,) = client.get(reverse("rate-home")).context["experiments"]
+    assert row["blocked"] is None
+    other = UserFactory(roles=["rater"])
+    client.force_login(other)
+    (row,) = client.get(reverse("rate-home")).context["experiments"]
+    assert row["blocked"] == "budget_spent"
