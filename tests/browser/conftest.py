@@ -1,7 +1,9 @@
 """Real headless Chromium (Debian's package) against Django's live server, with a real Celery worker.
 
-Playwright's own browser download does not work here, so the tests drive /usr/bin/chromium;
-when it is missing they fail (never skip) and say how to install it.
+Playwright's own browser download does not work here, so the tests drive /usr/bin/chromium
+(or CHROMIUM_PATH). When it is missing they say how to install it, and fail in CI (which runs
+the whole suite) or are skipped elsewhere. Every test here carries the ``browser`` marker
+(``make test-fast`` leaves them out).
 """
 
 from __future__ import annotations
@@ -20,13 +22,28 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
 
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.is_relative_to(Path(__file__).parent):
+            item.add_marker(pytest.mark.browser)
+
+
+def chromium_required() -> None:
+    """Fail (in CI) or skip (elsewhere) with how to install Chromium, when it is missing."""
+    if Path(CHROMIUM).is_file():
+        return
+    message = (
+        f"Chromium is not installed at {CHROMIUM}: the browser tests need it. "
+        "Install it with `apt-get update && apt-get install -y chromium` (or set CHROMIUM_PATH)."
+    )
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 @pytest.fixture
 def browser(monkeypatch):
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(
-            f"Chromium is not installed at {CHROMIUM}: the browser tests need it. "
-            "Install it with `apt-get update && apt-get install -y chromium` (or set CHROMIUM_PATH)."
-        )
+    chromium_required()
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API keeps an event loop marked as running in this thread, so Django
