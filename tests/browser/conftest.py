@@ -183,6 +183,20 @@ def record_problems(page, problems: list[str], *, expected=lambda url: False) ->
     )
 
 
+SETTLE = """async () => {
+  await Promise.all(document.getAnimations().map((animation) => animation.finished.catch(() => null)));
+  const charts = window.Chart && Chart.instances ? Object.values(Chart.instances) : [];
+  while (charts.some((chart) => Chart.animator.running(chart))) await new Promise(requestAnimationFrame);
+  for (let frame = 0; frame < 2; frame++) await new Promise(requestAnimationFrame);
+}"""
+
+
+def settle(page) -> None:
+    """Wait until the page's CSS animations and Chart.js animations have finished and it has been
+    painted (instead of a fixed sleep before a screenshot or after a resize)."""
+    page.evaluate(SETTLE)
+
+
 def sign_in(page, live_server, username: str, password: str, path: str) -> None:
     """Sign in through the login form, which then lands on ``path``."""
     page.goto(f"{live_server.url}/login/?next={path}")
