@@ -160,9 +160,10 @@ def serve_portraits(context) -> None:
     context.route("https://img.example/**", handle)
 
 
-def record_problems(page, problems: list[str], *, expected=lambda url: False) -> None:
-    """Collect page errors, console errors and failed requests (except URLs ``expected`` to fail)
-    into ``problems``, for a test to assert it stays empty."""
+def record_problems(page, problems: list[str], *, expected=lambda url: False, expected_response=None) -> None:
+    """Collect page errors, console errors and failed requests (except URLs ``expected`` to fail, or
+    responses ``expected_response(response)`` accepts) into ``problems``, for a test to assert it
+    stays empty."""
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on(
         "console",
@@ -178,6 +179,7 @@ def record_problems(page, problems: list[str], *, expected=lambda url: False) ->
             response.status >= 400
             and not response.url.endswith("/favicon.ico")
             and not expected(response.url)
+            and not (expected_response and expected_response(response))
             and problems.append(f"HTTP {response.status}: {response.url}")
         ),
     )

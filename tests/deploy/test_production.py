@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 from django.conf import global_settings, settings
 
+from tests.browser.conftest import record_problems
 from tests.e2e.conftest import _database_url
 
 from .processes import free_port, http_status, wait_until
@@ -221,21 +222,6 @@ def _filled(template: str, values: dict[str, object]) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: str(values.get(m.group(1), 1)), path)
 
 
-def _problems_recorded(page, problems: list[str]) -> None:
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: message.type == "error"
-        and not message.text.startswith("Failed to load resource")  # the responses below say which
-        and problems.append(f"console: {message.text}"),
-    )
-    page.on(
-        "response",
-        lambda response: (response.status >= 500 or (response.status == 404 and "/static/" in response.url))
-        and problems.append(f"HTTP {response.status}: {response.url}"),
-    )
-
-
 @pytest.mark.browser
 @pytest.mark.parametrize("role", ROLES)
 def test_every_page_and_api_get_of_every_role_in_production_mode(production, browser, transactional_db, settings, role):
@@ -268,7 +254,8 @@ def test_every_page_and_api_get_of_every_role_in_production_mode(production, bro
         assert "/login/" not in page.url, f"{role} could not sign in over plain http"
 
     problems: list[str] = []
-    _problems_recorded(page, problems)
+    # A role's 403 or 404 is its answer; a 500, or a static file the manifest does not know, is not.
+    record_problems(page, problems, expected_response=lambda r: r.status < 500 and "/static/" not in r.url)
     statuses = {}
     for template in _pages():
         path = _filled(template, values)
