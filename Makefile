@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements/dev.lock
 # The browser tests drive this Chromium (Debian's package; Playwright's download does not work here).
 CHROMIUM_PATH ?= /usr/bin/chromium
+export CHROMIUM_PATH
 
 .PHONY: test test-fast browser-check demo demo-reset install lock lock-upgrade bench clean
 
@@ -32,12 +33,13 @@ browser-check:
 test: $(STAMP) browser-check
 	$(BIN)/ruff check metrics_core raterapp tests bench
 	$(BIN)/ruff format --check metrics_core raterapp bench
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadscope
 
-# Everything but the slow simulations and the browser tests (a few minutes): for everyday work.
+# Everything but the slow simulations, the process-level tests and the browser tests, on two
+# pytest-xdist workers (tests/settings.py keeps their files, cache keys and queues apart).
 test-fast: $(STAMP)
 	$(BIN)/ruff check metrics_core raterapp tests bench
-	$(BIN)/python -m pytest -m "not slow and not browser"
+	$(BIN)/python -m pytest -n 2 -m "not slow and not browser"
 
 # Refresh the hashed locks after a change to pyproject.toml's dependencies: requirements/dev.lock
 # (web + dev: make install, CI) and requirements/image.lock (web + dask: the Dockerfile). `make lock`

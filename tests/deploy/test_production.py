@@ -262,7 +262,7 @@ def test_every_page_and_api_get_of_every_role_in_production_mode(production, bro
         response = page.goto(f"{production.url}{path}", wait_until="load")
         statuses[path] = response.status
         try:
-            page.wait_for_load_state("networkidle", timeout=5000)
+            page.wait_for_load_state("networkidle", timeout=3000)
         except Exception:  # noqa: BLE001 - a page that keeps polling is fine; its errors are recorded
             pass
     for template in _api_gets():

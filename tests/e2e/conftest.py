@@ -28,10 +28,20 @@ def _database_url() -> str:
     return f"postgres://{user}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+def queue_of(task_name: str) -> str:
+    """The queue ``task_name`` goes to (settings.CELERY_TASK_ROUTES; suffixed per pytest-xdist worker)."""
+    return settings.CELERY_TASK_ROUTES[task_name]["queue"]
+
+
+def all_queues() -> str:
+    return ",".join(sorted({route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}))
+
+
 @contextmanager
-def celery_worker_started(log_dir: Path, *, queues: str = "preparation,live", name: str = "all", command=()):
-    """A ``celery worker`` process on ``queues`` (both by default, like the demo's), started with
-    ``command`` (default: ``python -m celery -A raterapp``); yield it once it answers a ping."""
+def celery_worker_started(log_dir: Path, *, queues: str = "", name: str = "all", command=()):
+    """A ``celery worker`` process on ``queues`` (default: every queue, like the demo's worker),
+    started with ``command`` (default: ``python -m celery -A raterapp``); yield it once it answers
+    a ping."""
     from raterapp.celery import app
 
     env = {
@@ -47,7 +57,7 @@ def celery_worker_started(log_dir: Path, *, queues: str = "preparation,live", na
     log = open(log_path, "w")  # noqa: SIM115 - closed below
     worker = subprocess.Popen(
         [*(command or [sys.executable, "-m", "celery", "-A", "raterapp"]), "worker", "--pool=solo", "--loglevel=INFO",
-         "-Q", queues, "--hostname", hostname, "--without-gossip", "--without-mingle"],
+         "-Q", queues or all_queues(), "--hostname", hostname, "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:

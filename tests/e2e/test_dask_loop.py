@@ -42,6 +42,7 @@ def _client(name: str, role: str) -> APIClient:
     return client
 
 
+@pytest.mark.slow
 def test_a_location_experiment_is_prepared_on_dask_by_the_worker(dask_scheduler, celery_worker_process, tmp_path):
     rng = np.random.default_rng(8)
     n = 300

@@ -99,11 +99,14 @@ def test_cookies_are_secure_when_https_is_configured(tmp_path, environment, secu
 
 
 def test_preparation_and_live_tasks_go_to_their_own_queues():
+    from django.conf import settings
+
+    import raterapp.settings as app_settings
     from raterapp.celery import app
 
-    def queue(name):
-        return app.amqp.router.route({}, name)["queue"].name
-
-    assert [queue(n) for n in ("raterapp.experiment_prepare", "raterapp.sample_batch_draw")] == ["preparation"] * 2
+    preparation = ("raterapp.experiment_prepare", "raterapp.sample_batch_draw")
     live = ("raterapp.estimates_refresh", "raterapp.derived_refresh", "raterapp.raters_auto_pause")
-    assert [queue(n) for n in live] == ["live"] * 3
+    queues = {name: app_settings.CELERY_TASK_ROUTES[name]["queue"] for name in preparation + live}
+    assert queues == {**dict.fromkeys(preparation, "preparation"), **dict.fromkeys(live, "live")}
+    for name in preparation + live:  # Celery routes by these settings (suffixed per pytest-xdist worker here)
+        assert app.amqp.router.route({}, name)["queue"].name == settings.CELERY_TASK_ROUTES[name]["queue"]

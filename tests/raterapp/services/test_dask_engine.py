@@ -64,6 +64,7 @@ def judge_all(experiment, gold):
         judgement_submit(task=task, rater=rater, verdict="equivalent" if same else "not_equivalent", client_id=uuid.uuid4())
 
 
+@pytest.mark.slow
 def test_an_experiment_from_a_location_is_prepared_on_the_dask_cluster(engineer, settings, tmp_path, scheduler):
     frame, gold = population_frame()
     folder = write_parts(frame, tmp_path / "data" / "items", 4)
