@@ -64,7 +64,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _start(command: list[str]) -> subprocess.Popen:
-        return subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent)  # noqa: PLW1509
+        return subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent)
 
     @staticmethod
     def _stop_all(children, *, grace: float) -> None:
