@@ -1,24 +1,73 @@
-"""Settings, read from environment variables only (documented in .env.example).
+"""Settings, read from environment variables only (every one is listed in .env.example).
 
 Production differs from the demo only by environment: with ``DATABASE_URL`` and
 ``REDIS_URL`` unset, the app runs on SQLite with a file-system Celery broker under
 ``DATA_DIR`` (the embedded demo default); with them set, on PostgreSQL and Redis.
+A variable set to the empty string counts as unset (``cp .env.example .env`` leaves
+several empty), so its default applies.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
+
+
+class _Env(environ.Env):
+    """django-environ, reading ``NAME=`` (empty) as unset."""
+
+    def get_value(self, var, cast=None, default=environ.Env.NOTSET, parse_default=False):
+        if self.ENVIRON.get(f"{self.prefix}{var}") == "":
+            if default is self.NOTSET:
+                raise ImproperlyConfigured(f"Set the {var} environment variable")
+            return default
+        return super().get_value(var, cast=cast, default=default, parse_default=parse_default)
+
+
+def _secret_key_from_file(path: str) -> str:
+    """The key kept in ``path``; a random one is written there first if the file does not exist.
+
+    Several processes (web, workers) may start at once: each writes its candidate to a file of
+    its own and links it into place, and whichever link lands first is the key they all read.
+    """
+    target = Path(path)
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        candidate = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        candidate.write_text(secrets.token_urlsafe(50))
+        candidate.chmod(0o600)
+        try:
+            os.link(candidate, target)
+        except FileExistsError:
+            pass
+        finally:
+            candidate.unlink()
+    key = target.read_text().strip()
+    if not key:
+        raise ImproperlyConfigured(f"SECRET_KEY_FILE {path} is empty")
+    return key
+
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-env = environ.Env()
+env = _Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
 DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / ".data")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
-SECRET_KEY = env.str("SECRET_KEY", default="insecure-demo-key-set-SECRET_KEY" if DEBUG else environ.Env.NOTSET)
+# Production: SECRET_KEY, or SECRET_KEY_FILE naming a file that holds it (created with a random
+# key on first start; docker-compose.yml keeps it in the data volume). Never a default outside DEBUG.
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY and env.str("SECRET_KEY_FILE", default=""):
+    SECRET_KEY = _secret_key_from_file(env.str("SECRET_KEY_FILE"))
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("Set the SECRET_KEY environment variable (or SECRET_KEY_FILE)")
+    SECRET_KEY = "insecure-demo-key-set-SECRET_KEY"
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -32,6 +81,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "raterapp",
 ]
 
@@ -74,20 +124,30 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
-CELERY_BROKER_TRANSPORT_OPTIONS = (
-    {}
-    if CELERY_BROKER_URL != "filesystem://"
-    else {
+# The embedded broker: folders under DATA_DIR (the demo has a DATA_DIR of its own, see the
+# Makefile, so it never shares a broker with the tests). "localhost" only keeps kombu from
+# warning that no host name was given.
+FILESYSTEM_BROKER_URL = "filesystem://localhost/"
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or FILESYSTEM_BROKER_URL)
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(DATA_DIR / "broker"),
         "data_folder_out": str(DATA_DIR / "broker"),
         "processed_folder": str(DATA_DIR / "broker-processed"),
         "control_folder": str(DATA_DIR / "broker-control"),
     }
-)
-if CELERY_BROKER_URL == "filesystem://":
     for folder in ("broker", "broker-processed", "broker-control"):
         (DATA_DIR / folder).mkdir(exist_ok=True)
+# Two queues, so that an hour-long preparation never holds up the one-second refreshes of the
+# dashboards: docker-compose.yml runs one worker per queue; the demo and the end-to-end tests
+# run one worker that consumes both. A task not named here goes to "live".
+PREPARATION_TASKS = ["raterapp.experiment_prepare", "raterapp.sample_batch_draw"]
+LIVE_TASKS = ["raterapp.estimates_refresh", "raterapp.derived_refresh", "raterapp.raters_auto_pause"]
+CELERY_TASK_DEFAULT_QUEUE = "live"
+CELERY_TASK_ROUTES = {
+    **{name: {"queue": "preparation"} for name in PREPARATION_TASKS},
+    **{name: {"queue": "live"} for name in LIVE_TASKS},
+}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True
@@ -118,7 +178,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"
+# Outside the data volume: the image bakes its static files in at build time (Dockerfile).
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(DATA_DIR / "media")))
 MEDIA_URL = "media/"
 STORAGES = {
@@ -153,6 +214,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Experiments, uploads, impact metrics, sampled pairs, judgements and estimates.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from the drf-spectacular-sidecar package: /api/docs/ works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "PairReportReasonEnum": "raterapp.models.PairReport.Reason",
         "QueueClosedReasonEnum": ["queue_empty", "quota_daily", "quota_total"],
@@ -175,9 +240,14 @@ LOGGING = {
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
-    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+# HTTPS=true when users reach the app over https (a TLS-terminating proxy in front of gunicorn
+# that sets X-Forwarded-Proto): cookies are then Secure-only. Plain http (the compose file as it
+# is, the demo) needs Secure off, or no sign-in would stick.
+HTTPS = env.bool("HTTPS", default=False)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Raters' leases on pairs and the live estimates channel.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)

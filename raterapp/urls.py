@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import HttpResponseRedirect
+from django.templatetags.static import static
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from raterapp.views import rating
 
@@ -25,4 +27,7 @@ urlpatterns = [
     path("api/", include("raterapp.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # For pages that name no icon (the Django admin, the API's JSON): the app's own.
+    path("favicon.ico", lambda request: HttpResponseRedirect(static("raterapp/favicon.svg")), name="favicon"),
 ]

@@ -11,7 +11,18 @@ os.environ.setdefault("SECRET_KEY", "tests-only-secret")
 from raterapp.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-MEDIA_ROOT = DATA_DIR / "test-media"  # noqa: F405
+# Under pytest-xdist (make test-fast), each worker process has its own test database (pytest-django
+# adds the suffix), and here its own uploads folder, cache keys and Celery queues, so that two
+# workers never read each other's files, debounce keys or tasks.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+MEDIA_ROOT = DATA_DIR / ("test-media" + (f"-{XDIST_WORKER}" if XDIST_WORKER else ""))  # noqa: F405
+if XDIST_WORKER:
+    CACHES["default"]["KEY_PREFIX"] = XDIST_WORKER  # noqa: F405
+    CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}-{XDIST_WORKER}"  # noqa: F405
+    CELERY_TASK_ROUTES = {  # noqa: F405
+        name: {"queue": f"{route['queue']}-{XDIST_WORKER}"}
+        for name, route in CELERY_TASK_ROUTES.items()  # noqa: F405
+    }
 WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = True
 
 # A file, not memory, so that a Celery worker process in the end-to-end tests shares it.

@@ -1,7 +1,9 @@
 """Real headless Chromium (Debian's package) against Django's live server, with a real Celery worker.
 
-Playwright's own browser download does not work here, so the tests drive /usr/bin/chromium;
-when it is missing they fail (never skip) and say how to install it.
+Playwright's own browser download does not work here, so the tests drive /usr/bin/chromium
+(or CHROMIUM_PATH). When it is missing they say how to install it, and fail in CI (which runs
+the whole suite) or are skipped elsewhere. Every test here carries the ``browser`` marker
+(``make test-fast`` leaves them out).
 """
 
 from __future__ import annotations
@@ -20,13 +22,28 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
 
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.is_relative_to(Path(__file__).parent):
+            item.add_marker(pytest.mark.browser)
+
+
+def chromium_required() -> None:
+    """Fail (in CI) or skip (elsewhere) with how to install Chromium, when it is missing."""
+    if Path(CHROMIUM).is_file():
+        return
+    message = (
+        f"Chromium is not installed at {CHROMIUM}: the browser tests need it. "
+        "Install it with `apt-get update && apt-get install -y chromium` (or set CHROMIUM_PATH)."
+    )
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 @pytest.fixture
 def browser(monkeypatch):
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(
-            f"Chromium is not installed at {CHROMIUM}: the browser tests need it. "
-            "Install it with `apt-get update && apt-get install -y chromium` (or set CHROMIUM_PATH)."
-        )
+    chromium_required()
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API keeps an event loop marked as running in this thread, so Django
@@ -143,9 +160,10 @@ def serve_portraits(context) -> None:
     context.route("https://img.example/**", handle)
 
 
-def record_problems(page, problems: list[str], *, expected=lambda url: False) -> None:
-    """Collect page errors, console errors and failed requests (except URLs ``expected`` to fail)
-    into ``problems``, for a test to assert it stays empty."""
+def record_problems(page, problems: list[str], *, expected=lambda url: False, expected_response=None) -> None:
+    """Collect page errors, console errors and failed requests (except URLs ``expected`` to fail, or
+    responses ``expected_response(response)`` accepts) into ``problems``, for a test to assert it
+    stays empty."""
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on(
         "console",
@@ -161,9 +179,24 @@ def record_problems(page, problems: list[str], *, expected=lambda url: False) ->
             response.status >= 400
             and not response.url.endswith("/favicon.ico")
             and not expected(response.url)
+            and not (expected_response and expected_response(response))
             and problems.append(f"HTTP {response.status}: {response.url}")
         ),
     )
+
+
+SETTLE = """async () => {
+  await Promise.all(document.getAnimations().map((animation) => animation.finished.catch(() => null)));
+  const charts = window.Chart && Chart.instances ? Object.values(Chart.instances) : [];
+  while (charts.some((chart) => Chart.animator.running(chart))) await new Promise(requestAnimationFrame);
+  for (let frame = 0; frame < 2; frame++) await new Promise(requestAnimationFrame);
+}"""
+
+
+def settle(page) -> None:
+    """Wait until the page's CSS animations and Chart.js animations have finished and it has been
+    painted (instead of a fixed sleep before a screenshot or after a resize)."""
+    page.evaluate(SETTLE)
 
 
 def sign_in(page, live_server, username: str, password: str, path: str) -> None:

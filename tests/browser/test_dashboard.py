@@ -18,7 +18,7 @@ from tests.e2e.conftest import wait_for
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-from .conftest import record_problems, sign_in
+from .conftest import record_problems, settle, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -120,10 +120,10 @@ def test_dashboard_follows_verdicts_live(celery_worker_process, browser, live_se
     page.locator("[data-slice-attribute]").select_option("colour")
     page.locator("[data-slices-rows] [data-slice='blue']").wait_for()
     assert page.locator("[data-slices-rows] tr").count() == 2
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(screenshots_dir / "dashboard-1280.png"), full_page=True)
     page.set_viewport_size(PHONE)
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(screenshots_dir / "dashboard-390.png"), full_page=True)
 
     page.set_viewport_size(LAPTOP)

@@ -18,7 +18,7 @@ from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared, sample_of
 
-from .conftest import record_problems, sign_in
+from .conftest import record_problems, settle, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -105,12 +105,12 @@ def test_derived_panels_and_calibration(browser, live_server, screenshots_dir, s
     parameters = page.locator("[data-calibration-parameters]").inner_text()
     assert "True Recall_Base(AffectedItems)" in parameters and "Variant 2 gives" in parameters
     page.locator("#derived-heading").scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(screenshots_dir / "derived-1280.png"), full_page=True)
     page.locator("[data-derived]").screenshot(path=str(screenshots_dir / "derived-card-1280.png"))
     page.locator("[data-calibration]").screenshot(path=str(screenshots_dir / "calibration-card-1280.png"))
     page.set_viewport_size(PHONE)
-    page.wait_for_timeout(300)
+    settle(page)
     page.locator("[data-derived]").screenshot(path=str(screenshots_dir / "derived-390.png"))
     context.close()
     assert problems == [], problems
@@ -142,7 +142,7 @@ def test_absolute_quality_panel(browser, live_server, screenshots_dir, settings)
         arg=expected,
         timeout=5_000,
     )
-    page.wait_for_timeout(300)
+    settle(page)
     page.locator("[data-absolute]").screenshot(path=str(screenshots_dir / "absolute-card-1280.png"))
     page.locator("[data-prepared-summary] > summary").click()  # the parameters, folded once prepared
     assert "Absolute quality of one clustering" in page.locator("main").inner_text()

@@ -210,8 +210,9 @@ def test_untrusted_card_text_stays_inert(browser, live_server, rating_experiment
     assert cards.first.get_by_text("javascript:alert(3)", exact=True).is_visible()  # shown as text, not a link
     assert cards.first.get_by_text("Picture not shown: not a web address").is_visible()
     page.screenshot(path=str(screenshots_dir / "judging-untrusted-1280x800.png"))
+    task = _task_on_screen(page)
     page.keyboard.press("1")  # answering renders the next pair the same way
-    page.wait_for_timeout(500)
+    _wait_for_other_task(page, task)
     assert page.locator("a[href^='javascript'], img[src^='javascript']").count() == 0
     assert dialogs == []
     assert problems == []

@@ -16,7 +16,7 @@ from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-from .conftest import record_problems, sign_in
+from .conftest import record_problems, settle, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -64,10 +64,10 @@ def test_overview_page_draws_spend_and_budgets(browser, live_server, screenshots
     for name in ("per-experiment", "cost", "per-rater", "throughput"):
         assert page.evaluate(f"!!Chart.getChart(document.querySelector('[data-chart={name}]'))"), name
     assert page.locator("tr[data-budget]").count() == 3
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(screenshots_dir / "overview-1280.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(screenshots_dir / "overview-390.png"), full_page=True)
 
     # The budget of one experiment, changed on its page by the admin: audited as a page change.

@@ -19,7 +19,7 @@ from raterapp.services.raters import rater_pause
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-from .conftest import record_problems, sign_in
+from .conftest import record_problems, settle, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -165,10 +165,10 @@ def test_admin_manages_raters_without_a_reload(browser, live_server, screenshots
     assert page.get_by_role("button", name="Reactivate eli").is_visible()
 
     assert page.evaluate("window.notReloaded") is True
-    page.wait_for_timeout(2100)  # the new row's highlight fades
+    settle(page)
     page.screenshot(path=str(screenshots_dir / "raters-1280.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
-    page.wait_for_timeout(200)
+    settle(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.screenshot(path=str(screenshots_dir / "raters-390.png"), full_page=True)
     # Full-page shots at 390 are too tall to read at a glance: the first screen and two cards too.
@@ -181,7 +181,7 @@ def test_admin_manages_raters_without_a_reload(browser, live_server, screenshots
         clip={"x": 0, "y": top - 20, "width": 390, "height": 720},
     )
     page.get_by_role("button", name="Pause chen").click()
-    page.wait_for_timeout(200)
+    settle(page)
     page.screenshot(path=str(screenshots_dir / "raters-pause-dialog-390.png"))
     page.keyboard.press("Escape")
     context.close()

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,9 +28,20 @@ def _database_url() -> str:
     return f"postgres://{user}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-@pytest.fixture
-def celery_worker_process(transactional_db, tmp_path):
-    """Start ``celery worker`` as a separate process; yield once it answers a ping."""
+def queue_of(task_name: str) -> str:
+    """The queue ``task_name`` goes to (settings.CELERY_TASK_ROUTES; suffixed per pytest-xdist worker)."""
+    return settings.CELERY_TASK_ROUTES[task_name]["queue"]
+
+
+def all_queues() -> str:
+    return ",".join(sorted({route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}))
+
+
+@contextmanager
+def celery_worker_started(log_dir: Path, *, queues: str = "", name: str = "all", command=()):
+    """A ``celery worker`` process on ``queues`` (default: every queue, like the demo's worker),
+    started with ``command`` (default: ``python -m celery -A raterapp``); yield it once it answers
+    a ping."""
     from raterapp.celery import app
 
     env = {
@@ -40,17 +52,19 @@ def celery_worker_process(transactional_db, tmp_path):
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "CELERY_TASK_ALWAYS_EAGER": "false",
     }
-    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below
+    hostname = f"e2e-{os.getpid()}-{name}@localhost"
+    log_path = log_dir / f"worker-{name}.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "raterapp", "worker", "--pool=solo", "--loglevel=INFO",
-         "--hostname", f"e2e-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+        [*(command or [sys.executable, "-m", "celery", "-A", "raterapp"]), "worker", "--pool=solo", "--loglevel=INFO",
+         "-Q", queues or all_queues(), "--hostname", hostname, "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 60
-        while not app.control.ping(timeout=0.5):
+        while not app.control.ping(destination=[hostname], timeout=0.5):
             if worker.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the Celery worker did not start:\n" + (tmp_path / "worker.log").read_text())
+                raise RuntimeError("the Celery worker did not start:\n" + log_path.read_text())
         yield worker
     finally:
         worker.terminate()
@@ -58,7 +72,15 @@ def celery_worker_process(transactional_db, tmp_path):
             worker.wait(timeout=20)
         except subprocess.TimeoutExpired:
             worker.kill()
+            worker.wait()
         log.close()
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """One ``celery worker`` process on both queues, as in the demo."""
+    with celery_worker_started(tmp_path) as worker:
+        yield worker
 
 
 def wait_for(condition, *, timeout: float = 90.0, interval: float = 0.2, what: str = "condition"):

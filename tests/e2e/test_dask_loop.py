@@ -42,6 +42,7 @@ def _client(name: str, role: str) -> APIClient:
     return client
 
 
+@pytest.mark.slow
 def test_a_location_experiment_is_prepared_on_dask_by_the_worker(dask_scheduler, celery_worker_process, tmp_path):
     rng = np.random.default_rng(8)
     n = 300
@@ -60,7 +61,7 @@ def test_a_location_experiment_is_prepared_on_dask_by_the_worker(dask_scheduler,
     with open(tmp_path / "catalogue.csv", "rb") as catalogue:
         created = engineer.post(
             "/api/experiments/",
-            {"name": "dask", "n_draws": 400, "seed": 3, "items_location": str(folder), "catalogue": catalogue},
+            {"name": "dask", "n_draws": 150, "seed": 3, "items_location": str(folder), "catalogue": catalogue},
             format="multipart",
         )
     assert created.status_code == 201, created.content

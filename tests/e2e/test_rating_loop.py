@@ -54,6 +54,7 @@ def _user(name: str, role: str) -> User:
     return user
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheme", ["stratified"])
 def test_upload_sample_judge_and_estimate_through_the_api(celery_worker_process, tmp_path, scheme):
     truth = _population(tmp_path, np.random.default_rng(5))

@@ -2,11 +2,8 @@
 
 import pytest
 
-from tests.metrics_core.dask_run import local_client
 
-
-@pytest.fixture(scope="module")
-def client():
-    """A LocalCluster of 2 single-threaded workers and its client, one per test module (the Dask backend's tests)."""
-    with local_client(2) as client:
-        yield client
+@pytest.fixture
+def client(dask_cluster_client):
+    """The session's LocalCluster client (the Dask backend's tests)."""
+    return dask_cluster_client

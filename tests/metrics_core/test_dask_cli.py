@@ -70,6 +70,7 @@ def test_sample_on_dask_feeds_estimate(tmp_path, items, scheduler):
     assert estimate["estimates"]["BadMergeDistance"]["value"] == 0.0
 
 
+@pytest.mark.slow
 def test_sample_on_a_local_cluster_is_the_sample_on_a_scheduler(tmp_path, items, scheduler):
     folder, _ = items
     outputs = []

@@ -81,6 +81,7 @@ def samples_of(folder, seed=5):
     }
 
 
+@pytest.mark.slow
 def test_same_sample_for_any_partitioning_and_number_of_workers(client, tmp_path):
     frame = random_items()
     samples = {n_parts: samples_of(write_parts(frame, tmp_path / f"p{n_parts}", n_parts, seed=n_parts)) for n_parts in (1, 3, 7)}

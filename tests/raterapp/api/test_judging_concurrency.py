@@ -59,6 +59,7 @@ def overcommitted_tasks(experiment_id) -> list:
     return [row for row in rows if row[1] + row[2] > row[3]]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("media")
 def test_fifty_raters_with_replication_two_and_double_submits(people):

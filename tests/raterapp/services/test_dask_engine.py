@@ -19,7 +19,7 @@ from raterapp.services.estimates import estimates_refresh
 from raterapp.services.experiments import experiment_create
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.preparation import experiment_prepare
-from tests.metrics_core.dask_run import local_client, write_parts
+from tests.metrics_core.dask_run import write_parts
 from tests.raterapp.services.files import parquet_bytes, upload
 from tests.raterapp.services.test_judging import make_raters
 
@@ -28,11 +28,10 @@ pytestmark = pytest.mark.usefixtures("media")
 N = 400
 
 
-@pytest.fixture(scope="module")
-def scheduler():
-    """A real Dask scheduler with two workers, reached by address as a deployment would."""
-    with local_client(2) as client:
-        yield client.scheduler.address
+@pytest.fixture
+def scheduler(dask_cluster_client):
+    """A real Dask scheduler with two workers (the session's), reached by address as a deployment would."""
+    return dask_cluster_client.scheduler.address
 
 
 def population_frame(seed=3):
@@ -65,6 +64,7 @@ def judge_all(experiment, gold):
         judgement_submit(task=task, rater=rater, verdict="equivalent" if same else "not_equivalent", client_id=uuid.uuid4())
 
 
+@pytest.mark.slow
 def test_an_experiment_from_a_location_is_prepared_on_the_dask_cluster(engineer, settings, tmp_path, scheduler):
     frame, gold = population_frame()
     folder = write_parts(frame, tmp_path / "data" / "items", 4)

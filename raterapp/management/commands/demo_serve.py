@@ -1,0 +1,87 @@
+"""``python manage.py demo_serve``: the demo's processes under one supervisor (``make demo``).
+
+It starts the web server, a Celery worker on both queues and the simulated raters, each in a
+process group of its own, and stops them all (SIGTERM to each group, SIGKILL after a grace
+period) when it gets SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed), when its parent
+(``make``) dies, or when the web server or the worker exits. The children are kept out of the
+terminal's process group so that a closed terminal reaches the supervisor only: a Celery worker
+that gets SIGHUP itself restarts instead of stopping.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.core.management.base import BaseCommand
+
+_PR_SET_PDEATHSIG = 1
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to send this process SIGTERM when its parent dies (elsewhere: a no-op)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class Command(BaseCommand):
+    help = "Run the demo's web server, Celery worker and simulated raters; stop them all together."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--port", type=int, default=8000, help="port of the web server on 127.0.0.1")
+        parser.add_argument("--pace", type=float, default=0.5, help="seconds between simulated verdicts")
+        parser.add_argument("--grace", type=float, default=10.0, help="seconds a child gets to stop before SIGKILL")
+
+    def handle(self, *args, **options):
+        stop = []
+        for signum in _STOP_SIGNALS:
+            signal.signal(signum, lambda signum, frame: stop.append(signum))
+        parent = os.getppid()
+        _die_with_parent()
+        python, manage = sys.executable, sys.argv[0]
+        commands = {
+            "web": [python, manage, "runserver", f"127.0.0.1:{options['port']}", "--noreload"],
+            "worker": [
+                python, "-m", "celery", "-A", "raterapp", "worker", "--pool=solo", "--loglevel=WARNING",
+                "-Q", "preparation,live", "--hostname", f"demo-{os.getpid()}@%h",
+                "--without-gossip", "--without-mingle",
+            ],
+            "raters": [python, manage, "demo", "--simulate", "--pace", str(options["pace"])],
+        }  # fmt: skip
+        children = {name: self._start(command) for name, command in commands.items()}
+        try:
+            while not stop and os.getppid() == parent:
+                if any(children[name].poll() is not None for name in ("web", "worker")):
+                    break
+                time.sleep(0.2)
+        finally:
+            self._stop_all(children.values(), grace=options["grace"])
+
+    @staticmethod
+    def _start(command: list[str]) -> subprocess.Popen:
+        return subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent)
+
+    @staticmethod
+    def _stop_all(children, *, grace: float) -> None:
+        for child in children:
+            _signal_group(child, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for child in children:
+            try:
+                child.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            _signal_group(child, signal.SIGKILL)
+            child.wait()
+
+
+def _signal_group(child: subprocess.Popen, signum: int) -> None:
+    try:
+        os.killpg(child.pid, signum)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,276 @@
+"""The product as it is deployed, in CI, without a container runtime:
+
+(a) the Dockerfile's build commands run with exactly the Dockerfile's environment (its volume and
+    static paths in a temporary folder): collectstatic with the manifest storage, DEBUG=false, no
+    secret;
+(b) web, both Celery workers and the Dask scheduler and worker start from docker-compose.yml's own
+    ``command:`` and ``environment:``, with ``.env.example`` copied unchanged as ``.env``, against
+    the real PostgreSQL (the test database) and Redis; only the compose service names become
+    127.0.0.1, the published ports free ones, and the data volume a temporary folder;
+(c) every page and every API GET endpoint, for every role, loaded in Chromium from that gunicorn:
+    no 500, no console error, no missing static file.
+
+Each process runs in a process group of its own and is stopped at the end of the module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.conf import global_settings, settings
+
+from tests.browser.conftest import record_problems
+from tests.e2e.conftest import _database_url
+
+from .processes import free_port, http_status, wait_until
+from .shape import ROOT, Substitutions, base_environment, compose_read, dockerfile_read, env_file_read
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not settings.REDIS_URL or not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"),
+        reason="the production shape runs on PostgreSQL and Redis (CI sets DATABASE_URL and REDIS_URL)",
+    ),
+]
+APP_SERVICES = ("web", "worker-preparation", "worker-live", "dask-scheduler", "dask-worker")
+COMPOSE_DATABASE_URL = "postgres://rater:rater@db:5432/rater"
+COMPOSE_REDIS_URL = "redis://redis:6379/0"
+
+
+@dataclass
+class Production:
+    url: str
+    dask_dashboard: str
+    dask_scheduler: str
+    static_root: Path
+    data_dir: Path
+    logs: Path
+
+
+def _build(image, folder: Path, paths: Substitutions) -> None:
+    """(a) Every RUN of the Dockerfile that builds the app, with the Dockerfile's ENV alone. The
+    package installs are the locks' (tests/deploy/test_locks.py) and the user is the system's."""
+    env = {**base_environment(), **{name: paths(value) for name, value in image.env.items()}}
+    assert "SECRET_KEY" not in env and "DATABASE_URL" not in env
+    app_steps = [command for command in image.run if not command.startswith(("pip install", "useradd"))]
+    assert any("collectstatic" in command for command in app_steps), image.run
+    for command in app_steps:
+        result = subprocess.run(
+            ["sh", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert result.returncode == 0, f"RUN {command}\n{result.stdout}\n{result.stderr}"
+
+
+def _service_command(name: str, service: dict, image, env_file: dict, subs: Substitutions):
+    environment = {**image.env, **(env_file if "env_file" in service else {}), **service.get("environment", {})}
+    env = {**base_environment(), **{key: subs(str(value)) for key, value in environment.items()}}
+    return shlex.split(subs(service["command"])), env
+
+
+def _start(name: str, command: list[str], env: dict, logs: Path) -> subprocess.Popen:
+    log = open(logs / f"{name}.log", "w")  # noqa: SIM115 - the process owns it until the end
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def _stop(processes: dict[str, subprocess.Popen]) -> None:
+    for process in processes.values():
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 20
+    for process in processes.values():
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+
+def _logs(logs: Path) -> str:
+    return "\n".join(f"--- {path.name}\n{path.read_text()[-3000:]}" for path in sorted(logs.glob("*.log")))
+
+
+@pytest.fixture(scope="module")
+def production(django_db_setup, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("production")
+    data_dir, static_root, logs = folder / "data", folder / "staticfiles", folder / "logs"
+    logs.mkdir()
+    image = dockerfile_read()
+    paths = Substitutions([("/app/staticfiles", str(static_root)), ("/data", str(data_dir))])
+    _build(image, folder, paths)
+    assert paths.unused() == []
+
+    web, scheduler, dashboard = free_port(), free_port(), free_port()
+    database_url = _database_url()
+    subs = Substitutions([
+        (COMPOSE_DATABASE_URL, database_url),  # the real PostgreSQL: the test database
+        (COMPOSE_REDIS_URL, settings.REDIS_URL),  # the real Redis: the tests' database of it
+        ("tcp://dask-scheduler:8786", f"tcp://127.0.0.1:{scheduler}"),
+        ("--bind 0.0.0.0:8000", f"--bind 127.0.0.1:{web}"),
+        ("--port 8786", f"--host 127.0.0.1 --port {scheduler}"),
+        ("--dashboard-address :8787", f"--dashboard-address 127.0.0.1:{dashboard}"),
+        ("--nthreads 2", "--host 127.0.0.1 --dashboard-address 127.0.0.1:0 --nthreads 2"),
+        *paths.pairs,
+    ])
+    shutil.copy(ROOT / ".env.example", folder / ".env")
+    env_file = env_file_read(folder / ".env")
+    compose = compose_read()
+    assert set(APP_SERVICES) <= set(compose["services"])
+    assert [s for s in compose["services"] if s not in (*APP_SERVICES, "db", "redis")] == []
+
+    processes: dict[str, subprocess.Popen] = {}
+    try:
+        for name in APP_SERVICES:
+            command, env = _service_command(name, compose["services"][name], image, env_file, subs)
+            processes[name] = _start(name, command, env, logs)
+        assert subs.unused() == []
+        base = f"http://127.0.0.1:{web}"
+
+        def healthy():
+            if any(p.poll() is not None for p in processes.values()):
+                raise AssertionError("a service ended:\n" + _logs(logs))
+            return http_status(f"{base}/api/health/") == 200
+
+        wait_until(healthy, timeout=180, what="a healthy /api/health/")
+        yield Production(base, f"http://127.0.0.1:{dashboard}", f"tcp://127.0.0.1:{scheduler}", static_root, data_dir, logs)
+    except BaseException:
+        print(_logs(logs))
+        raise
+    finally:
+        _stop(processes)
+
+
+def test_the_image_build_collects_static_files_with_the_manifest(production):
+    manifest = json.loads((production.static_root / "staticfiles.json").read_text())["paths"]
+    for name in ("raterapp/vendor/chartjs/chart.umd.min.js", "raterapp/css/app.css", "raterapp/favicon.svg"):
+        assert name in manifest
+        assert (production.static_root / manifest[name]).is_file()
+    assert "drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in manifest
+    assert not (production.data_dir / "staticfiles").exists()  # baked in, not in the data volume
+
+
+def test_the_compose_services_are_healthy(production):
+    with urllib.request.urlopen(f"{production.url}/api/health/", timeout=10) as response:
+        health = json.load(response)
+    assert health["ok"] is True, health
+    assert (health["database"]["vendor"], health["redis"]["status"]) == ("postgresql", "ok")
+    workers = health["worker"]["workers"]
+    assert any(w.startswith("preparation@") for w in workers) and any(w.startswith("live@") for w in workers), workers
+    # The Dask dashboard (bokeh) and a worker connected to the scheduler.
+    assert http_status(f"{production.dask_dashboard}/status", timeout=10) == 200
+    from distributed import Client
+
+    with Client(production.dask_scheduler, timeout=30) as client:
+        wait_until(lambda: client.scheduler_info()["workers"], timeout=60, what="a Dask worker")
+    # The secret key was made on first start, in the data volume, and one for all services.
+    assert len((production.data_dir / "secret_key").read_text()) >= 50
+
+
+# ---- (c) every page and API GET, every role, in Chromium against gunicorn in production mode.
+
+ROLES = ["anonymous", "rater", "engineer", "admin"]
+# logout/ is a POST (a GET would not sign out anyway); api/schema/ is a download, fetched with the API.
+SKIPPED_ROUTES = ("logout/", "api/schema/")
+
+
+def _pages() -> list[str]:
+    """Every page route of the project (API and Django admin internals aside), as a template."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    found = []
+
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                if not route.startswith(("admin/", "api/")):
+                    walk(pattern.url_patterns, route)
+            elif isinstance(pattern, URLPattern) and route not in SKIPPED_ROUTES:
+                found.append(route)
+
+    walk(get_resolver().url_patterns)
+    return ["/" + route for route in dict.fromkeys(found)] + ["/admin/"]
+
+
+def _api_gets() -> list[str]:
+    from drf_spectacular.generators import SchemaGenerator
+
+    paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
+    return [path for path, operations in paths.items() if "get" in operations] + ["/api/schema/"]
+
+
+def _filled(template: str, values: dict[str, object]) -> str:
+    path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values.get(m.group(1), 1)), template)
+    return re.sub(r"\{(\w+)\}", lambda m: str(values.get(m.group(1), 1)), path)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("role", ROLES)
+def test_every_page_and_api_get_of_every_role_in_production_mode(production, browser, transactional_db, settings, role):
+    from raterapp.models import SampledPair
+    from tests.raterapp.factories import UserFactory
+    from tests.raterapp.prepared import experiment_prepared
+
+    settings.MEDIA_ROOT = production.data_dir / "media"  # where the server's workers read populations
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS  # the server's, not the tests' fast one
+    users = {}
+    for name in ("rater", "engineer", "admin"):
+        users[name] = UserFactory(username=f"smoke-{name}", roles=[name])
+        users[name].set_password("pw-smoke")
+        users[name].save()
+    experiment = experiment_prepared(owner=users["engineer"], name="smoke", slices=True)
+    values = {
+        "experiment_id": experiment.pk,
+        "rater_id": users["rater"].pk,
+        "sampled_pair_id": SampledPair.objects.filter(experiment=experiment).values_list("pk", flat=True).first(),
+    }
+
+    context = browser.new_context()
+    page = context.new_page()
+    if role != "anonymous":
+        page.goto(f"{production.url}/login/")
+        page.get_by_label("User name", exact=True).fill(f"smoke-{role}")
+        page.get_by_label("Password", exact=True).fill("pw-smoke")
+        with page.expect_navigation():
+            page.get_by_label("Password", exact=True).press("Enter")
+        assert "/login/" not in page.url, f"{role} could not sign in over plain http"
+
+    problems: list[str] = []
+    # A role's 403 or 404 is its answer; a 500, or a static file the manifest does not know, is not.
+    record_problems(page, problems, expected_response=lambda r: r.status < 500 and "/static/" not in r.url)
+    statuses = {}
+    for template in _pages():
+        path = _filled(template, values)
+        response = page.goto(f"{production.url}{path}", wait_until="load")
+        statuses[path] = response.status
+        try:
+            page.wait_for_load_state("networkidle", timeout=3000)
+        except Exception:  # noqa: BLE001 - a page that keeps polling is fine; its errors are recorded
+            pass
+    for template in _api_gets():
+        path = _filled(template, values)
+        statuses[path] = context.request.get(f"{production.url}{path}").status
+    context.close()
+
+    assert [f"{status} {path}" for path, status in statuses.items() if status >= 500] == []
+    assert problems == []
+    signed_in_page = {"anonymous": "/login/", "rater": "/rate/", "engineer": "/experiments/", "admin": "/overview/"}[role]
+    assert statuses[signed_in_page] == 200, statuses

@@ -1,0 +1,112 @@
+"""The settings module read from the environment, as production and ``cp .env.example .env`` give it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+READ = re.compile(r'env\.\w+\(\s*"([A-Z][A-Z0-9_]*)"')
+
+
+def env_example() -> dict[str, str]:
+    lines = (ROOT / ".env.example").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def settings_loaded(environment: dict[str, str], *names: str, tmp_path: Path) -> dict:
+    """The named settings of ``raterapp.settings`` loaded in a fresh interpreter with only ``environment``
+    (and a DATA_DIR in ``tmp_path`` unless given)."""
+    code = (
+        "import json, sys, raterapp.settings as s; "
+        "print(json.dumps({n: getattr(s, n, None) for n in sys.argv[1:]}, default=str))"
+    )
+    base = {"PATH": os.environ["PATH"], "DATA_DIR": str(tmp_path / "data")}
+    result = subprocess.run(
+        [sys.executable, "-c", code, *names], cwd=tmp_path, env={**base, **environment},
+        capture_output=True, text=True, timeout=60,
+    )
+    if result.returncode:
+        raise RuntimeError(result.stderr.strip().splitlines()[-1])
+    return json.loads(result.stdout)
+
+
+def test_env_example_lists_every_setting_the_settings_read():
+    read = set(READ.findall((ROOT / "raterapp" / "settings.py").read_text()))
+    assert "DATABASE_URL" in read and "RATER_AUTO_PAUSE" in read  # the pattern finds them
+    assert sorted(read - env_example().keys()) == []
+    assert sorted(env_example().keys() - read) == []
+
+
+def test_empty_variables_read_as_unset(tmp_path):
+    loaded = settings_loaded(
+        {"SECRET_KEY": "k", "DATABASE_URL": "", "CELERY_BROKER_URL": "", "MEDIA_ROOT": "", "REDIS_URL": "redis://cache:6379/3",
+         "CONN_MAX_AGE": "", "LEASE_SECONDS": "", "DATA_LOCATIONS": "", "HTTPS": ""},
+        "DATABASES", "CELERY_BROKER_URL", "MEDIA_ROOT", "LEASE_SECONDS", "DATA_LOCATIONS", "SESSION_COOKIE_SECURE",
+        tmp_path=tmp_path,
+    )
+    database = loaded["DATABASES"]["default"]
+    assert database["ENGINE"] == "django.db.backends.sqlite3"
+    assert database["NAME"] == str(tmp_path / "data" / "db.sqlite3")
+    assert database["CONN_MAX_AGE"] == 60
+    assert loaded["CELERY_BROKER_URL"] == "redis://cache:6379/3"
+    assert loaded["MEDIA_ROOT"] == str(tmp_path / "data" / "media")
+    assert loaded["LEASE_SECONDS"] == 120
+    assert loaded["DATA_LOCATIONS"] == []
+    assert loaded["SESSION_COOKIE_SECURE"] is False
+
+
+def test_env_example_copied_unchanged_loads_with_compose_s_additions(tmp_path):
+    compose = {"DATABASE_URL": "postgres://rater:rater@db:5432/rater", "REDIS_URL": "redis://redis:6379/0",
+               "SECRET_KEY_FILE": str(tmp_path / "data" / "secret_key")}
+    loaded = settings_loaded(
+        {**env_example(), **compose}, "DEBUG", "CELERY_BROKER_URL", "SECRET_KEY", "CSRF_COOKIE_SECURE", tmp_path=tmp_path
+    )
+    assert loaded["DEBUG"] is False
+    assert loaded["CELERY_BROKER_URL"] == "redis://redis:6379/0"
+    assert loaded["CSRF_COOKIE_SECURE"] is False
+    assert len(loaded["SECRET_KEY"]) >= 50
+
+
+def test_production_without_a_secret_key_refuses_to_start(tmp_path):
+    with pytest.raises(RuntimeError, match="Set the SECRET_KEY environment variable"):
+        settings_loaded({"DEBUG": "false", "SECRET_KEY": ""}, "SECRET_KEY", tmp_path=tmp_path)
+
+
+def test_secret_key_file_is_created_once_then_kept(tmp_path):
+    key_file = tmp_path / "keys" / "secret_key"
+    first = settings_loaded({"SECRET_KEY_FILE": str(key_file)}, "SECRET_KEY", tmp_path=tmp_path)["SECRET_KEY"]
+    second = settings_loaded({"SECRET_KEY_FILE": str(key_file)}, "SECRET_KEY", tmp_path=tmp_path)["SECRET_KEY"]
+    assert first == second == key_file.read_text()
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in key_file.parent.iterdir()) == ["secret_key"]
+
+
+@pytest.mark.parametrize(
+    ("environment", "secure"),
+    [({}, False), ({"HTTPS": "true"}, True), ({"HTTPS": "true", "SESSION_COOKIE_SECURE": "false"}, False)],
+)
+def test_cookies_are_secure_when_https_is_configured(tmp_path, environment, secure):
+    loaded = settings_loaded({"SECRET_KEY": "k", **environment}, "SESSION_COOKIE_SECURE", "SECURE_PROXY_SSL_HEADER", tmp_path=tmp_path)
+    assert loaded["SESSION_COOKIE_SECURE"] is secure
+    assert loaded["SECURE_PROXY_SSL_HEADER"] == (["HTTP_X_FORWARDED_PROTO", "https"] if "HTTPS" in environment else None)
+
+
+def test_preparation_and_live_tasks_go_to_their_own_queues():
+    from django.conf import settings
+
+    import raterapp.settings as app_settings
+    from raterapp.celery import app
+
+    preparation = ("raterapp.experiment_prepare", "raterapp.sample_batch_draw")
+    live = ("raterapp.estimates_refresh", "raterapp.derived_refresh", "raterapp.raters_auto_pause")
+    queues = {name: app_settings.CELERY_TASK_ROUTES[name]["queue"] for name in preparation + live}
+    assert queues == {**dict.fromkeys(preparation, "preparation"), **dict.fromkeys(live, "live")}
+    for name in preparation + live:  # Celery routes by these settings (suffixed per pytest-xdist worker here)
+        assert app.amqp.router.route({}, name)["queue"].name == settings.CELERY_TASK_ROUTES[name]["queue"]
