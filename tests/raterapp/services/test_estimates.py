@@ -8,6 +8,7 @@ from django.core.cache import cache
 
 from metrics_core import estimate_quality, impact_metrics, verdicts_from_judgements
 from metrics_core.agreement import agreement_summary
+from metrics_core.growth import new_pair_share
 from raterapp.models import Experiment
 from raterapp.services.estimates import (
     estimate_snapshot_as_dict,
@@ -73,6 +74,8 @@ def test_refresh_gives_what_metrics_core_gives_on_the_same_data(users, apply_asy
         "agreement": agreement_summary(
             unit=[f"{min(x, y)}-{max(x, y)}" for x, y in zip(a, b)], verdict=list(verdict)
         ).as_dict(),
+        "new_pair_share": new_pair_share(sample),
+        "sample_draws": sample.n_draws,
     }
     assert snapshot.estimates["agreement"]["replicated_pairs"] == experiment.tasks.count()  # replication 2
     assert (snapshot.judgements, snapshot.judged_pairs) == (len(submitted), len(verdicts))
