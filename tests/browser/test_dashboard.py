@@ -88,6 +88,9 @@ def test_dashboard_follows_verdicts_live(celery_worker_process, browser, live_se
     value, interval = _shown(before)
     assert page.locator(f"{ROW} [data-cell='value']").inner_text() == value
     assert page.locator(f"{ROW} [data-cell='interval']").inner_text() == interval
+    sequence = f"[{before['cs_low']:.4f}, {before['cs_high']:.4f}]"
+    assert page.locator(f"{ROW} [data-cell='sequence']").inner_text() == sequence
+    assert before["cs_low"] < before["ci_low"] < before["ci_high"] < before["cs_high"]  # wider: it holds at every look
     assert page.locator("[data-progress='verdicts']").inner_text() == "40"
 
     # More verdicts through the API: the worker recomputes, the open page follows.

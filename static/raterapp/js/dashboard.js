@@ -11,7 +11,7 @@ import { csrfToken } from "./http.js";
 import { renderDerivedPanels } from "./derived_panels.js";
 import { bindDecisionForm, renderDecision } from "./decision.js";
 import { bindBatchForm, renderBatches } from "./batches.js";
-import { COLOURS, READING_TEXT, chartMaker, fmt, interval, percent, zeroGrid } from "./numbers.js";
+import { COLOURS, READING_TEXT, chartMaker, fmt, interval, percent, sequence, zeroGrid } from "./numbers.js";
 
 const POLL_MS = 1000;
 
@@ -84,6 +84,7 @@ function renderEstimates(estimates, snapshot) {
       el("th", { text: e.label || name, attrs: { scope: "row", tabindex: "0", title: `${e.help || name} ${e.direction === "higher_is_better" ? "Higher is better." : "Lower is better."}` } }),
       el("td", { text: fmt(e.value), className: "num", attrs: { "data-cell": "value" } }),
       el("td", { text: interval(e), className: "num", attrs: { "data-cell": "interval" } }),
+      el("td", { text: sequence(e), className: "num", attrs: { "data-cell": "sequence" } }),
       el("td", { text: `${e.judged_draws} / ${e.drawn_draws}`, className: "num muted" }),
     );
     const reading = el("td");

@@ -6,12 +6,7 @@
 
 import { el } from "./cards.js";
 import { requestJson } from "./http.js";
-import { fmt, interval } from "./numbers.js";
-
-function sequence(row) {
-  if (!row || row.cs_low === null || row.cs_low === undefined || row.cs_high === null) return "—";
-  return `[${fmt(row.cs_low)}, ${fmt(row.cs_high)}]`;
-}
+import { fmt, interval, sequence } from "./numbers.js";
 
 function setText(card, selector, value) {
   const node = card.querySelector(selector);

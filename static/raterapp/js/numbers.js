@@ -30,6 +30,11 @@ export function interval(estimate) {
   return `[${fmt(estimate.ci_low)}, ${fmt(estimate.ci_high)}]`;
 }
 
+export function sequence(estimate) {
+  if (!estimate || estimate.cs_low === null || estimate.cs_low === undefined || estimate.cs_high === null) return "—";
+  return `[${fmt(estimate.cs_low)}, ${fmt(estimate.cs_high)}]`;
+}
+
 export const zeroGrid = { color: (ctx) => (ctx.tick && ctx.tick.value === 0 ? "#1d2330" : "#e3e6ea") };
 
 /** chart(name, config) for the canvases [data-chart=name] inside scope: created once, then updated. */
