@@ -156,8 +156,8 @@ def emit(**figures) -> None:
     print(json.dumps(figures), flush=True)
 
 
-def _judged_sample(population, n_judged: int, rng: np.random.Generator) -> dict:
-    """Estimates from a sample with at least ``n_judged`` distinct judged pairs."""
+def judged_sample(population, n_judged: int, rng: np.random.Generator):
+    """A ``jaccard`` sample with at least ``n_judged`` distinct judged pairs, and random verdicts."""
     draws = n_judged
     while True:
         sample = sample_pairs(population, n_draws=draws, scheme="jaccard", rng=rng)
@@ -166,12 +166,17 @@ def _judged_sample(population, n_judged: int, rng: np.random.Generator) -> dict:
             break
         draws = int(draws * 1.5)
     a, b = a[:n_judged], b[:n_judged]
-    verdicts = verdicts_from_judgements(a, b, rng.integers(0, 2, len(a)))
+    return sample, verdicts_from_judgements(a, b, rng.integers(0, 2, len(a)))
+
+
+def _judged_sample(population, n_judged: int, rng: np.random.Generator) -> dict:
+    """Estimates from a sample with at least ``n_judged`` distinct judged pairs."""
+    sample, verdicts = judged_sample(population, n_judged, rng)
     _, seconds = timed(estimate_quality, population, sample, verdicts)
     _, again = timed(estimate_quality, population, sample, verdicts)
     return {
         "estimate_draws": sample.n_draws,
-        "judged_pairs": len(a),
+        "judged_pairs": len(verdicts),
         "estimate_first_s": round(seconds, 3),
         "estimate_again_s": round(again, 3),
         "estimate_peak_MiB": peak_mib(estimate_quality, population, sample, verdicts),

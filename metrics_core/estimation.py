@@ -160,7 +160,7 @@ class _Draws:
     pair_class: np.ndarray
     draws: np.ndarray
     equivalent: np.ndarray  # share of equivalent verdicts; NaN when unjudged
-    unit: np.ndarray  # code of the distinct unordered pair within its stratum
+    unit: np.ndarray  # code of the distinct unordered pair within its stratum, ordered by (stratum, class)
     union_over_base: np.ndarray  # weight(U)/weight(Base(i)): importance of a split draw for the rates
     union_over_exp: np.ndarray
     precision_label: np.ndarray  # l_ij of ΔPrecision for this scheme (JDD eqs 92-94; spec §4c)
@@ -170,6 +170,9 @@ class _Draws:
     verdict_counts: np.ndarray  # (3, rows): equivalent, not equivalent, unsure verdicts of the row's pair
     stratum_mass: np.ndarray  # (3,): the whole population's sampling mass of each stratum
     stratum_share: np.ndarray  # (3,): each stratum's share of the whole sample's draws
+    # (stratum, class) -> its rows, and the range [start, end) of its unit codes
+    class_rows: dict[tuple[int, int], np.ndarray]
+    class_units: dict[tuple[int, int], tuple[int, int]]
 
     @classmethod
     def build(
@@ -186,10 +189,14 @@ class _Draws:
             raise ValueError(f"the context has rows up to {rows.max()}; the sample has {len(sample)}")
         i, j = sample.i[rows], sample.j[rows]
         n = int(max(sample.i.max(initial=0), sample.j.max(initial=0))) + 1
-        unit_keys = (sample.stratum[rows].astype(np.int64) * n + np.minimum(i, j)) * n + np.maximum(i, j)
-        _, unit = np.unique(unit_keys, return_inverse=True)
-        sets = {"union": context.union, "base": context.base, "exp": context.exp}
         pair_class = sample.pair_class[rows]
+        # A pair and its reverse are of one class: with the class in the key, the units of each
+        # (stratum, class) are a contiguous range of codes.
+        group = sample.stratum[rows].astype(np.int64) * 4 + pair_class
+        unit_keys = (group * n + np.minimum(i, j)) * n + np.maximum(i, j)
+        unit_of_key, unit = np.unique(unit_keys, return_inverse=True)
+        class_rows, class_units = _class_layout(group, unit, unit_of_key // (n * n))
+        sets = {"union": context.union, "base": context.base, "exp": context.exp}
         if sample.scheme == "precision":
             stable = np.sign(1.0 / sets["exp"] - 1.0 / sets["base"])
             label = np.select([pair_class == MERGE, pair_class == SPLIT], [1.0, -1.0], stable)
@@ -204,11 +211,12 @@ class _Draws:
             stratum_mass[stratum] = float(np.sum(whole[list(classes)]))
         all_draws = max(sample.n_draws, 1)
         stratum_share = np.bincount(sample.stratum, weights=sample.draws, minlength=3)[:3] / all_draws
+        counts = verdicts.counts(i, j)
         return cls(
             stratum=sample.stratum[rows],
             pair_class=pair_class,
             draws=sample.draws[rows],
-            equivalent=verdicts.equivalent_share(i, j),
+            equivalent=verdicts.share_of_counts(i, j, counts),
             unit=unit,
             union_over_base=sets["union"] / sets["base"],
             union_over_exp=sets["union"] / sets["exp"],
@@ -216,9 +224,11 @@ class _Draws:
             totals=totals,
             split_rate=float(context.rate_totals[SPLIT]),
             merge_rate=float(context.rate_totals[MERGE]),
-            verdict_counts=np.stack(verdicts.counts(i, j)),
+            verdict_counts=np.stack(counts),
             stratum_mass=stratum_mass,
             stratum_share=stratum_share,
+            class_rows=class_rows,
+            class_units=class_units,
         )
 
     def resolved(self, unsure_as: np.ndarray | float) -> _Draws:
@@ -252,6 +262,64 @@ class _Mean:
     horizon: float  # planned judged draws of its classes (spec §9)
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """The judged rows of some classes of a stratum, with their reweighting and units."""
+
+    judged: int
+    drawn: int
+    rows: np.ndarray
+    v: np.ndarray  # the class's drawn/judged, per row
+    q: np.ndarray  # the class's share of distinct pairs judged, per row
+    unit: np.ndarray  # unit code from 0 within the classes' range
+    draws: np.ndarray  # float64
+    n_units: int
+    present: np.ndarray
+    unit_draws: np.ndarray  # of the present units
+
+    @classmethod
+    def build(cls, d: _Draws, stratum: int, classes: tuple[int, ...]) -> _Frame:
+        parts = [d.class_rows[(stratum, c)] for c in classes]
+        judged_parts = [rows[~np.isnan(d.equivalent[rows])] for rows in parts]
+        drawn = sum(int(d.draws[rows].sum()) for rows in parts)
+        judged = sum(int(d.draws[rows].sum()) for rows in judged_parts)
+        # Per class: reweighting v = drawn/judged and q = share of distinct pairs judged. Units are
+        # counted within the classes' range of unit codes only.
+        first = min(d.class_units[(stratum, c)][0] for c in classes)
+        n_units = max(d.class_units[(stratum, c)][1] for c in classes) - first
+        v_parts, q_parts = [], []
+        for c, rows, judged_rows in zip(classes, parts, judged_parts):
+            start, end = d.class_units[(stratum, c)]
+            v = d.draws[rows].sum() / d.draws[judged_rows].sum() if len(judged_rows) else 0.0
+            q = _distinct(d.unit[judged_rows] - start, end - start) / (end - start) if len(judged_rows) else 0.0
+            v_parts.append(np.full(len(judged_rows), v))
+            q_parts.append(np.full(len(judged_rows), q))
+        judged_rows = np.concatenate(judged_parts)
+        unit = d.unit[judged_rows] - first
+        draws = d.draws[judged_rows].astype(np.float64)
+        unit_draws = np.bincount(unit, weights=draws, minlength=n_units)
+        present = unit_draws > 0
+        return cls(
+            judged,
+            drawn,
+            judged_rows,
+            np.concatenate(v_parts),
+            np.concatenate(q_parts),
+            unit,
+            draws,
+            n_units,
+            present,
+            unit_draws[present],
+        )
+
+    def unit_q(self) -> np.ndarray:
+        """The mean ``q`` of each present unit's rows."""
+        return (
+            np.bincount(self.unit, weights=self.q, minlength=self.n_units)[self.present]
+            / np.bincount(self.unit, minlength=self.n_units)[self.present]
+        )
+
+
 class _Estimator:
     """The estimates of one set of draws. ``points_only``: values without intervals (spec §12's passes)."""
 
@@ -261,6 +329,7 @@ class _Estimator:
         self.confidence = confidence
         self.horizon = horizon
         self.points_only = points_only
+        self._frames: dict[tuple[int, tuple[int, ...]], _Frame] = {}
 
     def resolved(self, unsure_as: np.ndarray | float) -> _Estimator:
         """Point estimates had the unsure verdicts been decided (:meth:`_Draws.resolved`)."""
@@ -276,30 +345,14 @@ class _Estimator:
         unit's mean weight per draw.
         """
         d = self.d
-        rows = (d.stratum == stratum) & np.isin(d.pair_class, classes)
-        drawn = int(d.draws[rows].sum())
-        judged_rows = rows & ~np.isnan(d.equivalent)
-        judged = int(d.draws[judged_rows].sum())
+        frame = self._frame(stratum, classes)
         horizon = d.class_horizon(stratum, classes, self.horizon)
+        judged, drawn = frame.judged, frame.drawn
         if judged == 0:
             return _Mean(math.nan, math.nan, 0.0, 0, drawn, horizon)
-        # Per class: reweighting v = drawn/judged and q = share of distinct pairs judged.
-        n_units = d.unit.max() + 1
-        v_of_row = np.zeros(len(rows))
-        q_of_row = np.zeros(len(rows))
-        for c in classes:
-            in_class = rows & (d.pair_class == c)
-            judged_in_class = in_class & judged_rows
-            if not judged_in_class.any():
-                continue
-            v_of_row[in_class] = d.draws[in_class].sum() / d.draws[judged_in_class].sum()
-            q_of_row[in_class] = _distinct(d.unit[judged_in_class], n_units) / _distinct(d.unit[in_class], n_units)
-        unit = d.unit[judged_rows]
-        draws = d.draws[judged_rows].astype(np.float64)
-        unit_draws = np.bincount(unit, weights=draws, minlength=n_units)
-        present = unit_draws > 0
-        unit_draws = unit_draws[present]
-        weight = v_of_row[judged_rows] * (1.0 if importance is None else importance[judged_rows])
+        judged_rows, v_of_row, unit, draws = frame.rows, frame.v, frame.unit, frame.draws
+        n_units, present, unit_draws = frame.n_units, frame.present, frame.unit_draws
+        weight = v_of_row * (1.0 if importance is None else importance[judged_rows])
         unit_weight = np.bincount(unit, weights=draws * weight, minlength=n_units)[present]
         unit_x = np.bincount(unit, weights=draws * weight * x[judged_rows], minlength=n_units)[present] / unit_weight
         unit_v = unit_weight / unit_draws
@@ -307,15 +360,20 @@ class _Estimator:
         m = float(np.sum(unit_v * unit_draws * unit_x) / total)
         if self.points_only:
             return _Mean(m, math.nan, math.nan, judged, drawn, horizon)
-        unit_q = (
-            np.bincount(unit, weights=q_of_row[judged_rows], minlength=n_units)[present]
-            / np.bincount(unit, minlength=n_units)[present]
-        )
+        unit_q = frame.unit_q()
         k = unit_draws + (1.0 - unit_q) * unit_draws * (unit_draws - 1.0)
         spread = float(np.sum(unit_v**2 * k * (unit_x - m) ** 2))
         stderr = math.sqrt(judged / (judged - 1) * spread) / total if judged > 1 else math.nan
         n_eff = total**2 / float(np.sum(unit_v**2 * k))
         return _Mean(m, stderr, n_eff, judged, drawn, horizon)
+
+    def _frame(self, stratum: int, classes: tuple[int, ...]) -> _Frame:
+        """The judged draws of ``classes`` in ``stratum`` and their units (what :meth:`mean`
+        needs whatever it averages), built once per estimator."""
+        key = (stratum, classes)
+        if key not in self._frames:
+            self._frames[key] = _Frame.build(self.d, stratum, classes)
+        return self._frames[key]
 
     def indicator(self, multiplier: float, mean: _Mean, complement: bool = False) -> Estimate:
         """``multiplier × share`` with a Wilson interval on the effective size and a clipped sequence."""
@@ -534,6 +592,22 @@ def _difference(good: Estimate, bad: Estimate) -> Estimate:
         good.cs_low - bad.cs_high,
         good.cs_high - bad.cs_low,
     )
+
+
+def _class_layout(
+    group: np.ndarray, unit: np.ndarray, group_of_unit: np.ndarray
+) -> tuple[dict[tuple[int, int], np.ndarray], dict[tuple[int, int], tuple[int, int]]]:
+    """The rows of each (stratum, class) ``group`` (ascending) and the range of its unit codes."""
+    order = np.argsort(group, kind="stable")
+    row_counts = np.bincount(group, minlength=12)
+    unit_counts = np.bincount(group_of_unit, minlength=12)
+    row_end, unit_end = np.cumsum(row_counts), np.cumsum(unit_counts)
+    rows, units = {}, {}
+    for g in range(12):
+        key = (g // 4, g % 4)
+        rows[key] = order[row_end[g] - row_counts[g] : row_end[g]]
+        units[key] = (int(unit_end[g] - unit_counts[g]), int(unit_end[g]))
+    return rows, units
 
 
 def _distinct(units: np.ndarray, n_units: int) -> int:

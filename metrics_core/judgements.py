@@ -36,7 +36,13 @@ class PairVerdicts:
 
         Self pairs are always equivalent (1.0) and need no verdict.
         """
-        equivalent, not_equivalent, _ = self.counts(i, j)
+        return self.share_of_counts(i, j, self.counts(i, j))
+
+    def share_of_counts(
+        self, i: np.ndarray, j: np.ndarray, counts: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ) -> np.ndarray:
+        """:meth:`equivalent_share` from the pairs' :meth:`counts`, already looked up."""
+        equivalent, not_equivalent, _ = counts
         return _share(np.asarray(i) == np.asarray(j), equivalent, equivalent + not_equivalent)
 
     def resolved_share(self, i: np.ndarray, j: np.ndarray, unsure_as: np.ndarray | float) -> np.ndarray:

@@ -14,6 +14,12 @@ not. Each replicate then drops its unjudged draws and reweights each class by it
 drawn/judged, as the estimator does. With ``within="class"`` the judged draws of each
 class (and stratum) are resampled instead, keeping every class's drawn and judged
 counts; this is the conditional bootstrap given the class counts.
+
+How it is drawn: a resample of a group's draws is a multinomial over its rows, drawn in two
+exact stages of the same law, the draws of each class (× judged) and then the rows within each
+class. A class of more than :data:`EXACT_DRAWS` draws has its resampled column sums drawn from
+their normal limit (exact mean and covariance), so the cost is O(rows + replicates) instead of
+O(replicates × draws) at 10^6 judged pairs.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from ..sampling import ALL, DIFF, STABLE
 
 RESAMPLING = ("stratum", "class")
 _CELLS_PER_CHUNK = 4_000_000  # replicates × rows per count matrix (32 MB)
+# A category with more draws has its resampled sums drawn from their normal limit.
+EXACT_DRAWS = 20_000
 
 # The stratum of each class under each scheme (abcde-spec §4).
 _STRATUM_OF = {
@@ -58,23 +66,77 @@ def replicate_inputs(draws: _Draws, scheme: str, *, n_boot: int, rng: np.random.
     replicate leaves a needed class without judged draws.
     """
     columns = _columns(draws, scheme)
-    counts = draws.draws.astype(np.float64)
-    # Each group's draws, expanded: draw k of group g is a draw of row expanded[g][k].
     groups = _groups(draws, scheme, within)
-    expanded = [np.repeat(rows, draws.draws[rows]) for rows in groups]
-    sums = np.empty((n_boot, columns.matrix.shape[1]))
-    chunk = max(1, _CELLS_PER_CHUNK // max(1, len(counts), max((len(e) for e in expanded), default=0)))
+    fixed = draws.draws.astype(np.float64)
+    for rows in groups:
+        fixed[rows] = 0.0
+    sums = np.broadcast_to(fixed @ columns.matrix, (n_boot, columns.matrix.shape[1])).copy()
+    judged = ~np.isnan(draws.equivalent)
+    for rows in groups:
+        sums += _group_sums(rows, draws, judged, columns.matrix, n_boot, rng)
+    return inputs_from_sums(sums, draws, scheme, columns)
+
+
+def _group_sums(
+    rows: np.ndarray, draws: _Draws, judged: np.ndarray, matrix: np.ndarray, n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Column sums of ``n_boot`` resamples of a group's draws, (n_boot, columns).
+
+    A resample takes the group's draws with replacement, in proportion to each row's draw
+    count: a multinomial over its rows. Drawn as two exact stages with the same law: the
+    draws of each category (class × judged, whose rows differ only in their continuous
+    columns), a multinomial over a handful of categories; then each category's own rows. The
+    second stage is exact (its draws picked one by one) up to :data:`EXACT_DRAWS` draws; above,
+    the sum of ``m`` i.i.d. rows is drawn from its normal limit, with the exact mean ``m·μ``
+    and covariance ``m·Σ`` of one draw (central limit theorem): O(rows) instead of
+    O(n_boot × draws), the difference between seconds and minutes at 10^6 judged pairs.
+    """
+    counts = draws.draws[rows]
+    category = draws.pair_class[rows].astype(np.int64) * 2 + judged[rows]
+    present, category = np.unique(category, return_inverse=True)
+    category_draws = np.bincount(category, weights=counts, minlength=len(present))
+    total = category_draws.sum()
+    per_category = rng.multinomial(int(total), category_draws / total, size=n_boot)
+    sums = np.zeros((n_boot, matrix.shape[1]))
+    for k in range(len(present)):
+        members = rows[category == k]
+        values, weights = matrix[members], counts[category == k].astype(np.float64)
+        m = per_category[:, k].astype(np.float64)
+        if np.all(values == values[0]):
+            sums += m[:, None] * values[0]
+        elif category_draws[k] <= EXACT_DRAWS:
+            sums += _exact_sums(values, counts[category == k], per_category[:, k], rng)
+        else:
+            sums += _normal_sums(values, weights, m, rng)
+    return sums
+
+
+def _exact_sums(values: np.ndarray, counts: np.ndarray, picks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Sums of ``picks[b]`` rows of ``values`` drawn with replacement ∝ ``counts``, one replicate each."""
+    expanded = np.repeat(np.arange(len(values)), counts)
+    n_boot, most = len(picks), int(picks.max(initial=0))
+    sums = np.zeros((n_boot, values.shape[1]))
+    chunk = max(1, _CELLS_PER_CHUNK // max(1, most, len(values)))
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
-        replicate = np.broadcast_to(counts, (size, len(counts))).copy()
-        for rows, expanded_rows in zip(groups, expanded):
-            replicate[:, rows] = 0.0
-            rows = expanded_rows
-            picked = rows[rng.integers(0, len(rows), size=(size, len(rows)))]
-            picked += (np.arange(size) * len(counts))[:, None]
-            replicate += np.bincount(picked.ravel(), minlength=size * len(counts)).reshape(size, len(counts))
-        sums[start : start + size] = replicate @ columns.matrix
-    return inputs_from_sums(sums, draws, scheme, columns)
+        picked = expanded[rng.integers(0, len(expanded), size=(size, most))]
+        keep = np.arange(most) < picks[start : start + size, None]
+        picked += (np.arange(size) * len(values))[:, None]
+        times = np.bincount(picked[keep], minlength=size * len(values)).reshape(size, len(values))
+        sums[start : start + size] = times @ values
+    return sums
+
+
+def _normal_sums(values: np.ndarray, weights: np.ndarray, picks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Sums of ``picks[b]`` i.i.d. rows (∝ ``weights``) from their normal limit, one replicate each."""
+    p = weights / weights.sum()
+    mean = p @ values
+    centred = values - mean
+    covariance = (centred * p[:, None]).T @ centred
+    eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+    root = eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
+    noise = rng.standard_normal((len(picks), values.shape[1])) @ root.T
+    return picks[:, None] * mean + np.sqrt(picks)[:, None] * noise
 
 
 def identity_inputs(draws: _Draws, scheme: str) -> dict[str, np.ndarray]:
