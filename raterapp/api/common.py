@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.views import APIView
 
+from metrics_core.io import FORMULA_START
 from raterapp.access import ADMIN, ENGINEER, RATER, user_roles
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 class _RolePermission(BasePermission):
@@ -61,6 +67,26 @@ def drf_validation_error(exc: DjangoValidationError) -> exceptions.ValidationErr
     return exceptions.ValidationError({"non_field_errors": exc.messages})
 
 
+class BoundedJSONParser(JSONParser):
+    """DRF's JSON parser; a body nested too deeply for Python's parser is a 400, not a 500."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+
+
+class BoundedLimitOffsetPagination(LimitOffsetPagination):
+    """``?limit=`` up to API_MAX_PAGE_SIZE rows a page."""
+
+    @property
+    def max_limit(self) -> int:
+        from django.conf import settings
+
+        return settings.API_MAX_PAGE_SIZE
+
+
 class CSVRenderer(BaseRenderer):
     """A list of flat rows (or one row) as CSV with a header; columns from the view's
     ``csv_fields`` when it has them (so an empty export still has its header)."""
@@ -76,9 +102,7 @@ class CSVRenderer(BaseRenderer):
         fields = getattr(view, "csv_fields", None)
         if fields is None or (response is not None and response.exception):
             fields = list(rows[0]) if rows else []
-        free_text = getattr(view, "csv_free_text_fields", ())
-        if free_text:
-            rows = [{**row, **{f: _formula_safe(row.get(f)) for f in free_text if f in row}} for row in rows]
+        rows = [{name: _formula_safe(value) for name, value in row.items()} for row in rows]
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
@@ -87,9 +111,13 @@ class CSVRenderer(BaseRenderer):
 
 
 def _formula_safe(value):
-    """Free text that a spreadsheet would run as a formula, made inert with a leading quote
-    (OWASP, CSV injection). Only for free-text columns: the command-line columns stay exact."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    """Text that a spreadsheet would run as a formula, made inert with a leading quote (OWASP,
+    CSV injection), in every column: item ids, slice labels and usernames come from uploads and
+    people. Numbers stay as they are (``-0.5`` is not a formula), and so does text that only
+    looks like one. Text already starting with quotes before such a character gets one more, so
+    that the command line (metrics_core.io, ``unquote_spreadsheet_text``) reads back exactly the
+    ids the app holds by removing one."""
+    if isinstance(value, str) and value.lstrip("'")[:1] in FORMULA_START and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
 
