@@ -212,10 +212,10 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "raterapp.api.common.BoundedLimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "raterapp.api.limits.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_PARSER_CLASSES": [
-        "raterapp.api.common.BoundedJSONParser",
+        "raterapp.api.limits.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],

@@ -9,8 +9,6 @@ import re
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
-from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.views import APIView
@@ -67,26 +65,6 @@ def drf_validation_error(exc: DjangoValidationError) -> exceptions.ValidationErr
     return exceptions.ValidationError({"non_field_errors": exc.messages})
 
 
-class BoundedJSONParser(JSONParser):
-    """DRF's JSON parser; a body nested too deeply for Python's parser is a 400, not a 500."""
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        try:
-            return super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
-
-
-class BoundedLimitOffsetPagination(LimitOffsetPagination):
-    """``?limit=`` up to API_MAX_PAGE_SIZE rows a page."""
-
-    @property
-    def max_limit(self) -> int:
-        from django.conf import settings
-
-        return settings.API_MAX_PAGE_SIZE
-
-
 class CSVRenderer(BaseRenderer):
     """A list of flat rows (or one row) as CSV with a header; columns from the view's
     ``csv_fields`` when it has them (so an empty export still has its header)."""
@@ -104,7 +82,9 @@ class CSVRenderer(BaseRenderer):
             fields = list(rows[0]) if rows else []
         rows = [{name: _formula_safe(value) for name, value in row.items()} for row in rows]
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+        # CRLF (RFC 4180): the csv module quotes a field holding a line terminator's characters
+        # only, so with "\n" alone a bare CR in a cell would split its row in spreadsheets.
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\r\n")
         writer.writeheader()
         writer.writerows(rows)
         return out.getvalue().encode(self.charset)
