@@ -22,6 +22,10 @@ def test_detailed_health_is_for_admins_and_503_when_no_worker_answers(client, mo
     from tests.raterapp.factories import UserFactory
 
     monkeypatch.setattr(health, "_workers", lambda timeout: {"status": "error", "error": "no worker answered"})
+    for role in ("rater", "engineer"):
+        client.force_login(UserFactory(roles=[role]))
+        assert client.get("/api/health/detail/").status_code == 403
+    client.logout()
     assert client.get("/api/health/detail/").status_code == 403
     client.force_login(UserFactory(roles=["admin"]))
     response = client.get("/api/health/detail/")
