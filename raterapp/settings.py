@@ -87,6 +87,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "raterapp.middleware.ServerTimingMiddleware",
+    "raterapp.middleware.MalformedRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -167,6 +168,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# raterapp/services/login_limits.py: wrong passwords before a username is locked out, and for how long.
+AUTHENTICATION_BACKENDS = ["raterapp.services.login_limits.LockoutModelBackend"]
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -198,6 +203,8 @@ WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = env.bool("WHITENOISE_AUTOREFRE
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 
+# The most rows one page of the API gives (?limit=).
+API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=1000)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
@@ -205,8 +212,22 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "raterapp.api.limits.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "DEFAULT_PARSER_CLASSES": [
+        "raterapp.api.limits.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Anonymous callers and signed-in users (per user, whatever the authentication) per period.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_RATE_ANON", default="120/min"),
+        "user": env.str("API_RATE_USER", default="3000/min"),
+    },
     "EXCEPTION_HANDLER": "raterapp.api.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
@@ -247,7 +268,13 @@ HTTPS = env.bool("HTTPS", default=False)
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
 if HTTPS:
+    # Links (invitations, redirects) are built as https when the proxy says the request was.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Strict-Transport-Security, only over https: browsers then refuse plain http for this long.
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 
 # Raters' leases on pairs and the live estimates channel.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)
@@ -267,6 +294,15 @@ DASK_THRESHOLD_BYTES = env.int("DASK_THRESHOLD_BYTES", default=2 * 1024**3)
 # e.g. "s3://clusterings/,/data/shared/"); none by default: the web server must not read any
 # path it is given.
 DATA_LOCATIONS = env.list("DATA_LOCATIONS", default=[])
+
+# Limits on uploads (raterapp/services/upload_limits.py at the request; field lengths and NUL
+# bytes by the preparation). A file over one is refused, whole, with the file and the problem.
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=4 * 1024**3)
+UPLOAD_MAX_ROWS = env.int("UPLOAD_MAX_ROWS", default=50_000_000)
+# Parquet's uncompressed size, from its footer: a small file must not expand past this.
+UPLOAD_MAX_EXPANDED_BYTES = env.int("UPLOAD_MAX_EXPANDED_BYTES", default=16 * 1024**3)
+# The longest text cell of a catalogue (titles, descriptions, URLs, attributes), in characters.
+UPLOAD_MAX_FIELD_CHARS = env.int("UPLOAD_MAX_FIELD_CHARS", default=10_000)
 
 # Rater quality flags (raterapp/selectors/raters.py) and the optional automatic pause.
 # too_fast: median seconds per verdict below RATER_MIN_SECONDS, over at least

@@ -5,12 +5,22 @@ from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from raterapp.services.login_limits import LockoutAdminAuthenticationForm, LockoutAuthenticationForm
 from raterapp.views import rating
+
+# The admin's sign-in explains a lockout as the app's does.
+admin.site.login_form = LockoutAdminAuthenticationForm
 
 urlpatterns = [
     path("", rating.home, name="home"),
     path("", include("raterapp.views.urls")),
-    path("login/", auth_views.LoginView.as_view(template_name="raterapp/login.html"), name="login"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(
+            template_name="raterapp/login.html", authentication_form=LockoutAuthenticationForm
+        ),
+        name="login",
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # The one-time link a new rater gets to choose a password (raterapp.services.raters.rater_create).
     path(

@@ -21,6 +21,7 @@ from .errors import InputError
 from .formats import check_output_path, format_of, write_table, write_tables
 from .source import TableSource
 from .tables import (
+    FORMULA_START,
     ItemTable,
     JudgementsTable,
     PairsTable,
@@ -31,9 +32,11 @@ from .tables import (
     read_judgements,
     read_pairs,
     read_truth_and_prediction,
+    unquote_spreadsheet_text,
 )
 
 __all__ = [
+    "FORMULA_START",
     "InputError",
     "check_output_path",
     "ItemTable",
@@ -48,6 +51,7 @@ __all__ = [
     "read_judgements",
     "read_pairs",
     "read_truth_and_prediction",
+    "unquote_spreadsheet_text",
     "write_table",
     "write_tables",
 ]

@@ -101,6 +101,10 @@ class TableSource:
             text = self._text_at(name, row)
             problem = "is not finite" if not np.isfinite(weight[row]) else "must be greater than 0"
             raise self.error(f"{name} {text} {problem}", row=row)
+        with np.errstate(over="ignore"):
+            total = weight.sum()
+        if not np.isfinite(total):
+            raise InputError(self.path, f"the {name}s add up to more than a float64 holds: scale them down")
         return weight
 
     def counts(self, name: str) -> np.ndarray:
@@ -151,6 +155,12 @@ class TableSource:
         problem = f"duplicate pair ({i[row].as_py()!r}, {j[row].as_py()!r}) (first on {self.place(earlier)})"
         raise self.error(problem, row=row)
 
+    def require_no_nul(self, name: str, values: pa.Array) -> None:
+        """Text without NUL characters (PostgreSQL cannot store them; no id or title needs one)."""
+        has_nul = pc.match_substring(values, "\x00")
+        if pc.any(has_nul).as_py():
+            raise self.error(f"{name} holds a NUL character (\\x00)", row=pc.index(has_nul, True).as_py())
+
     def _typed(self, name: str, ok: Callable[[pa.DataType], bool], expected: str) -> pa.Array:
         values = _combined(self.table.column(name))
         if pa.types.is_dictionary(values.type):
@@ -167,6 +177,7 @@ class TableSource:
             empty = _text_lengths(values) == 0
             if empty.any():
                 raise self.error(f"empty {name}", row=int(np.argmax(empty)))
+            self.require_no_nul(name, values)
 
     def _text_at(self, name: str, row: int) -> str:
         return repr(_combined(self.table.column(name))[row].as_py())

@@ -27,6 +27,8 @@ from .source import (
 ITEM_COLUMNS = ("item_id", "base_cluster", "exp_cluster", "weight")
 PAIR_COLUMNS = ("i", "j", "pair_class", "stratum", "draws", "scheme")
 JUDGEMENT_COLUMNS = ("i", "j", "verdict")
+# The first characters of text that a spreadsheet runs as a formula (OWASP, CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 # ---------------------------------------------------------------------------- tables
@@ -229,7 +231,7 @@ def read_pairs(path: Any, *, distinct: bool = False) -> PairsTable:
     unless ``distinct`` is true.
     """
     src = TableSource.open(path, required=PAIR_COLUMNS)
-    i, j = src.ids("i"), src.ids("j")
+    i, j = _exported_ids(src, "i"), _exported_ids(src, "j")
     pair_class = src.choices("pair_class", PAIR_CLASSES)
     stratum = src.choices("stratum", STRATA)
     draws = src.counts("draws")
@@ -253,7 +255,26 @@ def read_judgements(path: Any) -> JudgementsTable:
     ignored downstream). Raises :class:`InputError`.
     """
     src = TableSource.open(path, required=JUDGEMENT_COLUMNS, allow_no_rows=True)
-    return JudgementsTable(src.path, src.ids("i"), src.ids("j"), src.choices("verdict", VERDICTS))
+    return JudgementsTable(src.path, _exported_ids(src, "i"), _exported_ids(src, "j"), src.choices("verdict", VERDICTS))
+
+
+def _exported_ids(src: TableSource, name: str) -> pa.Array:
+    """Item ids of a pair or verdict file; in CSV, as a spreadsheet-safe export wrote them."""
+    values = src.ids(name)
+    return unquote_spreadsheet_text(values) if src.kind == "csv" else values
+
+
+def unquote_spreadsheet_text(values: pa.Array) -> pa.Array:
+    """Text as it was before a spreadsheet-safe CSV export: one leading quote removed where
+    quotes precede a character that starts a formula (``'=x`` is ``=x``, ``''@y`` is ``'@y``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> unquote_spreadsheet_text(pa.array(["'=x", "''@y", "'a", "-1"])).to_pylist()
+    ['=x', "'@y", "'a", '-1']
+    """
+    return pc.replace_substring_regex(values, pattern="^'('*[=+\\-@\t\r])", replacement="\\1")
 
 
 def _read_clustering(path: Any) -> tuple[pa.Array, pa.Array]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -12,7 +13,10 @@ from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.views import APIView
 
+from metrics_core.io import FORMULA_START
 from raterapp.access import ADMIN, ENGINEER, RATER, user_roles
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 class _RolePermission(BasePermission):
@@ -76,20 +80,24 @@ class CSVRenderer(BaseRenderer):
         fields = getattr(view, "csv_fields", None)
         if fields is None or (response is not None and response.exception):
             fields = list(rows[0]) if rows else []
-        free_text = getattr(view, "csv_free_text_fields", ())
-        if free_text:
-            rows = [{**row, **{f: _formula_safe(row.get(f)) for f in free_text if f in row}} for row in rows]
+        rows = [{name: _formula_safe(value) for name, value in row.items()} for row in rows]
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+        # CRLF (RFC 4180): the csv module quotes a field holding a line terminator's characters
+        # only, so with "\n" alone a bare CR in a cell would split its row in spreadsheets.
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\r\n")
         writer.writeheader()
         writer.writerows(rows)
         return out.getvalue().encode(self.charset)
 
 
 def _formula_safe(value):
-    """Free text that a spreadsheet would run as a formula, made inert with a leading quote
-    (OWASP, CSV injection). Only for free-text columns: the command-line columns stay exact."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    """Text that a spreadsheet would run as a formula, made inert with a leading quote (OWASP,
+    CSV injection), in every column: item ids, slice labels and usernames come from uploads and
+    people. Numbers stay as they are (``-0.5`` is not a formula), and so does text that only
+    looks like one. Text already starting with quotes before such a character gets one more, so
+    that the command line (metrics_core.io, ``unquote_spreadsheet_text``) reads back exactly the
+    ids the app holds by removing one."""
+    if isinstance(value, str) and value.lstrip("'")[:1] in FORMULA_START and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
 

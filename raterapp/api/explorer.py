@@ -27,7 +27,6 @@ from raterapp.access import access_experiment_for_engineer, access_sampled_pair_
 from raterapp.models import SampledPair
 from raterapp.selectors.explorer import (
     EXPLORER_PAIR_FIELDS,
-    EXPLORER_PAIR_FREE_TEXT,
     explorer_clusters_list,
     explorer_pair_get,
     explorer_pairs_list,
@@ -67,7 +66,6 @@ class ExplorerPairsApi(ExportApi, generics.ListAPIView):
     queryset = SampledPair.objects.none()  # rows come from the selector
     export_name = "explorer-pairs"
     csv_fields = EXPLORER_PAIR_FIELDS
-    csv_free_text_fields = EXPLORER_PAIR_FREE_TEXT  # item titles come from the upload: untrusted
 
     def get_queryset(self):
         experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])

@@ -63,7 +63,6 @@ class ExperimentJudgementsExportApi(ExportApi):
 
     export_name = "judgements"
     csv_fields = JUDGEMENT_FIELDS
-    csv_free_text_fields = ("comment",)  # raters type it: untrusted
 
     @_export_schema(JudgementExportSerializer(many=True))
     def get(self, request, experiment_id: int):

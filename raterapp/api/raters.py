@@ -79,7 +79,6 @@ class RatersApi(ExportApi):
     permission_classes = [IsAdmin]
     export_name = "raters"
     csv_fields = _fields(RaterSerializer)
-    csv_free_text_fields = ("username", "email", "paused_reason")
 
     @extend_schema(
         parameters=[FORMAT, SINCE, EXPERIMENT],
@@ -149,7 +148,6 @@ class ExperimentRatersApi(ExportApi):
     permission_classes = [IsEngineerOrAdmin]
     export_name = "raters"
     csv_fields = _fields(RaterStatsSerializer)
-    csv_free_text_fields = ("username",)
 
     @extend_schema(
         parameters=[FORMAT],
@@ -186,7 +184,6 @@ class ExperimentAgreementApi(ExportApi):
 
     export_name = "agreement"
     csv_fields = _fields(RaterPairKappaSerializer)
-    csv_free_text_fields = ("rater_a_username", "rater_b_username")
 
     @extend_schema(
         parameters=[FORMAT],

@@ -27,7 +27,7 @@ from .exports import (
     ExperimentJudgementsExportApi,
     ExperimentPairsExportApi,
 )
-from .health import HealthApi
+from .health import HealthApi, HealthDetailApi
 from .judging import (
     JudgementCreateApi,
     JudgementUndoApi,
@@ -44,6 +44,7 @@ experiment = "experiments/<int:experiment_id>/"
 
 urlpatterns = [
     path("health/", HealthApi.as_view(), name="api-health"),
+    path("health/detail/", HealthDetailApi.as_view(), name="api-health-detail"),
     path("overview/", OverviewApi.as_view(), name="api-overview"),
     path("experiments/", ExperimentListCreateApi.as_view(), name="api-experiments"),
     path(experiment, ExperimentDetailApi.as_view(), name="api-experiment"),

@@ -55,7 +55,6 @@ EXPLORER_PAIR_FIELDS = (
     "agreement",
     "verdict",
 )
-EXPLORER_PAIR_FREE_TEXT = ("i_title", "j_title")
 
 
 @dataclass(frozen=True)

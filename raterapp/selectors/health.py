@@ -14,6 +14,16 @@ def health_get(*, worker_timeout: float = 1.0) -> dict:
     return {"ok": all(c["status"] in ("ok", "not configured") for c in checks.values()), **checks}
 
 
+def health_brief_get() -> dict:
+    """The database and Redis, as statuses only (no errors, versions or host names): what an
+    anonymous caller may learn, at the cost of two round trips to local services."""
+    checks = {"database": _database(), "redis": _redis()}
+    return {
+        "ok": all(c["status"] in ("ok", "not configured") for c in checks.values()),
+        **{name: {"status": c["status"]} for name, c in checks.items()},
+    }
+
+
 def _database() -> dict:
     started = time.perf_counter()
     try:

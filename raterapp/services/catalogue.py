@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from django.conf import settings
 
 # metrics_core.io exposes readers of its own tables only; its column checks are what a
 # catalogue needs too, so they are reused here rather than written a second time.
@@ -49,6 +50,9 @@ def catalogue_read(*, path: str) -> Catalogue:
         for name in CARD_COLUMNS
     }
     attributes = {name: _text(src, name) for name in others}
+    for name, values in {**cards, **attributes}.items():
+        src.require_no_nul(name, values)
+        _require_short(name, values, lambda problem, row: src.error(problem, row=row))
     return Catalogue(str(path), item_id, cards, attributes)
 
 
@@ -88,6 +92,10 @@ def catalogue_read_for(*, location: str, item_ids: pa.Array) -> Catalogue:
     }
     others = [name for name in names if name != "item_id" and name not in CARD_COLUMNS]
     attributes = {name: _as_text(location, name, table.column(name).combine_chunks()) for name in others}
+    for name, values in {"item_id": ids, **cards, **attributes}.items():
+        if pc.any(pc.match_substring(values, "\x00")).as_py():
+            raise InputError(location, f"{name} holds a NUL character (\\x00)")
+        _require_short(name, values, lambda problem, row: InputError(location, f"{problem} (item_id {ids[row]})"))
     return Catalogue(location, ids, cards, attributes)
 
 
@@ -130,6 +138,16 @@ def catalogue_cards_at(*, catalogue: Catalogue, rows: np.ndarray) -> dict[str, l
     """The card fields of the given catalogue rows, one list per card column."""
     indices = pa.array(rows)
     return {name: values.take(indices).to_pylist() for name, values in catalogue.cards.items()}
+
+
+def _require_short(name: str, values: pa.Array, error) -> None:
+    """No text longer than UPLOAD_MAX_FIELD_CHARS; ``error(problem, row)`` makes the InputError."""
+    limit = settings.UPLOAD_MAX_FIELD_CHARS
+    lengths = pc.utf8_length(values)
+    if len(values) and (pc.max(lengths).as_py() or 0) > limit:
+        row = pc.index(pc.greater(lengths, limit), True).as_py()
+        length = lengths[row].as_py()
+        raise error(f"{name} is {length:,} characters long, more than {limit:,} (UPLOAD_MAX_FIELD_CHARS)", row)
 
 
 def _require_unreserved(path: str, names: list[str]) -> None:

@@ -17,6 +17,7 @@ from django.db import transaction
 
 from metrics_core.io import InputError, format_of
 from raterapp.models import Experiment, UploadedFile
+from raterapp.services.upload_limits import upload_limit_problems
 from raterapp.tasks import experiment_prepare_task
 
 Kind = UploadedFile.Kind
@@ -154,7 +155,7 @@ def _format_problems(files: Mapping[str, Any]) -> list[str]:
             format_of(os.path.basename(files[kind].name or ""))
         except InputError as exc:
             problems.append(f"{kind}: {exc}")
-    return problems
+    return problems + upload_limit_problems(files=files)
 
 
 def _allowed_location_problems(location: str) -> list[str]:
@@ -162,9 +163,28 @@ def _allowed_location_problems(location: str) -> list[str]:
     allowed = [prefix for prefix in settings.DATA_LOCATIONS if prefix]
     if not allowed:
         return ["reading from a location is not enabled on this server (DATA_LOCATIONS)"]
-    if ".." in location.split("/") or not any(location.startswith(prefix) for prefix in allowed):
+    if not any(_location_under(location, prefix) for prefix in allowed):
         return [f"must be under one of: {', '.join(allowed)}"]
     return []
+
+
+def _location_under(location: str, allowed: str) -> bool:
+    """Whether ``location`` is ``allowed`` or inside it: same URL scheme and host, and a path whose
+    components start with the allowed path's (``/data/locations`` never admits
+    ``/data/locations-evil/``; ``..`` and ``.`` components are refused outright)."""
+    from urllib.parse import urlsplit
+
+    where, root = urlsplit(location), urlsplit(allowed)
+    if (where.scheme.lower(), where.netloc.lower()) != (root.scheme.lower(), root.netloc.lower()):
+        return False
+    if where.query or where.fragment or "\\" in location or "\x00" in location:
+        return False
+    parts = [part for part in where.path.split("/") if part]
+    if any(part in (".", "..") for part in parts):
+        return False
+    base = [part for part in root.path.split("/") if part]
+    absolute = where.path.startswith("/") == root.path.startswith("/")
+    return absolute and parts[: len(base)] == base
 
 
 def _location_problems(

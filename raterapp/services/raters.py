@@ -48,8 +48,13 @@ def rater_create(*, actor, username: str, email: str, password: str | None = Non
     username = (username or "").strip()
     email = (email or "").strip()
     errors = {}
+    username_field = User._meta.get_field(User.USERNAME_FIELD)
     if not username:
         errors["username"] = "Give a user name."
+    elif len(username) > username_field.max_length:
+        errors["username"] = f"At most {username_field.max_length} characters."
+    elif not all(_passes(validator, username) for validator in username_field.validators):
+        errors["username"] = "Letters, digits and @ . + - _ only."
     elif User.objects.filter(username__iexact=username).exists():
         errors["username"] = "A user with this name exists already."
     try:
@@ -71,6 +76,14 @@ def rater_create(*, actor, username: str, email: str, password: str | None = Non
     except IntegrityError:
         raise ValidationError({"username": "A user with this name exists already."}) from None
     return user, (None if password is not None else password_set_path(user))
+
+
+def _passes(validator, value: str) -> bool:
+    try:
+        validator(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def password_set_path(user) -> str:

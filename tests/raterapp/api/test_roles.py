@@ -111,6 +111,9 @@ TABLE = [
     ("patch", "/api/budget-pools/{pool}/", "pool_change", (403, 403, 403, 403, 200)),
     ("delete", "/api/budget-pools/{pool}/", None, (403, 403, 403, 403, 405)),
     ("get", "/api/raters/", None, (403, 403, 403, 403, 200)),
+    ("get", "/api/health/", None, (200, 200, 200, 200, 200)),
+    # GET /api/health/detail/ for admins is 200 or 503 as workers answer: tests/raterapp/test_health.py.
+    ("post", "/api/health/detail/", None, (403, 403, 403, 403, 405)),
     ("get", "/api/raters/?format=csv&since=2026-01-01", None, (403, 403, 403, 403, 200)),
     ("post", "/api/raters/", "rater_new", (403, 403, 403, 403, 201)),
     ("delete", "/api/raters/", None, (403, 403, 403, 403, 405)),
