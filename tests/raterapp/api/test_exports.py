@@ -66,7 +66,7 @@ def test_the_judgements_export_has_one_row_per_verdict_with_item_ids(client_of, 
 
 def test_an_empty_export_still_has_its_header(client_of, experiment):
     response = export(client_of("owner"), experiment, "judgements", "csv")
-    assert response.content.decode() == ",".join(JUDGEMENT_FIELDS) + "\n"
+    assert response.content.decode() == ",".join(JUDGEMENT_FIELDS) + "\r\n"  # CRLF rows: a CR in a cell stays quoted
 
 
 def test_the_estimates_export_is_the_snapshot_in_json_and_one_row_per_metric_in_csv(client_of, judged):

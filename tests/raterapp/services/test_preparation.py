@@ -278,11 +278,6 @@ BAD_UPLOADS = {
         {"catalogue": upload("catalogue.csv", "item_id,title\na,A\nb,B\nc,C\n")},
         "catalogue.csv: no row for item_id 'd' of items.csv",
     ),
-    "truncated parquet": (
-        {"items": upload("items.parquet", PARQUET[: len(PARQUET) // 2])},
-        "items.parquet: not a readable Parquet file (Parquet magic bytes not found in footer. "
-        "Either the file is corrupted or this is not a parquet file.)",
-    ),
     "0-byte items file": ({"items": upload("items.csv", b"")}, "items.csv: empty file"),
     "0-byte catalogue": ({"catalogue": upload("catalogue.csv", b"")}, "catalogue.csv: empty file"),
     "no common items": (
@@ -317,6 +312,14 @@ def test_a_bad_upload_fails_with_its_problem_and_leaves_nothing(engineer, media,
     experiment = prepared(engineer, files=tiny_files(**files))
     assert (experiment.status, experiment.error, experiment.progress) == (Status.FAILED, message, 0.0)
     assert_nothing_left(experiment)
+
+
+def test_a_truncated_parquet_upload_is_refused_at_upload_and_creates_nothing(engineer, media):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError, match="items.parquet: not a readable Parquet file"):
+        created(engineer, files=tiny_files(items=upload("items.parquet", PARQUET[: len(PARQUET) // 2])))
+    assert Experiment.objects.count() == 0
 
 
 def test_a_failure_in_a_later_step_removes_the_earlier_steps_rows_and_file(engineer, media, monkeypatch):
