@@ -1,5 +1,7 @@
 """Fixtures shared across the suite."""
 
+import os
+
 import pytest
 
 from tests.metrics_core.dask_run import local_client
@@ -11,3 +13,15 @@ def dask_cluster_client():
     run: started by the first test that needs it (starting one per module cost seconds each)."""
     with local_client(2) as client:
         yield client
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In CI every service a test may skip for is promised (PostgreSQL, Redis, Chromium), so a
+    skipped test there is a failing one: it would hide that the service was not used."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") == "true" and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.longrepr = f"skipped in CI, which promises every service: {reason}"
