@@ -498,3 +498,34 @@ class BudgetChange(models.Model):
                 condition=Q(budget__isnull=False) | Q(pool__isnull=False), name="budget_change_has_subject"
             )
         ]
+
+
+class OutboxMessage(models.Model):
+    """A side effect (enqueueing a task, scheduling a refresh) written in the transaction of the
+    data that asks for it, so that it commits or rolls back with it (a transactional outbox).
+
+    Dispatched right after the commit when the broker answers, else by the periodic reconciler
+    (``services/outbox.py``); a row exists until its effect was handed to the broker.
+    """
+
+    class Kind(models.TextChoices):
+        EXPERIMENT_PREPARE = "experiment_prepare", "Prepare an experiment"
+        SAMPLE_BATCH_DRAW = "sample_batch_draw", "Draw a sample batch"
+        ESTIMATES_REFRESH = "estimates_refresh", "Refresh the estimates"
+        DERIVED_REFRESH = "derived_refresh", "Refresh ΔRecall and IQ"
+        RATER_AUTO_PAUSE = "rater_auto_pause", "Check a rater's quality flags"
+
+    kind = models.CharField(max_length=40, choices=Kind.choices)
+    target_id = models.BigIntegerField(help_text="The experiment, batch or rater the effect is about.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    claimed_by = models.UUIDField(null=True, blank=True, help_text="The dispatcher handing it to the broker now.")
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0, help_text="Failed dispatches so far.")
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["kind", "target_id"], name="outbox_effect")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.target_id}"

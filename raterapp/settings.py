@@ -143,7 +143,12 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 # dashboards: docker-compose.yml runs one worker per queue; the demo and the end-to-end tests
 # run one worker that consumes both. A task not named here goes to "live".
 PREPARATION_TASKS = ["raterapp.experiment_prepare", "raterapp.sample_batch_draw"]
-LIVE_TASKS = ["raterapp.estimates_refresh", "raterapp.derived_refresh", "raterapp.raters_auto_pause"]
+LIVE_TASKS = [
+    "raterapp.estimates_refresh",
+    "raterapp.derived_refresh",
+    "raterapp.raters_auto_pause",
+    "raterapp.reconcile",
+]
 CELERY_TASK_DEFAULT_QUEUE = "live"
 CELERY_TASK_ROUTES = {
     **{name: {"queue": "preparation"} for name in PREPARATION_TASKS},
@@ -156,12 +161,40 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
+# The worker outlives a broker outage: it reconnects for as long as it takes, and a task running
+# when the connection went is cancelled (its message comes back: the tasks are idempotent) rather
+# than finishing where its acknowledgement can no longer be delivered.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# Celery beat (docker-compose.yml's "beat", the demo's supervisor): the reconciler dispatches
+# side effects the broker missed (raterapp/services/reconcile.py). A run not started within one
+# interval is dropped: the next one does the same work.
+RECONCILE_INTERVAL_SECONDS = env.float("RECONCILE_INTERVAL_SECONDS", default=10.0)
+# Estimates that lag the verdicts for longer than this count as stale: the dashboard says so and
+# the reconciler recomputes them (a normal refresh takes ESTIMATES_DEBOUNCE_SECONDS and a moment).
+ESTIMATES_STALE_SECONDS = env.float("ESTIMATES_STALE_SECONDS", default=15.0)
+CELERY_BEAT_SCHEDULE = {
+    "reconcile": {
+        "task": "raterapp.reconcile",
+        "schedule": RECONCILE_INTERVAL_SECONDS,
+        "options": {"expires": RECONCILE_INTERVAL_SECONDS},
+    },
+}
+
+# "default" fails soft while Redis is away (raterapp/cache.py); "debounce" (the pending keys of
+# raterapp/services/scheduling.py) raises, so that the outbox keeps the effect and tries again.
+_DATABASE_CACHE = {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "raterapp_cache"}
 CACHES = {
     "default": (
+        {"BACKEND": "raterapp.cache.FailSoftRedisCache", "LOCATION": REDIS_URL} if REDIS_URL else _DATABASE_CACHE
+    ),
+    "debounce": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
         if REDIS_URL
-        else {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "raterapp_cache"}
-    )
+        else dict(_DATABASE_CACHE)
+    ),
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -54,3 +54,11 @@ def raters_auto_pause_task(rater_id: int | None = None) -> None:
     from raterapp.services.rater_quality import raters_auto_pause
 
     raters_auto_pause(rater_ids=None if rater_id is None else [rater_id])
+
+
+@shared_task(name="raterapp.reconcile", time_limit=600, soft_time_limit=570)
+def reconcile_task() -> dict:
+    """Celery beat's periodic repair: dispatch the pending outbox, recompute stale estimates."""
+    from raterapp.services.reconcile import reconcile
+
+    return reconcile()

@@ -7,6 +7,8 @@ lines, so that a number never comes without what it means.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 # One line per metric name (the papers' names: JDD = "Decomposing the Jaccard Distance …",
 # MQM = "More Clustering Quality Metrics for ABCDE").
 METRIC_HELP: dict[str, str] = {
@@ -44,6 +46,12 @@ METRIC_LABELS: dict[str, str] = {
     "DeltaRecall": "ΔRecall",
     "GoodMinusBadDistance": "Good − Bad distance",
 }
+
+# What the dashboard's "Stale since …" means (raterapp/selectors/staleness.py).
+STALE_HELP = (
+    "Estimates that lag the verdicts: some were given or undone after the latest recompute, longer "
+    "ago than a recompute takes. The reconciler recomputes them once the worker is back."
+)
 
 # The words of the rating loop, as every page uses them.
 TERMS: tuple[tuple[str, str], ...] = (
@@ -92,6 +100,7 @@ TERMS: tuple[tuple[str, str], ...] = (
         "Estimate",
         ("A quality metric computed from the judged draws, with its interval."),
     ),
+    ("Stale", STALE_HELP),
     (
         "Confidence interval",
         ("The range the metric lies in with the stated confidence, if you look once, at the end."),
@@ -138,3 +147,11 @@ DECISION_LABELS: dict[str, str] = {
 
 def metric_label(name: str) -> str:
     return METRIC_LABELS.get(name, name)
+
+
+def stale_label(since: datetime) -> str:
+    """'Stale since 16:40:12 UTC' (with the date unless today) for a timezone-aware ``since``."""
+    since = since.astimezone(UTC)
+    if since.date() == datetime.now(UTC).date():
+        return f"Stale since {since:%H:%M:%S} UTC"
+    return f"Stale since {since:%Y-%m-%d %H:%M:%S} UTC"

@@ -17,7 +17,8 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 MEDIA_ROOT = DATA_DIR / ("test-media" + (f"-{XDIST_WORKER}" if XDIST_WORKER else ""))  # noqa: F405
 if XDIST_WORKER:
-    CACHES["default"]["KEY_PREFIX"] = XDIST_WORKER  # noqa: F405
+    for _cache in CACHES.values():  # noqa: F405
+        _cache["KEY_PREFIX"] = XDIST_WORKER
     CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}-{XDIST_WORKER}"  # noqa: F405
     CELERY_TASK_ROUTES = {  # noqa: F405
         name: {"queue": f"{route['queue']}-{XDIST_WORKER}"}

@@ -38,6 +38,7 @@ from raterapp.selectors.derived import (
     estimate_reading,
 )
 from raterapp.selectors.experiments import estimate_snapshot_latest
+from raterapp.selectors.staleness import estimates_staleness_get
 
 Status = Experiment.Status
 
@@ -100,6 +101,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     situation = affected_item_situation(quality, exact=exact) if quality is not None and exact else None
     derived = derived_latest(experiment=experiment)
     derived_panel = derived_panel_get(derived=derived)
+    stale = estimates_staleness_get(experiment=experiment, snapshot=snapshot)
     decision = experiment_decision_get(
         experiment=experiment, quality=quality, derived=derived_panel, progress=progress, sample=stored
     )
@@ -126,9 +128,11 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
             snapshot_id=snapshot.pk if snapshot else None,
             derived_id=derived.pk if derived else None,
             batch=_latest_batch(experiment),
+            stale=stale["since"] if stale else "",
         ),
         "impact": experiment.impact,
         "snapshot": _snapshot_summary(snapshot),
+        "stale": stale,
         "estimates": metric_readings(quality) if quality is not None else None,
         "situation": situation.as_dict() if situation is not None else None,
         "progress": progress,
@@ -140,12 +144,19 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
 
 
 def dashboard_version(
-    *, experiment: Experiment, snapshot_id: int | None, derived_id: int | None, batch: tuple | None = None
+    *,
+    experiment: Experiment,
+    snapshot_id: int | None,
+    derived_id: int | None,
+    batch: tuple | None = None,
+    stale: str = "",
 ) -> str:
     """Changes whenever anything on the dashboard may change: a new snapshot, new derived
-    metrics, a batch requested or finished, or an experiment edit."""
+    metrics, a batch requested or finished, an experiment edit, or the estimates going stale
+    (``stale``: since when, empty while current)."""
     batch_part = f"{batch[0]}{batch[1][:1]}" if batch else "0"
-    return f"{snapshot_id or 0}-{derived_id or 0}-{batch_part}-{experiment.updated_at.timestamp():.6f}"
+    version = f"{snapshot_id or 0}-{derived_id or 0}-{batch_part}-{experiment.updated_at.timestamp():.6f}"
+    return f"{version}-stale{stale}" if stale else version
 
 
 def _latest_batch(experiment: Experiment) -> tuple | None:
@@ -153,18 +164,20 @@ def _latest_batch(experiment: Experiment) -> tuple | None:
 
 
 def dashboard_version_get(*, experiment: Experiment) -> str:
-    """The version of the dashboard without building it: two indexed queries."""
+    """The version of the dashboard without building it: a few indexed queries."""
     latest = (
         EstimateSnapshot.objects.filter(experiment=experiment)
         .order_by("-created_at", "-pk")
-        .values_list("pk", flat=True)
+        .only("pk", "created_at", "judgements")
         .first()
     )
+    stale = estimates_staleness_get(experiment=experiment, snapshot=latest)
     return dashboard_version(
         experiment=experiment,
-        snapshot_id=latest,
+        snapshot_id=latest.pk if latest else None,
         derived_id=derived_latest_id(experiment=experiment),
         batch=_latest_batch(experiment),
+        stale=stale["since"] if stale else "",
     )
 
 

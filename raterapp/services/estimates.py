@@ -18,9 +18,9 @@ from django.db import transaction
 from metrics_core import agreement_summary, estimate_quality, impact_metrics
 from metrics_core.growth import new_pair_share
 from metrics_core.results import json_number
-from raterapp.models import EstimateSnapshot, Experiment
+from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services.derived import derived_refresh_schedule
+from raterapp.services.outbox import outbox_add
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
 logger = logging.getLogger(__name__)
@@ -53,6 +53,26 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     """
     task_pending_clear(_pending_key(experiment_id))
     experiment = Experiment.objects.get(pk=experiment_id)
+    payload = estimates_compute(experiment=experiment)
+    with transaction.atomic():
+        snapshot = EstimateSnapshot.objects.create(
+            experiment=experiment,
+            judgements=payload["judgements"],
+            judged_pairs=payload["judged_pairs"],
+            estimates=payload,
+        )
+        outbox_add(kind=OutboxMessage.Kind.DERIVED_REFRESH, target_id=experiment_id)
+
+        # A named function (Django names a failing callback in its log); it never raises.
+        def estimates_publish_after_commit() -> None:
+            _publish(snapshot)
+
+        transaction.on_commit(estimates_publish_after_commit, robust=True)
+    return snapshot
+
+
+def estimates_compute(*, experiment: Experiment) -> dict:
+    """The JSON of a snapshot of the experiment from every verdict now, without storing it."""
     judged = judged_sample_get(experiment=experiment)
     verdicts = judged.verdicts
     # The sequences are tuned to the draws planned when the experiment was created (spec §9),
@@ -71,12 +91,7 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
         "new_pair_share": json_number(new_pair_share(judged.sample)),
         "sample_draws": judged.sample.n_draws,
     }
-    snapshot = EstimateSnapshot.objects.create(
-        experiment=experiment, judgements=len(judged.verdict), judged_pairs=len(verdicts), estimates=payload
-    )
-    transaction.on_commit(lambda: _publish(snapshot), robust=True)
-    transaction.on_commit(lambda: derived_refresh_schedule(experiment_id=experiment_id), robust=True)
-    return snapshot
+    return payload
 
 
 def estimate_snapshot_as_dict(snapshot: EstimateSnapshot) -> dict:
@@ -100,9 +115,9 @@ def _publish(snapshot: EstimateSnapshot) -> None:
     import redis
 
     try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
         client.publish(estimates_channel(snapshot.experiment_id), json.dumps(estimate_snapshot_as_dict(snapshot)))
-    except redis.RedisError as exc:  # the snapshot is stored; live pages catch up on the next one
+    except Exception as exc:  # the snapshot is stored; live pages catch up on the next one
         logger.warning("estimates of experiment %s not published: %s", snapshot.experiment_id, exc)
 
 

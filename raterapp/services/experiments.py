@@ -16,9 +16,9 @@ from django.core.files import File
 from django.db import transaction
 
 from metrics_core.io import InputError, format_of
-from raterapp.models import Experiment, UploadedFile
+from raterapp.models import Experiment, OutboxMessage, UploadedFile
+from raterapp.services.outbox import outbox_add
 from raterapp.services.upload_limits import upload_limit_problems
-from raterapp.tasks import experiment_prepare_task
 
 Kind = UploadedFile.Kind
 # Every distinct pair becomes rows and human work: beyond this a sample is a mistake.
@@ -116,7 +116,7 @@ def experiment_create(
             experiment.save()
             for kind, upload in files.items():
                 _upload_save(experiment=experiment, kind=kind, upload=upload, stored=stored)
-            experiment_prepare_task.delay_on_commit(experiment.pk)
+            outbox_add(kind=OutboxMessage.Kind.EXPERIMENT_PREPARE, target_id=experiment.pk)
     except BaseException:
         # The rows are rolled back, the files in the storage are not.
         for row in stored:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 
 from raterapp.access import ADMIN, RATER, has_role
 from raterapp.models import RaterProfile
 from raterapp.selectors.raters import rater_stats_list
+from raterapp.services.scheduling import debounce_cache, task_pending_clear
 
 AUTO_PAUSE_INTERVAL_SECONDS = 60
 PENDING_MARGIN_SECONDS = 60
@@ -36,12 +36,12 @@ def rater_auto_pause_schedule(*, rater_id: int) -> bool:
     from raterapp.tasks import raters_auto_pause_task
 
     key = _pending_key(rater_id)
-    if not cache.add(key, 1, timeout=AUTO_PAUSE_INTERVAL_SECONDS + PENDING_MARGIN_SECONDS):
+    if not debounce_cache().add(key, 1, timeout=AUTO_PAUSE_INTERVAL_SECONDS + PENDING_MARGIN_SECONDS):
         return False
     try:
         raters_auto_pause_task.apply_async(args=[rater_id], countdown=AUTO_PAUSE_INTERVAL_SECONDS)
     except Exception:
-        cache.delete(key)  # nothing is scheduled: let the next verdict try again
+        task_pending_clear(key)  # nothing is scheduled: let the next verdict try again
         raise
     return True
 
@@ -59,7 +59,7 @@ def raters_auto_pause(*, actor=None, rater_ids: list[int] | None = None) -> list
     from raterapp.services.raters import rater_pause_record  # raters → judging → verdicts → here
 
     for rater_id in rater_ids or ():
-        cache.delete(_pending_key(rater_id))
+        task_pending_clear(_pending_key(rater_id))
     users = get_user_model().objects.filter(is_active=True)
     users = users.filter(pk__in=rater_ids) if rater_ids is not None else users.filter(groups__name=RATER)
     candidates = set(users.values_list("pk", flat=True)) - set(

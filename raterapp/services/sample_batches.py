@@ -29,8 +29,9 @@ from django.utils import timezone
 
 from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
 from metrics_core.io import InputError
-from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
+from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.services.catalogue import catalogue_read
+from raterapp.services.outbox import outbox_add
 from raterapp.services.population import population_for_experiment
 from raterapp.services.sampled_rows import sampled_item_rows, sampled_items_at
 from raterapp.services.uploads import upload_message_for_user, uploads_local_open
@@ -69,7 +70,7 @@ def sample_batch_request(*, experiment: Experiment, actor, draws: int, expected_
         experiment=experiment, status=SampleBatch.Status.DRAWING, created_at__lt=timezone.now() - STALE_AFTER
     ).first()
     if stale is not None:
-        transaction.on_commit(lambda: _enqueue(stale.pk), robust=True)
+        outbox_add(kind=OutboxMessage.Kind.SAMPLE_BATCH_DRAW, target_id=stale.pk)
         return stale
     index = (SampleBatch.objects.filter(experiment=experiment).aggregate(last=Max("index"))["last"] or 0) + 1
     try:
@@ -77,9 +78,9 @@ def sample_batch_request(*, experiment: Experiment, actor, draws: int, expected_
             batch = SampleBatch.objects.create(
                 experiment=experiment, index=index, draws=draws, drawn_by=actor, expected_verdicts=expected_verdicts
             )
+            outbox_add(kind=OutboxMessage.Kind.SAMPLE_BATCH_DRAW, target_id=batch.pk)
     except IntegrityError:
         raise ValidationError({"draws": "A batch is being drawn; wait until it is done."}) from None
-    transaction.on_commit(lambda: _enqueue(batch.pk), robust=True)
     return batch
 
 
@@ -212,7 +213,7 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
     Experiment.objects.filter(pk=experiment.pk).update(
         sample_version=F("sample_version") + 1, updated_at=timezone.now()
     )
-    transaction.on_commit(lambda: _estimates_refresh(experiment.pk), robust=True)
+    outbox_add(kind=OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=experiment.pk)
 
 
 def _tasks_by_positions(experiment: Experiment) -> dict[tuple[int, int], int]:
@@ -228,15 +229,3 @@ def _batch_fail(batch: SampleBatch, message: str) -> None:
         status=SampleBatch.Status.FAILED, error=message[:2000], finished_at=timezone.now()
     )
     logger.info("batch %s of experiment %s failed: %s", batch.index, batch.experiment_id, message)
-
-
-def _enqueue(batch_id: int) -> None:
-    from raterapp.tasks import sample_batch_draw_task
-
-    sample_batch_draw_task.delay(batch_id)
-
-
-def _estimates_refresh(experiment_id: int) -> None:
-    from raterapp.services.estimates import estimates_refresh_schedule
-
-    estimates_refresh_schedule(experiment_id=experiment_id)

@@ -7,9 +7,12 @@ key before it reads anything, so a request that arrives while it runs schedules 
 
 from __future__ import annotations
 
+import logging
 import math
 
-from django.core.cache import cache
+from django.core.cache import caches
+
+logger = logging.getLogger(__name__)
 
 # Long enough to cover the countdown and a busy queue; if a task is lost the key expires
 # and the next request schedules again.
@@ -18,16 +21,28 @@ PENDING_MARGIN_SECONDS = 60
 
 def task_schedule_once(*, key: str, task, args: list, countdown: float) -> bool:
     """Schedule ``task(*args)`` in ``countdown`` seconds unless ``key`` is pending; whether this call did."""
-    if not cache.add(key, 1, timeout=math.ceil(countdown + PENDING_MARGIN_SECONDS)):
+    if not debounce_cache().add(key, 1, timeout=math.ceil(countdown + PENDING_MARGIN_SECONDS)):
         return False
     try:
         task.apply_async(args=args, countdown=countdown)
     except Exception:
-        cache.delete(key)  # nothing is scheduled: let the next request try again
+        try:
+            debounce_cache().delete(key)  # nothing is scheduled: let the next request try again
+        except Exception as exc:  # Redis is away too: the key expires, the reconciler catches up meanwhile
+            logger.warning("debounce key %s left to expire: %s", key, exc)
         raise
     return True
 
 
 def task_pending_clear(key: str) -> None:
-    """Called by the task as it starts: requests from now on schedule a new run."""
-    cache.delete(key)
+    """Called by the task as it starts: requests from now on schedule a new run. A cache that does
+    not answer is no reason to fail the run: the key expires (``PENDING_MARGIN_SECONDS``)."""
+    try:
+        debounce_cache().delete(key)
+    except Exception as exc:
+        logger.warning("debounce key %s left to expire: %s", key, exc)
+
+
+def debounce_cache():
+    """The strict cache of the pending keys (settings.CACHES): its errors reach the outbox."""
+    return caches["debounce"]

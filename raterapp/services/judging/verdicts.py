@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from functools import partial
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -13,9 +12,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from raterapp.access import RATER, has_role
-from raterapp.models import Judgement, Lease, PairTask, RetractedJudgement, Verdict
-from raterapp.services.estimates import estimates_refresh_schedule
-from raterapp.services.rater_quality import rater_auto_pause_schedule
+from raterapp.models import Judgement, Lease, OutboxMessage, PairTask, RetractedJudgement, Verdict
+from raterapp.services.outbox import outbox_add
 
 from .errors import JudgementRefused
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
@@ -37,8 +35,8 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
     the task, never held a lease on it, the task has all its verdicts, the verdict
     of this ``client_id`` was undone, or (``BudgetSpent``) the budget is spent. A late
     verdict (its lease expired, and maybe the pair went to someone else meanwhile) is kept
-    while the task wants verdicts; leases it over-promises are withdrawn. On commit, a
-    (debounced) recompute of the estimates is scheduled, and with ``RATER_AUTO_PAUSE`` a
+    while the task wants verdicts; leases it over-promises are withdrawn. With the verdict, the
+    outbox records a (debounced) recompute of the estimates, and with ``RATER_AUTO_PAUSE`` a
     check of the rater's quality flags (at most once a minute per rater).
     """
     if verdict not in Verdict.values:
@@ -101,7 +99,7 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
             rater=rater,
             defaults={"expires_at": now + timedelta(seconds=settings.LEASE_SECONDS), "token": uuid.uuid4()},
         )
-        transaction.on_commit(partial(estimates_refresh_schedule, experiment_id=task.experiment_id), robust=True)
+        outbox_add(kind=OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=task.experiment_id)
     task.refresh_from_db(fields=["verdicts"])
     return task
 
@@ -146,9 +144,9 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
     lease.delete()
     if settings.RATER_AUTO_PAUSE:
-        transaction.on_commit(partial(rater_auto_pause_schedule, rater_id=rater.pk), robust=True)
+        outbox_add(kind=OutboxMessage.Kind.RATER_AUTO_PAUSE, target_id=rater.pk)
     if not task.is_gold:
-        transaction.on_commit(partial(estimates_refresh_schedule, experiment_id=task.experiment_id), robust=True)
+        outbox_add(kind=OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=task.experiment_id)
     return judgement
 
 

@@ -67,6 +67,15 @@ function renderBadge(badge) {
 
 // ---- estimates --------------------------------------------------------------------------
 
+// The estimates lag the verdicts (a refresh was lost): say since when, until the reconciler catches up.
+function renderStale(stale) {
+  root.querySelectorAll("[data-stale-line]").forEach((node) => {
+    node.hidden = !stale;
+    node.textContent = stale ? `${stale.label}: ${stale.estimated_verdicts} of ${stale.verdicts} verdicts counted.` : "";
+    node.title = stale ? stale.help : "";
+  });
+}
+
 function renderEstimates(estimates, snapshot) {
   const has = estimates && Object.keys(estimates).length > 0;
   root.querySelector("[data-no-estimates]").hidden = has;
@@ -429,6 +438,7 @@ function render(data) {
   if (!ready) return;
   renderBatches(data.batches);
   renderEstimates(data.estimates, data.snapshot);
+  renderStale(data.stale);
   renderDecomposition(data.estimates, data.experiment.scheme);
   renderSituation(data.situation);
   renderProgress(data.progress);

@@ -4,7 +4,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 
-from raterapp.models import Experiment, UploadedFile
+from raterapp.models import Experiment, OutboxMessage, UploadedFile
+from raterapp.services import experiments
 from raterapp.services.experiments import MAX_SEED, experiment_create
 from raterapp.tasks import experiment_prepare_task
 from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, tiny_files, upload
@@ -139,11 +140,24 @@ def test_file_errors_are_keyed_by_files_and_create_nothing(engineer, media, repl
 
 
 def test_files_stored_before_a_failed_create_are_removed(engineer, media, monkeypatch):
-    def refuse(*args):
-        raise RuntimeError("broker down")
+    def refuse(**kwargs):
+        raise RuntimeError("database gone")
 
-    monkeypatch.setattr(experiment_prepare_task, "delay_on_commit", refuse)
+    monkeypatch.setattr(experiments, "outbox_add", refuse)
     with pytest.raises(RuntimeError):
         experiment_create(owner=engineer, name="e", files=tiny_files())
-    assert (Experiment.objects.count(), UploadedFile.objects.count()) == (0, 0)
+    assert (Experiment.objects.count(), UploadedFile.objects.count(), OutboxMessage.objects.count()) == (0, 0, 0)
     assert [path for path in media.rglob("*") if path.is_file()] == []
+
+
+def test_a_broker_down_at_commit_keeps_the_experiment_and_its_preparation_in_the_outbox(
+    engineer, media, django_capture_on_commit_callbacks
+):
+    with mock.patch.object(experiment_prepare_task, "delay", side_effect=ConnectionError("broker down")) as delay:
+        with django_capture_on_commit_callbacks(execute=True):
+            experiment = experiment_create(owner=engineer, name="e", files=tiny_files())
+    delay.assert_called_once_with(experiment.pk)
+    assert Experiment.objects.get(pk=experiment.pk).status == Experiment.Status.QUEUED
+    pending = OutboxMessage.objects.get()
+    assert (pending.kind, pending.target_id, pending.attempts) == ("experiment_prepare", experiment.pk, 1)
+    assert pending.last_error == "ConnectionError: broker down"

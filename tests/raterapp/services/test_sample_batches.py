@@ -16,9 +16,9 @@ from metrics_core import (
     verdicts_from_judgements,
 )
 from metrics_core.io import read_items
-from raterapp.models import Experiment, Item, Judgement, PairTask, SampleBatch, SampledPair
+from raterapp.models import Experiment, Item, Judgement, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services import sample_batches
+from raterapp.services import outbox, sample_batches
 from raterapp.services.sample_batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.test_preparation import prepared, random_files
@@ -30,7 +30,7 @@ Status = Experiment.Status
 def enqueued(monkeypatch):
     """The batches the service asked the worker to draw (the test draws them itself)."""
     asked = []
-    monkeypatch.setattr(sample_batches, "_enqueue", asked.append)
+    monkeypatch.setitem(outbox.EFFECTS, OutboxMessage.Kind.SAMPLE_BATCH_DRAW, asked.append)
     return asked
 
 

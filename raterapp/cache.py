@@ -1,0 +1,57 @@
+"""The cache of the web and the worker: Django's Redis cache, failing soft.
+
+What the ``default`` cache holds can be lost: API throttle counts, sign-in failure counts, slices
+computed on request. While Redis is away, a read misses and a write is dropped (with a warning),
+so pages and the API go on (throttles and the sign-in lockout are not enforced meanwhile) instead
+of answering 500. The debounce keys of background work use the strict ``debounce`` cache
+(settings.CACHES): the transactional outbox must see that scheduling failed, to try again later.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.redis import RedisCache
+from redis import RedisError
+
+logger = logging.getLogger(__name__)
+
+
+class FailSoftRedisCache(RedisCache):
+    def _soft(self, operation: str, fallback, call, *args, **kwargs):
+        try:
+            return call(*args, **kwargs)
+        except RedisError as exc:
+            logger.warning("cache %s skipped, Redis unavailable: %s", operation, exc)
+            return fallback
+
+    def get(self, key, default=None, version=None):
+        return self._soft("get", default, super().get, key, default, version)
+
+    def get_many(self, keys, version=None):
+        return self._soft("get_many", {}, super().get_many, keys, version)
+
+    def has_key(self, key, version=None):
+        return self._soft("has_key", False, super().has_key, key, version)
+
+    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._soft("add", False, super().add, key, value, timeout, version)
+
+    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._soft("set", None, super().set, key, value, timeout, version)
+
+    def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._soft("set_many", list(data), super().set_many, data, timeout, version)
+
+    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._soft("touch", False, super().touch, key, timeout, version)
+
+    def incr(self, key, delta=1, version=None):
+        return self._soft("incr", delta, super().incr, key, delta, version)
+
+    def delete(self, key, version=None):
+        return self._soft("delete", False, super().delete, key, version)
+
+    def delete_many(self, keys, version=None):
+        return self._soft("delete_many", None, super().delete_many, keys, version)

@@ -1,0 +1,122 @@
+"""The transactional outbox: side effects that commit, or roll back, with the data that asks for them.
+
+A service that wants work done once its transaction commits (enqueue a preparation, schedule a
+refresh) calls :func:`outbox_add` inside the transaction: a row is written with the data. After
+the commit the row is dispatched at once, best-effort: when Redis or the broker does not answer,
+the row stays pending, the error is logged on it and the request goes on (its data is stored).
+The reconciler (``raterapp.reconcile``, every ``RECONCILE_INTERVAL_SECONDS``) dispatches what is
+pending with :func:`outbox_dispatch`.
+
+A dispatcher claims rows (a conditional update) before it hands their effect to the broker, so
+two dispatchers never dispatch the same row; one that died holding a claim loses it after
+``CLAIM_SECONDS``. Pending rows of one effect (kind and target) are dispatched once for all of
+them. An effect is handed over at least once (a crash between the hand-over and the delete
+repeats it), which the tasks allow: they are idempotent, and refreshes are debounced.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F, Min, Q
+from django.utils import timezone
+
+from raterapp.models import OutboxMessage
+
+logger = logging.getLogger(__name__)
+Kind = OutboxMessage.Kind
+
+CLAIM_SECONDS = 300
+
+
+def outbox_add(*, kind: str, target_id: int) -> OutboxMessage:
+    """Record a side effect in the current transaction; dispatched once it commits (or later)."""
+    message = OutboxMessage.objects.create(kind=Kind(kind), target_id=target_id)
+
+    # A named function, not a partial: Django names the callback when it logs a failure.
+    def outbox_dispatch_after_commit() -> None:
+        outbox_dispatch(ids=[message.pk])
+
+    transaction.on_commit(outbox_dispatch_after_commit, robust=True)
+    return message
+
+
+def outbox_dispatch(*, ids: list[int] | None = None, limit: int = 1000) -> int:
+    """Dispatch the pending rows (of ``ids``, or every one, oldest effects first, at most ``limit``
+    effects); how many effects were handed over. Never raises: what failed stays pending."""
+    try:
+        pending = outbox_pending()
+        if ids is not None:
+            pending = pending.filter(pk__in=ids)
+        effects = (
+            pending.order_by().values_list("kind", "target_id").annotate(first=Min("pk")).order_by("first")[:limit]
+        )
+        return sum(_effect_dispatch(kind, target_id, pending) for kind, target_id, _ in list(effects))
+    except Exception:
+        logger.exception("the outbox could not be dispatched; its rows stay pending")
+        return 0
+
+
+def outbox_pending():
+    """Rows not handed over yet and not claimed by a live dispatcher."""
+    stale = timezone.now() - timedelta(seconds=CLAIM_SECONDS)
+    return OutboxMessage.objects.filter(Q(claimed_by=None) | Q(claimed_at__lt=stale))
+
+
+def _effect_dispatch(kind: str, target_id: int, pending) -> int:
+    claim = uuid.uuid4()
+    if not pending.filter(kind=kind, target_id=target_id).update(claimed_by=claim, claimed_at=timezone.now()):
+        return 0  # another dispatcher took them
+    claimed = OutboxMessage.objects.filter(claimed_by=claim)
+    try:
+        EFFECTS[kind](target_id)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        claimed.update(claimed_by=None, claimed_at=None, attempts=F("attempts") + 1, last_error=error)
+        logger.warning("%s of %s not dispatched, kept for the reconciler: %s", kind, target_id, exc)
+        return 0
+    claimed.delete()
+    return 1
+
+
+def _experiment_prepare(experiment_id: int) -> None:
+    from raterapp.tasks import experiment_prepare_task
+
+    experiment_prepare_task.delay(experiment_id)
+
+
+def _sample_batch_draw(batch_id: int) -> None:
+    from raterapp.tasks import sample_batch_draw_task
+
+    sample_batch_draw_task.delay(batch_id)
+
+
+def _estimates_refresh(experiment_id: int) -> None:
+    from raterapp.services.estimates import estimates_refresh_schedule
+
+    estimates_refresh_schedule(experiment_id=experiment_id)
+
+
+def _derived_refresh(experiment_id: int) -> None:
+    from raterapp.services.derived import derived_refresh_schedule
+
+    derived_refresh_schedule(experiment_id=experiment_id)
+
+
+def _rater_auto_pause(rater_id: int) -> None:
+    from raterapp.services.rater_quality import rater_auto_pause_schedule
+
+    rater_auto_pause_schedule(rater_id=rater_id)
+
+
+EFFECTS: dict[str, Callable[[int], None]] = {
+    Kind.EXPERIMENT_PREPARE: _experiment_prepare,
+    Kind.SAMPLE_BATCH_DRAW: _sample_batch_draw,
+    Kind.ESTIMATES_REFRESH: _estimates_refresh,
+    Kind.DERIVED_REFRESH: _derived_refresh,
+    Kind.RATER_AUTO_PAUSE: _rater_auto_pause,
+}
