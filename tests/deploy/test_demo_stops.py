@@ -63,11 +63,12 @@ def test_stopping_make_demo_stops_every_process_it_started(demo_data_dir, tmp_pa
                 timeout=10, what="the supervisor",
             )[0]
             assert supervisor.ppid() == make.pid  # no shell between them: the supervisor sees make die
-            wait_until(lambda: len(supervisor.children()) == 3, timeout=30, what="the supervisor's three children")
+            wait_until(lambda: len(supervisor.children()) == 4, timeout=30, what="the supervisor's four children")
             tree = descendants()
             commands = [" ".join(p.cmdline()) for p in tree]
             assert any("celery" in c and "worker" in c for c in commands), commands
             assert any("runserver" in c for c in commands), commands
+            assert any("celery" in c and " beat " in c for c in commands), commands
 
             if how.startswith("SIGTERM"):
                 os.kill(make.pid, signal.SIGTERM)

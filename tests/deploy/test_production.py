@@ -3,7 +3,7 @@
 (a) the Dockerfile's build commands run with exactly the Dockerfile's environment (its volume and
     static paths in a temporary folder): collectstatic with the manifest storage, DEBUG=false, no
     secret;
-(b) web, both Celery workers and the Dask scheduler and worker start from docker-compose.yml's own
+(b) web, both Celery workers, Celery beat and the Dask scheduler and worker start from docker-compose.yml's own
     ``command:`` and ``environment:``, with ``.env.example`` copied unchanged as ``.env``, against
     the real PostgreSQL (the test database) and Redis; only the compose service names become
     127.0.0.1, the published ports free ones, and the data volume a temporary folder;
@@ -43,7 +43,7 @@ pytestmark = [
         reason="the production shape runs on PostgreSQL and Redis (CI sets DATABASE_URL and REDIS_URL)",
     ),
 ]
-APP_SERVICES = ("web", "worker-preparation", "worker-live", "dask-scheduler", "dask-worker")
+APP_SERVICES = ("web", "worker-preparation", "worker-live", "beat", "dask-scheduler", "dask-worker")
 COMPOSE_DATABASE_URL = "postgres://rater:rater@db:5432/rater"
 COMPOSE_REDIS_URL = "redis://redis:6379/0"
 
@@ -188,6 +188,21 @@ def test_the_compose_services_are_healthy(production):
         wait_until(lambda: client.scheduler_info()["workers"], timeout=60, what="a Dask worker")
     # The secret key was made on first start, in the data volume, and one for all services.
     assert len((production.data_dir / "secret_key").read_text()) >= 50
+
+
+def test_beat_has_the_live_worker_run_the_reconciler_and_every_service_restarts(production):
+    """Celery beat sends raterapp.reconcile every RECONCILE_INTERVAL_SECONDS (.env.example's) to the
+    live queue; the live worker runs it. A service that dies (the worker when Redis goes) comes back."""
+    interval = float(env_file_read(ROOT / ".env.example")["RECONCILE_INTERVAL_SECONDS"])
+    ran = re.compile(r"Task raterapp\.reconcile\[[0-9a-f-]+\] succeeded")
+    wait_until(
+        lambda: ran.search((production.logs / "worker-live.log").read_text()),
+        timeout=3 * interval + 30, what="the live worker to run raterapp.reconcile",
+    )
+    assert "Sending due task reconcile (raterapp.reconcile)" in (production.logs / "beat.log").read_text()
+    assert "Task raterapp.reconcile[" not in (production.logs / "worker-preparation.log").read_text()
+    services = compose_read()["services"]
+    assert {name: services[name].get("restart") for name in APP_SERVICES} == dict.fromkeys(APP_SERVICES, "unless-stopped")
 
 
 # ---- (c) every page and API GET, every role, in Chromium against gunicorn in production mode.

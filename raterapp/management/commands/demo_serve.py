@@ -1,9 +1,10 @@
 """``python manage.py demo_serve``: the demo's processes under one supervisor (``make demo``).
 
-It starts the web server, a Celery worker on both queues and the simulated raters, each in a
-process group of its own, and stops them all (SIGTERM to each group, SIGKILL after a grace
-period) when it gets SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed), when its parent
-(``make``) dies, or when the web server or the worker exits. The children are kept out of the
+It starts the web server, a Celery worker on both queues, Celery beat (the reconciler,
+``raterapp.reconcile``) and the simulated raters, each in a process group of its own, and stops
+them all (SIGTERM to each group, SIGKILL after a grace period) when it gets SIGINT (Ctrl-C),
+SIGTERM or SIGHUP (the terminal closed), when its parent (``make``) dies, or when the web server,
+the worker or beat exits. The children are kept out of the
 terminal's process group so that a closed terminal reaches the supervisor only: a Celery worker
 that gets SIGHUP itself restarts instead of stopping.
 """
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 _PR_SET_PDEATHSIG = 1
@@ -30,7 +32,7 @@ def _die_with_parent() -> None:
 
 
 class Command(BaseCommand):
-    help = "Run the demo's web server, Celery worker and simulated raters; stop them all together."
+    help = "Run the demo's web server, Celery worker, Celery beat and simulated raters; stop them all together."
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=8000, help="port of the web server on 127.0.0.1")
@@ -51,12 +53,16 @@ class Command(BaseCommand):
                 "-Q", "preparation,live", "--hostname", f"demo-{os.getpid()}@%h",
                 "--without-gossip", "--without-mingle",
             ],
+            "beat": [
+                python, "-m", "celery", "-A", "raterapp", "beat", "--loglevel=WARNING",
+                "--schedule", str(settings.DATA_DIR / "celerybeat-schedule"),
+            ],
             "raters": [python, manage, "demo", "--simulate", "--pace", str(options["pace"])],
         }  # fmt: skip
         children = {name: self._start(command) for name, command in commands.items()}
         try:
             while not stop and os.getppid() == parent:
-                if any(children[name].poll() is not None for name in ("web", "worker")):
+                if any(children[name].poll() is not None for name in ("web", "worker", "beat")):
                     break
                 time.sleep(0.2)
         finally:
