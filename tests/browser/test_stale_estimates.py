@@ -58,6 +58,7 @@ def test_the_dashboard_says_stale_since_until_the_reconciler_catches_up(
     )
     assert line.get_attribute("title").startswith("Estimates that lag the verdicts")
     assert line.get_attribute("role") == "status"
+    line.scroll_into_view_if_needed()
     settle(page)
     page.screenshot(path=str(screenshots_dir / "dashboard-stale-1280.png"))
 
