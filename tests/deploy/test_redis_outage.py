@@ -2,7 +2,7 @@
 
 The test runs its own Redis (a free port, no persistence: what was queued is lost with it), a
 prefork Celery worker, Celery beat and gunicorn in production mode, on the test database (the real
-PostgreSQL). 30 rater sessions (threads) ask for pairs and submit verdicts; a few seconds in,
+PostgreSQL). 30 rater sessions (threads) ask for pairs and submit verdicts; once 30 are in,
 Redis gets SIGKILL, and 20 s later a new Redis starts on the same port. Then:
 
 - no request answered 500 (or failed to answer) at any time;
@@ -51,7 +51,7 @@ pytestmark = [
 ]
 ROOT = Path(__file__).resolve().parents[2]
 RATERS = 30
-BEFORE_SECONDS = 6  # raters submit with Redis up, then
+WARM_UP_VERDICTS = RATERS  # raters submit with Redis up until the API accepted this many, then
 OUTAGE_SECONDS = 20  # Redis is gone, then
 AFTER_SECONDS = 5  # back, before the raters stop
 CATCH_UP_SECONDS = 30
@@ -222,7 +222,8 @@ def test_raters_submit_through_a_20_second_redis_outage(transactional_db, tmp_pa
         beat = _start("beat", [sys.executable, "-m", "celery", "-A", "raterapp", "beat", "--loglevel=INFO",
                                "--schedule", str(tmp_path / "data" / "celerybeat-schedule")], env, logs)
         web = _start("web", [sys.executable, "-m", "gunicorn", "raterapp.wsgi:application", "--bind",
-                             f"127.0.0.1:{web_port}", "--workers", "4", "--timeout", "60"], env, logs)
+                             f"127.0.0.1:{web_port}", "--workers", "4", "--timeout", "60", "--access-logfile", "-",
+                             "--access-logformat", '%(r)s %(s)s %(M)sms'], env, logs)
         processes = [worker, beat, web]
         base_url = f"http://127.0.0.1:{web_port}"
         wait_until(lambda: http_status(f"{base_url}/api/health/") == 200, timeout=60, what="gunicorn",
@@ -234,7 +235,7 @@ def test_raters_submit_through_a_20_second_redis_outage(transactional_db, tmp_pa
                    for token in tokens]
         for thread in threads:
             thread.start()
-        time.sleep(BEFORE_SECONDS)
+        wait_until(lambda: len(record.accepted) >= WARM_UP_VERDICTS, timeout=60, what="verdicts before the outage")
         before = len(record.accepted)
         redis.send_signal(signal.SIGKILL)
         redis.wait()
