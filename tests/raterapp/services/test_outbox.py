@@ -2,6 +2,7 @@
 kept when the broker or Redis does not answer, and dispatched later by the reconciler."""
 
 import uuid
+from unittest import mock
 
 import pytest
 from django.db import transaction
@@ -173,3 +174,33 @@ def test_with_redis_down_a_submit_answers_201_and_its_refresh_waits_in_the_outbo
     assert pending == [(Kind.ESTIMATES_REFRESH, 1), (Kind.RATER_AUTO_PAUSE, 1)]
     assert all("ConnectionError" in error for error in OutboxMessage.objects.values_list("last_error", flat=True))
 
+
+
+def test_an_upload_while_the_broker_is_down_answers_201_once_and_is_prepared_when_it_is_back(
+    engineer, django_capture_on_commit_callbacks
+):
+    from kombu.exceptions import OperationalError
+
+    from raterapp.models import Experiment
+    from raterapp.services.reconcile import reconcile
+    from raterapp.tasks import experiment_prepare_task
+    from tests.raterapp.services.files import tiny_files
+
+    client = APIClient()
+    client.force_authenticate(engineer)
+    down = OperationalError("Error 111 connecting to redis:6379. Connection refused.")
+    with mock.patch.object(experiment_prepare_task, "delay", side_effect=down) as delay:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post("/api/experiments/", {"name": "during the outage", **tiny_files()}, format="multipart")
+    assert response.status_code == 201, response.content
+    experiment = Experiment.objects.get()
+    assert (response.json()["id"], experiment.status) == (experiment.pk, Experiment.Status.QUEUED)
+    delay.assert_called_once_with(experiment.pk)
+    assert list(OutboxMessage.objects.values_list("kind", "target_id", "attempts")) == [
+        (Kind.EXPERIMENT_PREPARE, experiment.pk, 1)
+    ]
+
+    with mock.patch.object(experiment_prepare_task, "delay") as delay:
+        assert reconcile()["dispatched"] == 1
+    delay.assert_called_once_with(experiment.pk)
+    assert OutboxMessage.objects.count() == 0
