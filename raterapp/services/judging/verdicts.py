@@ -20,6 +20,7 @@ from raterapp.services.rater_quality import rater_auto_pause_schedule
 from .errors import JudgementRefused
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from .queue import MAX_HELD
+from .quotas import quota_consume
 from .spending import budget_consume, budget_refund
 
 # A rater may take back any of their UNDO_STEPS latest verdicts in an experiment (within
@@ -35,7 +36,8 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
     ``created=False``; a ``client_id`` already used for another task or rater is a
     ``ValidationError``. Raises :class:`JudgementRefused` when the rater already judged
     the task, never held a lease on it, the task has all its verdicts, the verdict
-    of this ``client_id`` was undone, or (``BudgetSpent``) the budget is spent. A late
+    of this ``client_id`` was undone, (``QuotaSpent``) the rater's quota is used up, or
+    (``BudgetSpent``) the budget is spent; a refusal writes nothing. A late
     verdict (its lease expired, and maybe the pair went to someone else meanwhile) is kept
     while the task wants verdicts; leases it over-promises are withdrawn. On commit, a
     (debounced) recompute of the estimates is scheduled, and with ``RATER_AUTO_PAUSE`` a
@@ -127,12 +129,14 @@ def _undo_check(*, judgement: Judgement, rater) -> None:
 
 def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UUID, comment: str) -> Judgement:
     serialise_writers_on_sqlite(task.experiment_id)
+    rater_lock(rater.pk)  # before the task's, as leases and undos take them
     task_lock(task.pk)
     lease = Lease.objects.filter(task=task, rater=rater).first()
     if lease is None:
         if Judgement.objects.filter(task=task, rater=rater).exists():
             raise JudgementRefused("You already judged this pair.")
         raise JudgementRefused("This pair is not assigned to you.")
+    quota_consume(rater=rater, task_id=task.pk)
     # A lease is deleted with the verdict it led to, so the rater has not judged the task
     # (the unique constraint would stop a second verdict anyway).
     tasks = PairTask.objects.filter(pk=task.pk)
