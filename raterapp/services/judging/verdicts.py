@@ -97,7 +97,7 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
         )
         judgement.delete()
         PairTask.objects.filter(pk=task.pk).update(verdicts=F("verdicts") - 1)
-        budget_refund(experiment_id=task.experiment_id)
+        budget_refund(experiment_id=task.experiment_id, rater=rater, verdict=judgement.client_id)
         task.lease, _ = Lease.objects.update_or_create(
             task=task,
             rater=rater,
@@ -144,7 +144,7 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
         tasks = tasks.filter(verdicts__lt=F("wanted"))
     if not tasks.update(verdicts=F("verdicts") + 1):
         raise JudgementRefused("This pair already has all the verdicts it needs.")
-    budget_consume(experiment_id=task.experiment_id)
+    budget_consume(experiment_id=task.experiment_id, rater=rater, verdict=client_id)
     if not task.is_gold and lease.expires_at <= timezone.now():
         _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
