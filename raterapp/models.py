@@ -21,6 +21,10 @@ class Verdict(models.TextChoices):
     UNSURE = "unsure", "Unsure"
 
 
+def new_experiment_open_to_all() -> bool:
+    return settings.NEW_EXPERIMENT_OPEN_TO == "all"
+
+
 class Experiment(models.Model):
     class Scheme(models.TextChoices):
         JACCARD = "jaccard", "Jaccard (JDD §7)"
@@ -58,7 +62,11 @@ class Experiment(models.Model):
         settings.AUTH_USER_MODEL,
         blank=True,
         related_name="assigned_experiments",
-        help_text="Raters who may judge it; none assigned: every rater may.",
+        help_text="Raters who may judge it; none assigned: every rater may if it is open to all raters.",
+    )
+    open_to_all_raters = models.BooleanField(
+        default=new_experiment_open_to_all,
+        help_text="With no raters assigned, every rater may judge it (default: NEW_EXPERIMENT_OPEN_TO).",
     )
     scheme = models.CharField(max_length=20, choices=Scheme.choices, default=Scheme.JACCARD)
     n_draws = models.PositiveIntegerField(default=2000, help_text="Number of pair draws (with replacement).")
