@@ -13,6 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from raterapp.models import Judgement, Lease, PairTask, RaterProfile
+from raterapp.selectors.budgets import budget_ledger_mismatches_get
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -168,6 +169,7 @@ def test_twenty_sessions_with_late_verdicts_and_new_pairs_at_once_stay_within_th
     for task, other in passed_on.items():
         if task not in judged:
             assert submit(client_of(other), task)[0] == 201
+    assert budget_ledger_mismatches_get() == []
 
 
 @pytest.mark.django_db(transaction=True)
