@@ -54,13 +54,13 @@ def access_experiment_for_engineer(user, experiment_id: int) -> Experiment:
 
 
 def experiments_open_to_rater(user) -> QuerySet[Experiment]:
-    """Experiments open for rating that this rater may judge: those with no assigned
-    raters (open to every rater) and those the rater is assigned to."""
+    """Experiments open for rating that this rater may judge: those the rater is assigned
+    to, and those open to all raters that have no assigned raters."""
     if not has_role(user, RATER):
         return Experiment.objects.none()
     assigned = Experiment.assigned_raters.through.objects.filter(experiment=OuterRef("pk"))
     return Experiment.objects.filter(status=Experiment.Status.RATING).filter(
-        ~Exists(assigned) | Exists(assigned.filter(user=user.pk))
+        (Q(open_to_all_raters=True) & ~Exists(assigned)) | Exists(assigned.filter(user=user.pk))
     )
 
 

@@ -21,6 +21,10 @@ class Verdict(models.TextChoices):
     UNSURE = "unsure", "Unsure"
 
 
+def new_experiment_open_to_all() -> bool:
+    return settings.NEW_EXPERIMENT_OPEN_TO == "all"
+
+
 class Experiment(models.Model):
     class Scheme(models.TextChoices):
         JACCARD = "jaccard", "Jaccard (JDD §7)"
@@ -58,7 +62,11 @@ class Experiment(models.Model):
         settings.AUTH_USER_MODEL,
         blank=True,
         related_name="assigned_experiments",
-        help_text="Raters who may judge it; none assigned: every rater may.",
+        help_text="Raters who may judge it; none assigned: every rater may if it is open to all raters.",
+    )
+    open_to_all_raters = models.BooleanField(
+        default=new_experiment_open_to_all,
+        help_text="With no raters assigned, every rater may judge it (default: NEW_EXPERIMENT_OPEN_TO).",
     )
     scheme = models.CharField(max_length=20, choices=Scheme.choices, default=Scheme.JACCARD)
     n_draws = models.PositiveIntegerField(default=2000, help_text="Number of pair draws (with replacement).")
@@ -529,3 +537,72 @@ class OutboxMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.target_id}"
+
+
+class AppendOnly(Exception):
+    """A ledger entry is never changed nor deleted: a correction is a new entry."""
+
+
+class LedgerQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise AppendOnly("Ledger entries are never updated.")
+
+    def delete(self):
+        raise AppendOnly("Ledger entries are never deleted.")
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise AppendOnly("Ledger entries are never updated.")
+
+
+class BudgetLedgerEntry(models.Model):
+    """Append-only: every unit a verdict spends of a budget (and of the pool charged), and
+    every unit given back, written in the transaction that moves ``spent``; the totals are
+    the sums of ``amount`` per experiment and per pool. A refund names the pool its spend
+    charged, whichever pool the experiment is in now. ``opening`` entries carry the totals
+    from before the ledger. References survive the rows they name (no foreign-key constraint),
+    so deleting an experiment leaves its history."""
+
+    class Kind(models.TextChoices):
+        SPEND = "spend", "Spend"
+        REFUND = "refund", "Refund"
+        OPENING = "opening", "Opening balance"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    experiment = models.ForeignKey(
+        Experiment, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    pool = models.ForeignKey(
+        BudgetPool, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    verdict = models.UUIDField(null=True, blank=True, help_text="The verdict's client_id.")
+    amount = models.IntegerField(help_text="Verdicts: positive spent, negative given back.")
+    cost = models.DecimalField(max_digits=14, decimal_places=4, default=0, help_text="At the cost of that moment.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = LedgerQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="spend", amount__gt=0) | Q(kind="refund", amount__lt=0) | Q(kind="opening"),
+                name="ledger_amount_sign_follows_kind",
+            ),
+            models.UniqueConstraint(fields=["verdict", "kind"], condition=~Q(kind="opening"), name="ledger_once"),
+        ]
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise AppendOnly("Ledger entries are never updated.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnly("Ledger entries are never deleted.")

@@ -312,6 +312,22 @@ SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 # Raters' leases on pairs and the live estimates channel.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)
 UNDO_SECONDS = env.int("UNDO_SECONDS", default=600)
+
+# What a new experiment starts with; admins change both per experiment afterwards (its budget,
+# its assigned raters or "open to all raters"). NEW_EXPERIMENT_BUDGET: the verdicts its budget
+# allows, a whole number or "unlimited" (default 0: nothing is spent until an admin grants a
+# budget). NEW_EXPERIMENT_OPEN_TO: "assigned" (default: only raters an admin assigns may rate
+# it) or "all" (every rater, as soon as it is prepared, until raters are assigned).
+NEW_EXPERIMENT_BUDGET = env.str("NEW_EXPERIMENT_BUDGET", default="0").strip().lower()
+if NEW_EXPERIMENT_BUDGET == "unlimited":
+    NEW_EXPERIMENT_BUDGET = None
+elif NEW_EXPERIMENT_BUDGET.isdigit():
+    NEW_EXPERIMENT_BUDGET = int(NEW_EXPERIMENT_BUDGET)
+else:
+    raise ImproperlyConfigured("NEW_EXPERIMENT_BUDGET must be a whole number of verdicts or 'unlimited'")
+NEW_EXPERIMENT_OPEN_TO = env.str("NEW_EXPERIMENT_OPEN_TO", default="assigned").strip().lower()
+if NEW_EXPERIMENT_OPEN_TO not in {"assigned", "all"}:
+    raise ImproperlyConfigured("NEW_EXPERIMENT_OPEN_TO must be 'assigned' or 'all'")
 ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.5)
 # ΔRecall and IQ: a bootstrap of this many replicates (seconds at 100k draws), so it runs
 # in its own task after the snapshots, at most once per DERIVED_DEBOUNCE_SECONDS.

@@ -34,9 +34,13 @@ def login_failures_reset(sender, request, user, **kwargs) -> None:
 
 @receiver(post_save, sender="raterapp.Experiment", dispatch_uid="raterapp-experiment-budget")
 def experiment_budget_create(sender, instance, created, raw=False, **kwargs) -> None:
-    """Every experiment has a budget row (unlimited until an admin sets one), so spending
-    is one conditional update on an existing row."""
+    """Every experiment has a budget row, allowing ``NEW_EXPERIMENT_BUDGET`` verdicts until an
+    admin changes it, so spending is one conditional update on an existing row."""
     if created and not raw:
+        from django.conf import settings
+
         from raterapp.models import ExperimentBudget
 
-        ExperimentBudget.objects.get_or_create(experiment=instance)
+        ExperimentBudget.objects.get_or_create(
+            experiment=instance, defaults={"max_verdicts": settings.NEW_EXPERIMENT_BUDGET}
+        )

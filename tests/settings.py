@@ -37,3 +37,9 @@ STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.s
 # rates are tested on their own (tests/raterapp/test_limits.py) with these set back.
 LOGIN_FAILURE_LIMIT = 1_000_000
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "1000000/min", "user": "1000000/min"}}  # noqa: F405
+
+# Most of the suite is about judging, not about who may judge or how much: its experiments open
+# to every rater with no budget limit. The production defaults (open to assigned raters, a budget
+# of 0) are tested with these set back (tests/raterapp/services/test_new_experiment_defaults.py).
+NEW_EXPERIMENT_OPEN_TO = "all"
+NEW_EXPERIMENT_BUDGET = None

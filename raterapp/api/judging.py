@@ -97,8 +97,10 @@ class NextPairApi(APIView):
 
 class JudgementCreateApi(APIView):
     """Submit a verdict on a leased pair: 201 when recorded, 200 when ``client_id`` repeats
-    a recorded one (a retry), 409 when refused (already judged, not assigned, no slot
-    left, undone). The answer carries the rater's progress. Roles: rater."""
+    a recorded one (a retry), 409 when refused, with the reason in ``detail`` (already
+    judged, not assigned, no slot left, undone, the rater's quota or the budget spent,
+    also for a verdict on an expired lease); a refused verdict is not stored. The answer
+    carries the rater's progress. Roles: rater."""
 
     permission_classes = [IsRater]
 

@@ -135,7 +135,9 @@ class AssignedRaterSerializer(serializers.Serializer):
 
 class ExperimentRatersSerializer(serializers.Serializer):
     experiment = serializers.IntegerField()
-    open_to_all = serializers.BooleanField(help_text="No rater is assigned: every rater may rate it.")
+    open_to_all = serializers.BooleanField(
+        help_text="No rater is assigned and it is open to all raters: every rater may rate it."
+    )
     assigned = AssignedRaterSerializer(many=True)
     raters = RaterStatsSerializer(many=True, help_text="Assigned raters and everyone with a verdict in it.")
 
@@ -143,8 +145,11 @@ class ExperimentRatersSerializer(serializers.Serializer):
 class ExperimentRatersUpdateSerializer(serializers.Serializer):
     raters = serializers.ListField(
         child=serializers.IntegerField(), max_length=10000,
-        help_text="User ids of the raters who may rate the experiment; empty: every rater may.",
+        help_text="User ids of the raters who may rate the experiment; empty: every rater may if open_to_all.",
     )  # fmt: skip
+    open_to_all = serializers.BooleanField(
+        required=False, help_text="With no rater assigned, every rater may rate it (default: unchanged)."
+    )
 
 
 class AgreementSummarySerializer(serializers.Serializer):

@@ -140,9 +140,10 @@ class RaterMeApi(APIView):
 
 
 class ExperimentRatersApi(ExportApi):
-    """Who may rate the experiment (its assigned raters; none assigned: every rater) and the
-    numbers of its raters (GET; CSV: one row per rater); set the assigned raters (PUT,
-    admins; live leases of raters it is no longer open to are released).
+    """Who may rate the experiment (its assigned raters; none assigned: every rater if it is
+    open to all raters) and the numbers of its raters (GET; CSV: one row per rater); set the
+    assigned raters and ``open_to_all`` (PUT, admins; live leases of raters it is no longer
+    open to are released).
     Roles: engineer (own or granted) reads, admin."""
 
     permission_classes = [IsEngineerOrAdmin]
@@ -170,7 +171,10 @@ class ExperimentRatersApi(ExportApi):
         data.is_valid(raise_exception=True)
         service_call(
             lambda: experiment_raters_set(
-                actor=request.user, experiment=experiment, rater_ids=data.validated_data["raters"]
+                actor=request.user,
+                experiment=experiment,
+                rater_ids=data.validated_data["raters"],
+                open_to_all=data.validated_data.get("open_to_all"),
             )
         )
         return Response(ExperimentRatersSerializer(experiment_raters_get(experiment=experiment)).data)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from metrics_core import judgements_to_target
 from metrics_core.results import json_number
-from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, Lease
+from raterapp.models import BudgetChange, BudgetLedgerEntry, BudgetPool, Experiment, ExperimentBudget, Lease
 from raterapp.selectors.experiments import estimate_snapshot_latest
 
 
@@ -75,3 +75,27 @@ def budget_changes_list(*, experiment: Experiment | None = None, pool: BudgetPoo
     if pool is not None:
         changes = changes.filter(pool=pool)
     return changes.order_by("-created_at", "-pk")
+
+
+def budget_ledger_totals_get() -> dict[str, dict[int, int]]:
+    """What every budget (by experiment id) and pool (by id) has spent, recomputed from the
+    ledger alone: ``{"budgets": {...}, "pools": {...}}``."""
+    entries = BudgetLedgerEntry.objects.order_by()
+    budgets = entries.filter(experiment__isnull=False).values_list("experiment").annotate(n=Sum("amount"))
+    pools = entries.filter(pool__isnull=False).values_list("pool").annotate(n=Sum("amount"))
+    return {"budgets": dict(budgets), "pools": dict(pools)}
+
+
+def budget_ledger_mismatches_get() -> list[dict]:
+    """Budgets and pools whose ``spent`` differs from the ledger's sum: empty when they agree."""
+    ledger = budget_ledger_totals_get()
+    stored = {
+        "budgets": dict(ExperimentBudget.objects.values_list("experiment", "spent")),
+        "pools": dict(BudgetPool.objects.values_list("pk", "spent")),
+    }
+    return [
+        {"kind": kind, "id": key, "spent": stored[kind].get(key, 0), "ledger": ledger[kind].get(key, 0)}
+        for kind in ("budgets", "pools")
+        for key in sorted(stored[kind].keys() | ledger[kind].keys())
+        if stored[kind].get(key, 0) != ledger[kind].get(key, 0)
+    ]

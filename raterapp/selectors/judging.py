@@ -46,13 +46,14 @@ def _side_bit(task_id: int, rater_id: int) -> int:
     return hashlib.blake2b(f"{task_id}:{rater_id}".encode(), key=key, digest_size=1).digest()[0] & 1
 
 
-def rater_quota_left(*, rater) -> tuple[int | None, int | None]:
+def rater_quota_left(*, rater, besides_task_id: int | None = None) -> tuple[int | None, int | None]:
     """Verdicts the rater may still give today and in all (``None``: no quota). Pairs they
-    hold under a live lease count as given, so a preloaded pair never exceeds a quota."""
+    hold under a live lease count as given, so a preloaded pair never exceeds a quota;
+    ``besides_task_id`` leaves out the lease on that task (the one being answered)."""
     profile = RaterProfile.objects.filter(user=rater).first()
     if not _has_quota(profile):
         return None, None
-    return _quota_left(profile, _rater_counts(rater=rater), rater=rater)
+    return _quota_left(profile, _rater_counts(rater=rater), rater=rater, besides_task_id=besides_task_id)
 
 
 def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime | None = None) -> dict:
@@ -131,8 +132,10 @@ def _has_quota(profile: RaterProfile | None) -> bool:
     return profile is not None and (profile.daily_quota is not None or profile.total_quota is not None)
 
 
-def _quota_left(profile: RaterProfile, counts: dict, *, rater) -> tuple[int | None, int | None]:
-    held = Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).count()
+def _quota_left(
+    profile: RaterProfile, counts: dict, *, rater, besides_task_id: int | None = None
+) -> tuple[int | None, int | None]:
+    held = Lease.objects.filter(rater=rater, expires_at__gt=timezone.now()).exclude(task_id=besides_task_id).count()
     daily_left = None if profile.daily_quota is None else max(profile.daily_quota - counts["today"] - held, 0)
     total_left = None if profile.total_quota is None else max(profile.total_quota - counts["total"] - held, 0)
     return daily_left, total_left

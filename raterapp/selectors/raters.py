@@ -146,14 +146,15 @@ def rater_detail_get(*, rater) -> dict:
 
 
 def experiment_raters_get(*, experiment: Experiment) -> dict:
-    """Who may rate the experiment (its assigned raters; none: every rater) and the numbers
+    """Who may rate the experiment (its assigned raters; none: every rater if it is open to
+    all raters, else nobody) and the numbers
     of its assigned raters and of everyone with a verdict in it."""
     assigned = list(
         experiment.assigned_raters.order_by("username").values("pk", "username", "is_active", "rater_profile__paused")
     )
     return {
         "experiment": experiment.pk,
-        "open_to_all": not assigned,
+        "open_to_all": experiment.open_to_all_raters and not assigned,
         "assigned": [
             {
                 "rater": a["pk"],

@@ -5,7 +5,9 @@ verdicts (``judging/spending.py``): a verdict spends one unit of its experiment'
 of the budget's pool by conditional updates (``spent < max_verdicts``; no row updated means
 refused and the verdict's transaction rolls back), so no interleaving of raters overspends;
 a new pair is leased only while ``spent + live leases < max_verdicts``, with the budget (and
-pool) row locked; an undone verdict gives its unit back.
+pool) row locked; an undone verdict gives its unit back, to the pool its spend charged.
+Each spend and refund is appended to the ledger (``BudgetLedgerEntry``) in the same
+transaction; ``selectors.budgets.budget_ledger_mismatches_get`` recomputes the totals from it.
 
 Every change to a budget or pool goes through ``budget_update`` / ``pool_update`` here and
 is written to the audit log (``BudgetChange``): who, when, from what to what, why, and

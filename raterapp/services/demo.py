@@ -146,8 +146,15 @@ def demo_users_ensure(*, password: str) -> dict:
     return users
 
 
-def demo_experiment_ensure(*, owner, folder: Path, n_draws: int = 600, scheme: str = "jaccard", replication: int = 1):
-    """The demo experiment: created (and queued for preparation) on the first call, reused after."""
+def demo_experiment_ensure(
+    *, owner, folder: Path, n_draws: int = 600, scheme: str = "jaccard", replication: int = 1, opened_by=None
+):
+    """The demo experiment: created (and queued for preparation) on the first call, reused after.
+
+    With ``opened_by`` (an admin), a new demo experiment is opened to every rater with an
+    unlimited budget, as that admin would do it, whatever ``NEW_EXPERIMENT_OPEN_TO`` and
+    ``NEW_EXPERIMENT_BUDGET`` say: the demo is for rating at once.
+    """
     from django.core.files import File
 
     from raterapp.models import Experiment
@@ -185,7 +192,24 @@ def demo_experiment_ensure(*, owner, folder: Path, n_draws: int = 600, scheme: s
             replication=replication,
             seed=7,
         )
+    if opened_by is not None:
+        _demo_experiment_open(experiment, admin=opened_by)
     return experiment, True
+
+
+def _demo_experiment_open(experiment, *, admin) -> None:
+    from raterapp.models import BudgetChange
+    from raterapp.services.budgets import budget_for, budget_update
+    from raterapp.services.raters import experiment_raters_set
+
+    experiment_raters_set(actor=admin, experiment=experiment, rater_ids=[], open_to_all=True)
+    budget_update(
+        budget=budget_for(experiment),
+        actor=admin,
+        changes={"max_verdicts": None},
+        reason="The demo: every rater, no limit.",
+        via=BudgetChange.Via.ADMIN,
+    )
 
 
 def demo_raters_simulate(

@@ -184,9 +184,12 @@ def rater_unassign(*, actor, experiment: Experiment, raters: Iterable) -> list[i
     return _assignment_change(experiment, lambda assigned: assigned - {r.pk for r in raters})
 
 
-def experiment_raters_set(*, actor, experiment: Experiment, rater_ids: Iterable[int]) -> list[int]:
+def experiment_raters_set(
+    *, actor, experiment: Experiment, rater_ids: Iterable[int], open_to_all: bool | None = None
+) -> list[int]:
     """Exactly the raters with these user ids are assigned to the experiment (none: open to
-    every rater). An id that is not a rater's is a ``ValidationError``."""
+    every rater if it is open to all raters, else to nobody); ``open_to_all``, when given,
+    sets that too. An id that is not a rater's is a ``ValidationError``."""
     _admin_only(actor)
     rater_ids = set(rater_ids)
     raters = list(get_user_model().objects.filter(pk__in=rater_ids))
@@ -194,7 +197,14 @@ def experiment_raters_set(*, actor, experiment: Experiment, rater_ids: Iterable[
     if missing:
         raise ValidationError({"raters": f"No such users: {', '.join(map(str, sorted(missing)))}."})
     raters = _raters_only(raters)
-    return _assignment_change(experiment, lambda assigned: {r.pk for r in raters})
+    with transaction.atomic():
+        if open_to_all is not None:
+            Experiment.objects.filter(pk=experiment.pk).update(open_to_all_raters=open_to_all)
+            experiment.open_to_all_raters = open_to_all
+        wanted = _assignment_change(experiment, lambda assigned: {r.pk for r in raters})
+        if not wanted and not experiment.open_to_all_raters:
+            Lease.objects.filter(task__experiment=experiment).delete()  # open to nobody now
+    return wanted
 
 
 def rater_update(*, actor, rater, changes: dict):

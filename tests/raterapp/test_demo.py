@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from raterapp.access import user_roles
-from raterapp.models import Experiment, Judgement, PairTask
+from raterapp.models import Experiment, ExperimentBudget, Judgement, PairTask
 from raterapp.services.demo import (
     DEMO_USERS,
     SIMULATED_RATERS,
@@ -18,12 +18,20 @@ from raterapp.services.preparation import experiment_prepare
 
 
 @pytest.mark.django_db(transaction=True)
-def test_demo_experiment_is_prepared_and_simulated_raters_answer_from_the_truth(tmp_path, django_capture_on_commit_callbacks):
+def test_demo_experiment_is_prepared_and_simulated_raters_answer_from_the_truth(
+    tmp_path, django_capture_on_commit_callbacks, settings
+):
+    # The production defaults: the demo opens its experiment itself.
+    settings.NEW_EXPERIMENT_OPEN_TO, settings.NEW_EXPERIMENT_BUDGET = "assigned", 0
     users = demo_users_ensure(password="pw")
     assert {name: user_roles(user) for name, user in users.items()} == {n: {r} for n, r in DEMO_USERS.items()}
-    experiment, created = demo_experiment_ensure(owner=users["engineer"], folder=tmp_path, n_draws=60)
+    experiment, created = demo_experiment_ensure(
+        owner=users["engineer"], folder=tmp_path, n_draws=60, opened_by=users["admin"]
+    )
     again, created_again = demo_experiment_ensure(owner=users["engineer"], folder=tmp_path, n_draws=60)
     assert created and not created_again and again == experiment
+    assert Experiment.objects.get(pk=experiment.pk).open_to_all_raters
+    assert ExperimentBudget.objects.get(experiment=experiment).max_verdicts is None
 
     experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()

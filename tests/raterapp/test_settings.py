@@ -110,3 +110,27 @@ def test_preparation_and_live_tasks_go_to_their_own_queues():
     assert queues == {**dict.fromkeys(preparation, "preparation"), **dict.fromkeys(live, "live")}
     for name in preparation + live:  # Celery routes by these settings (suffixed per pytest-xdist worker here)
         assert app.amqp.router.route({}, name)["queue"].name == settings.CELERY_TASK_ROUTES[name]["queue"]
+
+
+@pytest.mark.parametrize(
+    ("environment", "budget", "open_to"),
+    [
+        ({}, 0, "assigned"),
+        (None, 0, "assigned"),  # .env.example as it is
+        ({"NEW_EXPERIMENT_BUDGET": "unlimited", "NEW_EXPERIMENT_OPEN_TO": "all"}, None, "all"),
+        ({"NEW_EXPERIMENT_BUDGET": "500"}, 500, "assigned"),
+    ],
+)
+def test_new_experiments_are_closed_and_unfunded_unless_configured(tmp_path, environment, budget, open_to):
+    environment = env_example() if environment is None else environment
+    names = ("NEW_EXPERIMENT_BUDGET", "NEW_EXPERIMENT_OPEN_TO")
+    loaded = settings_loaded({**environment, "SECRET_KEY": "k"}, *names, tmp_path=tmp_path)
+    assert (loaded["NEW_EXPERIMENT_BUDGET"], loaded["NEW_EXPERIMENT_OPEN_TO"]) == (budget, open_to)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("NEW_EXPERIMENT_BUDGET", "-3"), ("NEW_EXPERIMENT_BUDGET", "lots"), ("NEW_EXPERIMENT_OPEN_TO", "x")]
+)
+def test_a_bad_new_experiment_setting_refuses_to_start_naming_it(tmp_path, name, value):
+    with pytest.raises(RuntimeError, match=name):
+        settings_loaded({"SECRET_KEY": "k", name: value}, name, tmp_path=tmp_path)

@@ -28,6 +28,7 @@ class Command(BaseCommand):
             folder=settings.DATA_DIR / "demo",
             n_draws=options["draws"],
             replication=options["replication"],
+            opened_by=users["admin"],
         )
         self.stdout.write(f"{'Created' if created else 'Found'} experiment {experiment.pk}: {experiment.name}")
         self.stdout.write(

@@ -14,7 +14,10 @@ that see everything committed before.
 
 A late verdict (its lease expired) is kept while the task wants verdicts, even when the
 pair went to another rater meanwhile: a given answer is worth more than a promised one,
-so the newest leases the task can no longer honour are withdrawn.
+so the newest leases the task can no longer honour are withdrawn (only as many as the
+replication requires). Quotas and budgets are checked again when a verdict is stored,
+under the rater's row lock and by conditional updates: a verdict they refuse (late or
+not) writes nothing and withdraws no one's lease.
 
 Gold tasks (a known answer, chosen by admins) are mixed into the queue at the
 experiment's ``gold_rate``; they have no replication limit and count in no estimate.

@@ -164,11 +164,14 @@ def _rater_check(*, experiment: Experiment, rater) -> None:
 
 
 def _assigned_to_others(*, experiment_id: int, rater) -> bool:
-    """Whether the experiment has assigned raters and this rater is not one of them."""
+    """Whether the experiment is not open to this rater: it has assigned raters and this
+    rater is not one of them, or none and it is not open to all raters."""
     assigned = Experiment.assigned_raters.through.objects.filter(experiment=experiment_id).aggregate(
         n=Count("pk"), mine=Count("pk", filter=Q(user=rater.pk))
     )
-    return bool(assigned["n"]) and not assigned["mine"]
+    if assigned["n"]:
+        return not assigned["mine"]
+    return not Experiment.objects.filter(pk=experiment_id, open_to_all_raters=True).exists()
 
 
 def _quota_check(rater) -> None:

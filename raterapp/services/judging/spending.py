@@ -5,9 +5,11 @@ See ``raterapp/services/budgets.py`` for the budgets themselves and their change
 
 from __future__ import annotations
 
+import uuid
+
 from django.db.models import F, Q
 
-from raterapp.models import BudgetPool, Experiment, ExperimentBudget
+from raterapp.models import BudgetLedgerEntry, BudgetPool, Experiment, ExperimentBudget
 from raterapp.selectors.judging import budget_closed_reason
 
 from .errors import JudgementRefused, QueueClosed
@@ -17,14 +19,18 @@ class BudgetSpent(JudgementRefused):
     """The verdict would spend more than the experiment's (or its pool's) budget."""
 
 
-def budget_consume(*, experiment_id: int) -> None:
+def budget_consume(*, experiment_id: int, rater, verdict: uuid.UUID) -> None:
     """Spend one verdict of the experiment's budget and its pool's; raises :class:`BudgetSpent`.
 
-    Call it inside the transaction that stores the verdict: a refusal rolls both back.
+    Call it inside the transaction that stores the verdict: a refusal rolls both back. The
+    spend goes to the ledger with the pool charged (the budget row is locked first, so a
+    pool moved meanwhile is the next verdict's).
     """
-    budget = ExperimentBudget.objects.filter(experiment_id=experiment_id).values("pk", "pool_id").first()
+    locked = ExperimentBudget.objects.select_for_update().filter(experiment_id=experiment_id)
+    budget = locked.values("pk", "pool_id", "cost_per_verdict").first()
     if budget is None:
-        budget = {"pk": ExperimentBudget.objects.get_or_create(experiment_id=experiment_id)[0].pk, "pool_id": None}
+        ExperimentBudget.objects.get_or_create(experiment_id=experiment_id)
+        budget = locked.values("pk", "pool_id", "cost_per_verdict").get()
     spendable = Q(max_verdicts__isnull=True) | Q(spent__lt=F("max_verdicts"))
     if not ExperimentBudget.objects.filter(spendable, pk=budget["pk"]).update(spent=F("spent") + 1):
         raise BudgetSpent("The experiment's judgement budget is spent: this verdict was not recorded.")
@@ -32,15 +38,42 @@ def budget_consume(*, experiment_id: int) -> None:
         pk=budget["pool_id"], spent__lt=F("max_verdicts")
     ).update(spent=F("spent") + 1):
         raise BudgetSpent("The shared judgement budget is spent: this verdict was not recorded.")
+    BudgetLedgerEntry.objects.create(
+        kind=BudgetLedgerEntry.Kind.SPEND,
+        experiment_id=experiment_id,
+        pool_id=budget["pool_id"],
+        rater=rater,
+        verdict=verdict,
+        amount=1,
+        cost=budget["cost_per_verdict"],
+    )
 
 
-def budget_refund(*, experiment_id: int) -> None:
-    """Give back the unit of an undone verdict (in the undo's transaction)."""
-    budget = ExperimentBudget.objects.filter(experiment_id=experiment_id, spent__gt=0)
-    pool_id = budget.values_list("pool_id", flat=True).first()
-    budget.update(spent=F("spent") - 1)
-    if pool_id is not None:
-        BudgetPool.objects.filter(pk=pool_id, spent__gt=0).update(spent=F("spent") - 1)
+def budget_refund(*, experiment_id: int, rater, verdict: uuid.UUID) -> None:
+    """Give back the unit of an undone verdict (in the undo's transaction) to its budget and
+    to the pool its spend charged, which may no longer be the experiment's. A verdict spent
+    before the ledger existed refunds the experiment's pool of now."""
+    spend = BudgetLedgerEntry.objects.filter(kind=BudgetLedgerEntry.Kind.SPEND, verdict=verdict).first()
+    budgets = ExperimentBudget.objects.select_for_update().filter(experiment_id=experiment_id)
+    budget = budgets.values("pk", "pool_id", "cost_per_verdict").first()
+    if budget is None:
+        return
+    if spend is not None:
+        pool_id, cost = spend.pool_id, spend.cost
+    else:
+        pool_id, cost = budget["pool_id"], budget["cost_per_verdict"]
+    from_budget = ExperimentBudget.objects.filter(pk=budget["pk"], spent__gt=0).update(spent=F("spent") - 1)
+    from_pool = pool_id is not None and BudgetPool.objects.filter(pk=pool_id, spent__gt=0).update(spent=F("spent") - 1)
+    if from_budget or from_pool:
+        BudgetLedgerEntry.objects.create(
+            kind=BudgetLedgerEntry.Kind.REFUND,
+            experiment_id=experiment_id if from_budget else None,
+            pool_id=pool_id if from_pool else None,
+            rater=rater,
+            verdict=verdict,
+            amount=-1,
+            cost=-cost,
+        )
 
 
 def budget_lease_check(*, experiment: Experiment) -> None:

@@ -18,6 +18,7 @@ from raterapp.services.outbox import outbox_add
 from .errors import JudgementRefused
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from .queue import MAX_HELD
+from .quotas import quota_consume
 from .spending import budget_consume, budget_refund
 
 # A rater may take back any of their UNDO_STEPS latest verdicts in an experiment (within
@@ -33,7 +34,8 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
     ``created=False``; a ``client_id`` already used for another task or rater is a
     ``ValidationError``. Raises :class:`JudgementRefused` when the rater already judged
     the task, never held a lease on it, the task has all its verdicts, the verdict
-    of this ``client_id`` was undone, or (``BudgetSpent``) the budget is spent. A late
+    of this ``client_id`` was undone, (``QuotaSpent``) the rater's quota is used up, or
+    (``BudgetSpent``) the budget is spent; a refusal writes nothing. A late
     verdict (its lease expired, and maybe the pair went to someone else meanwhile) is kept
     while the task wants verdicts; leases it over-promises are withdrawn. With the verdict, the
     outbox records a (debounced) recompute of the estimates, and with ``RATER_AUTO_PAUSE`` a
@@ -93,7 +95,7 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
         )
         judgement.delete()
         PairTask.objects.filter(pk=task.pk).update(verdicts=F("verdicts") - 1)
-        budget_refund(experiment_id=task.experiment_id)
+        budget_refund(experiment_id=task.experiment_id, rater=rater, verdict=judgement.client_id)
         task.lease, _ = Lease.objects.update_or_create(
             task=task,
             rater=rater,
@@ -125,12 +127,14 @@ def _undo_check(*, judgement: Judgement, rater) -> None:
 
 def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UUID, comment: str) -> Judgement:
     serialise_writers_on_sqlite(task.experiment_id)
+    rater_lock(rater.pk)  # before the task's, as leases and undos take them
     task_lock(task.pk)
     lease = Lease.objects.filter(task=task, rater=rater).first()
     if lease is None:
         if Judgement.objects.filter(task=task, rater=rater).exists():
             raise JudgementRefused("You already judged this pair.")
         raise JudgementRefused("This pair is not assigned to you.")
+    quota_consume(rater=rater, task_id=task.pk)
     # A lease is deleted with the verdict it led to, so the rater has not judged the task
     # (the unique constraint would stop a second verdict anyway).
     tasks = PairTask.objects.filter(pk=task.pk)
@@ -138,7 +142,7 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
         tasks = tasks.filter(verdicts__lt=F("wanted"))
     if not tasks.update(verdicts=F("verdicts") + 1):
         raise JudgementRefused("This pair already has all the verdicts it needs.")
-    budget_consume(experiment_id=task.experiment_id)
+    budget_consume(experiment_id=task.experiment_id, rater=rater, verdict=client_id)
     if not task.is_gold and lease.expires_at <= timezone.now():
         _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)

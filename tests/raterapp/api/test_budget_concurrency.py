@@ -13,6 +13,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from raterapp.models import ExperimentBudget, Judgement, PairTask
+from raterapp.selectors.budgets import budget_ledger_mismatches_get
 from raterapp.services.budgets import budget_update
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
@@ -91,6 +92,7 @@ def test_raters_asking_for_pairs_race_for_the_last_verdicts(people, experiment):
     assert outcomes == {201: left, "budget_spent": n_raters - left}
     budget = ExperimentBudget.objects.get(experiment=experiment)
     assert budget.spent == Judgement.objects.filter(task__experiment=experiment).count() == given + left
+    assert budget_ledger_mismatches_get() == []  # the ledger saw every unit, once
 
 
 @pytest.mark.django_db(transaction=True)
@@ -119,3 +121,4 @@ def test_verdicts_on_pairs_leased_before_the_budget_was_lowered_race_for_the_las
     budget = ExperimentBudget.objects.get(experiment=experiment)
     assert budget.spent == Judgement.objects.filter(task__experiment=experiment).count() == left
     assert sum(PairTask.objects.filter(experiment=experiment).values_list("verdicts", flat=True)) == left
+    assert budget_ledger_mismatches_get() == []
