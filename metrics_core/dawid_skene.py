@@ -28,7 +28,7 @@ Sensitivity and specificity are higher-is-better, both in [0, 1].
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -262,14 +262,51 @@ def em_fit(
     from the fit of the data). Every sum over verdicts is a product with the (units, raters)
     verdict counts, so an iteration costs O(B · units · raters) in a few matrix products.
     """
+    with_verdicts = np.zeros(data.n_units, dtype=bool)
+    with_verdicts[data.unit[data.sure]] = True
+    if with_verdicts.all():
+        return _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol)
+    # Units without a sure verdict (self pairs, gold pairs nobody saw, pairs only called unsure)
+    # carry no likelihood: fit without them and give them their truth, or NaN.
+    kept = np.flatnonzero(with_verdicts)
+    new_code = np.cumsum(with_verdicts) - 1
+    rows = with_verdicts[data.unit]
+    sub = VerdictData(
+        new_code[data.unit[rows]],
+        data.rater[rows],
+        data.said[rows],
+        data.sure[rows],
+        data.truth[kept],
+        data.group[kept],
+        data.weight[kept],
+        data.rater_labels,
+    )
+    pick = lambda w: None if w is None else np.atleast_2d(w)[:, kept]  # noqa: E731
+    fit = _em(
+        sub,
+        pick(unit_weight),
+        rater_weight,
+        None if start is None else np.asarray(start)[kept],
+        smoothing,
+        max_iter,
+        tol,
+    )
+    posterior = np.broadcast_to(data.truth, (fit.posterior.shape[0], data.n_units)).copy()
+    posterior[:, kept] = fit.posterior
+    prevalence = np.full((fit.posterior.shape[0], data.n_groups), np.nan)
+    prevalence[:, : fit.prevalence.shape[1]] = fit.prevalence
+    return replace(fit, posterior=posterior, prevalence=prevalence)
+
+
+def _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol) -> EmResult:
     n_units, n_raters, n_groups = data.n_units, data.n_raters, data.n_groups
     unit_w = data.weight[None, :] if unit_weight is None else np.atleast_2d(unit_weight) * data.weight
     n_boot = unit_w.shape[0]
     rater_w = np.ones((n_boot, n_raters)) if rater_weight is None else np.atleast_2d(rater_weight)
     said_eq, said_not = (_unit_rater_counts(data, said) for said in (1.0, 0.0))
     # Weighted sure verdicts of each unit, and the raw share of equivalent among them.
-    eq_w = unit_w * (rater_w @ said_eq.T)
-    not_w = unit_w * (rater_w @ said_not.T)
+    eq_w = unit_w * (_dot(rater_w, said_eq.T))
+    not_w = unit_w * (_dot(rater_w, said_not.T))
     judged = eq_w + not_w > 0
     known = ~np.isnan(data.truth)
     free = judged & ~known[None, :]
@@ -282,29 +319,40 @@ def em_fit(
     groups = np.zeros((n_units, max(n_groups, 1)))
     groups[np.arange(n_units), data.group] = 1.0
     free_w = np.where(free, unit_w, 0.0)
-    group_w = free_w @ groups
+    group_w = _dot(free_w, groups)
     half = smoothing / 2.0
-    n_said = said_eq + said_not
+
+    said_both = np.concatenate([said_eq, said_not], axis=1)  # (units, 2·raters)
 
     def m_step(post: np.ndarray) -> np.ndarray:
         """Sensitivities, specificities and group priors, side by side: (B, 2·raters + groups)."""
         p = np.where(np.isnan(post), 0.0, post)
-        t, f = p * unit_w, (1.0 - p) * unit_w
-        sensitivity = (rater_w * (t @ said_eq) + half) / (rater_w * (t @ n_said) + smoothing + _EPS)
-        specificity = (rater_w * (f @ said_not) + half) / (rater_w * (f @ n_said) + smoothing + _EPS)
+        sums = _dot(np.concatenate([p * unit_w, (1.0 - p) * unit_w]), said_both)
+        t_eq, t_not = sums[:n_boot, :n_raters], sums[:n_boot, n_raters:]
+        f_eq, f_not = sums[n_boot:, :n_raters], sums[n_boot:, n_raters:]
+        sensitivity = (rater_w * t_eq + half) / (rater_w * (t_eq + t_not) + smoothing + _EPS)
+        specificity = (rater_w * f_not + half) / (rater_w * (f_eq + f_not) + smoothing + _EPS)
         with np.errstate(invalid="ignore", divide="ignore"):
-            prevalence = np.where(group_w > 0, ((free_w * p) @ groups) / group_w, 0.5)
+            prevalence = np.where(group_w > 0, _dot(free_w * p, groups) / group_w, 0.5)
         return np.clip(np.concatenate([sensitivity, specificity, prevalence], axis=1), _EPS, 1.0 - _EPS)
+
+    said = np.ascontiguousarray(np.concatenate([said_eq, said_not], axis=1).T)  # (2·raters, units)
 
     def e_step(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Posteriors, and each unit's log-likelihood if equivalent and if not (prior included)."""
         sensitivity, specificity = theta[:, :n_raters], theta[:, n_raters : 2 * n_raters]
-        prior = theta[:, 2 * n_raters :][:, data.group]
-        ll_eq = unit_w * ((rater_w * np.log(sensitivity)) @ said_eq.T + (rater_w * np.log1p(-sensitivity)) @ said_not.T)
-        ll_not = unit_w * (
-            (rater_w * np.log1p(-specificity)) @ said_eq.T + (rater_w * np.log(specificity)) @ said_not.T
-        )
-        log_eq, log_not = np.log(prior) + ll_eq, np.log1p(-prior) + ll_not
+        log_prior = np.log(theta[:, 2 * n_raters :])[:, data.group]
+        log_not_prior = np.log1p(-theta[:, 2 * n_raters :])[:, data.group]
+        # A unit drawn twice by the bootstrap is two units with these verdicts, each with this
+        # posterior: its weight counts in the M-step, not here. A rater drawn twice is two raters.
+        coefficients = np.concatenate(
+            [
+                np.concatenate([np.log(sensitivity), np.log1p(-sensitivity)], axis=1),
+                np.concatenate([np.log1p(-specificity), np.log(specificity)], axis=1),
+            ]
+        ) * np.tile(rater_w, (2, 2))
+        ll = _dot(coefficients, said)
+        log_eq, log_not = log_prior + ll[:n_boot], log_not_prior + ll[n_boot:]
         new = np.where(free, 1.0 / (1.0 + np.exp(np.clip(log_not - log_eq, -700.0, 700.0))), post0)
         return new, log_eq, log_not
 
@@ -335,7 +383,7 @@ def em_fit(
         log_not - np.log1p(-theta[:, 2 * n_raters :][:, data.group]),
     )
     gold_ll = np.where(judged & known[None, :], np.where(data.truth[None, :] == 1.0, ll_eq, ll_not), 0.0)
-    log_lik = np.sum(np.where(free, np.logaddexp(log_eq, log_not), 0.0) + gold_ll, axis=1)
+    log_lik = np.sum(unit_w * (np.where(free, np.logaddexp(log_eq, log_not), 0.0) + gold_ll), axis=1)
     prevalence = np.where(group_w > 0, theta[:, 2 * n_raters :], np.nan)
     return EmResult(
         theta[:, :n_raters], theta[:, n_raters : 2 * n_raters], prevalence, post, iteration, converged, log_lik
@@ -347,3 +395,9 @@ def _unit_rater_counts(data: VerdictData, said: float) -> np.ndarray:
     rows = data.sure & (data.said == said)
     counts = np.bincount(data.unit[rows] * data.n_raters + data.rater[rows], minlength=data.n_units * data.n_raters)
     return counts.reshape(data.n_units, data.n_raters).astype(np.float64)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Matrix product without BLAS: with an inner dimension of a few raters, BLAS threads cost
+    more than they save, the more so on a busy machine."""
+    return np.einsum("ij,jk->ik", a, b)

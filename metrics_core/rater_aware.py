@@ -13,10 +13,15 @@ Conventions (ours):
   pairs and judged pairs outside the sample; self pairs are equivalent and have no verdicts.
 - ``stderr``, ``ci_low`` and ``ci_high`` come from a bootstrap over pairs and raters: each
   replicate draws the distinct pairs again within their (stratum, class) (gold pairs among
-  gold pairs) and the raters again among the raters, both with replacement, refits the model
-  on the verdicts so weighted and recomputes every estimate. ``stderr`` is the replicates'
-  standard deviation and the interval their percentiles. A resampled rater who is drawn twice
-  counts as two raters who agree.
+  gold pairs), each with all its verdicts, refits every rater's confusion matrix on them and
+  recomputes every estimate; ``stderr`` is the replicates' standard deviation and the interval
+  their percentiles. So the raters' errors enter twice: through the verdicts that travel with
+  their pairs and through the refitted matrices. Drawing the raters themselves again as well
+  (``resample_raters=True``, the two-way "pigeonhole" bootstrap) counts the verdicts' noise a
+  second time, and a rater drawn twice looks like two raters who always agree, which the model
+  reads as evidence: with five raters its 95% intervals covered the truth 100% of the time for
+  the class distances and 82% for AffectedGoodIndex in our simulation, against 93-98% without.
+  It is there for panels of many raters, where who was on the panel is itself a source of error.
 - ``cs_low``/``cs_high`` are :func:`estimate_quality`'s confidence sequence on the posteriors,
   widened about the value by the ratio of the bootstrap SE to its pair-level SE where that is
   above 1 (the sequence of §9 knows sampling error only). ``unsure_low``/``unsure_high`` are the
@@ -104,6 +109,7 @@ def estimate_quality_rater_aware(
     confidence: float = 0.95,
     horizon: int | None = None,
     smoothing: float = 1e-3,
+    resample_raters: bool = False,
 ) -> RaterAwareQuality:
     """Estimate every quality metric of the sample's scheme from Dawid–Skene posteriors.
 
@@ -126,6 +132,9 @@ def estimate_quality_rater_aware(
         As in :func:`estimate_quality`.
     smoothing : float
         Pseudo-verdicts per rater in the model (:func:`~metrics_core.dawid_skene.fit_dawid_skene`).
+    resample_raters : bool
+        Also draw the raters again in each replicate (a two-way bootstrap). Off by default: see
+        the module docstring.
 
     Returns
     -------
@@ -160,7 +169,9 @@ def estimate_quality_rater_aware(
     context = sample_context(population, sample)
     raw = estimate_quality(context, sample, verdicts, confidence=confidence, horizon=horizon)
     layout = _Layout.build(context, sample, units.unit_of_row)
-    replicates, converged = _bootstrap(layout, units, posterior, rng=rng, n_boot=n_boot, smoothing=smoothing)
+    replicates, converged = _bootstrap(
+        layout, units, posterior, rng=rng, n_boot=n_boot, smoothing=smoothing, resample_raters=resample_raters
+    )
     quality = _with_bootstrap(raw, layout, posterior, replicates, confidence)
     return RaterAwareQuality(quality, model, units.a, units.b, verdicts, n_boot, converged)
 
@@ -359,7 +370,14 @@ class _Layout:
 
 
 def _bootstrap(
-    layout: _Layout, units: _Units, posterior: np.ndarray, *, rng: np.random.Generator, n_boot: int, smoothing: float
+    layout: _Layout,
+    units: _Units,
+    posterior: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    n_boot: int,
+    smoothing: float,
+    resample_raters: bool,
 ) -> tuple[dict[str, np.ndarray], int]:
     """Every metric in each of ``n_boot`` replicates over pairs (within groups) and raters."""
     data = units.data
@@ -372,14 +390,16 @@ def _bootstrap(
         unit_weight = np.zeros((size, data.n_units))
         for m in members:
             unit_weight[:, m] = rng.multinomial(len(m), np.full(len(m), 1.0 / len(m)), size=size)
-        rater_weight = rng.multinomial(data.n_raters, np.full(data.n_raters, 1.0 / max(data.n_raters, 1)), size=size)
+        rater_weight = np.ones((size, data.n_raters))
+        if resample_raters:
+            rater_weight = rng.multinomial(data.n_raters, np.full(data.n_raters, 1.0 / data.n_raters), size=size)
         fit = em_fit(
             data,
             unit_weight=unit_weight,
             rater_weight=rater_weight.astype(np.float64),
             start=posterior,
             smoothing=smoothing,
-            tol=1e-8,
+            tol=1e-7,
         )
         converged += size if fit.converged else 0
         x = fit.posterior[:, layout.unit]
