@@ -7,7 +7,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.rater_aware import estimate_quality_rater_aware
-from tests.metrics_core.cli_run import approx, run, run_json
+from tests.metrics_core.cli_run import REPO, approx, run, run_json
 
 from .rater_simulation import judged_experiment
 from .test_estimation_simulation import simulation_population
@@ -165,3 +165,9 @@ def test_empty_rater_cells_are_refused_with_the_option(files):
     write_csv(path, ("i", "j", "verdict", "rater"), [("it0", "it1", "equivalent", "")])
     done = run("estimate", files["items"], files["pairs"], path, "--raters", "dawid-skene")
     assert done.returncode == 2 and done.stdout == "" and "empty_rater.csv: line 2" in done.stderr
+
+
+def test_the_cli_reference_documents_the_option():
+    text = (REPO / "docs" / "cli.md").read_text()
+    for words in ("--raters dawid-skene", "--gold GOLD", '"rater_aware"', "optional\n`rater`", "`answer`"):
+        assert words in text, words
