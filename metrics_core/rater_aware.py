@@ -418,7 +418,7 @@ def _with_bootstrap(
         values = replicates[name]
         values = values[~np.isnan(values)]
         if math.isnan(e.value) or len(values) < 2:
-            out[name] = replace(e, stderr=math.nan, ci_low=math.nan, ci_high=math.nan)
+            out[name] = e  # nothing judged: estimate_quality's undefined value and widest bounds
             continue
         stderr = float(np.std(values, ddof=1))
         low, high = (float(q) for q in np.quantile(values, [tail, 1.0 - tail]))
