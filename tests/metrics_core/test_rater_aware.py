@@ -182,6 +182,24 @@ def test_intervals_hold_the_value_and_a_seed_reproduces_them(population):
     assert d["model"] == "dawid-skene" and d["bootstrap_replicates"] == 40
 
 
+def test_drawing_the_raters_again_widens_the_intervals_not_the_values(population):
+    pop, ideal = population
+    sample, (i, j, verdict, rater), _, _ = judged_experiment(
+        np.random.default_rng(6), pop, ideal, draws=300, scheme="jaccard"
+    )
+    args = dict(i=i, j=j, verdict=verdict, rater=rater, n_boot=60)
+    pairs_only = estimate_quality_rater_aware(pop, sample, rng=np.random.default_rng(1), **args).quality
+    two_way = estimate_quality_rater_aware(
+        pop, sample, rng=np.random.default_rng(1), resample_raters=True, **args
+    ).quality
+    wider = 0
+    for name, e in two_way.estimates.items():
+        assert e.value == pairs_only[name].value, name
+        assert e.ci_low <= e.value <= e.ci_high, name
+        wider += e.stderr > pairs_only[name].stderr
+    assert wider >= len(two_way.estimates) - 2
+
+
 def test_rater_aware_arguments_are_checked(population):
     pop, _ = population
     sample = mc.sample_pairs(pop, n_draws=20, rng=np.random.default_rng(0))
