@@ -11,18 +11,20 @@ Conventions (ours):
 
 - Each (stratum, pair class) of the sample has its own prior in the model, and so do gold
   pairs and judged pairs outside the sample; self pairs are equivalent and have no verdicts.
-- ``stderr``, ``ci_low`` and ``ci_high`` come from a bootstrap over pairs and raters: each
-  replicate draws the distinct pairs again within their (stratum, class) (gold pairs among
-  gold pairs), each with all its verdicts, refits every rater's confusion matrix on them and
-  recomputes every estimate; ``stderr`` is the replicates' standard deviation and the interval
-  their percentiles (for ΔPrecision, as in §6, the normal interval on that SE). So the raters'
-  errors enter twice: through the verdicts that travel with their pairs and through the
-  refitted matrices. Drawing the raters themselves again as well (``resample_raters=True``,
-  the two-way "pigeonhole" bootstrap) counts the verdicts' noise a second time, and a rater
-  drawn twice looks like two raters who always agree, which the model reads as evidence: with
-  five raters its 95% intervals covered the truth 100% of the time for the class distances and
-  82% for AffectedGoodIndex in our simulation, against 93-98% without. It is there for panels
-  of many raters, where who was on the panel is itself a source of error.
+- ``stderr``, ``ci_low`` and ``ci_high`` come from a bootstrap over the pairs that refits the
+  raters: each replicate draws the distinct pairs again within their (stratum, class) (gold
+  pairs among gold pairs), each with all its verdicts, refits every rater's confusion matrix
+  on them and recomputes every estimate; ``stderr`` is the replicates' standard deviation and
+  the interval their percentiles (for ΔPrecision, as in §6, the normal interval on that SE).
+  The raters' errors so enter twice: through the verdicts that travel with their pairs and
+  through the refitted matrices. Drawing the raters themselves again as well
+  (``resample_raters=True``: the two-way bootstrap over pairs and raters that §13 names)
+  counts the verdicts' noise a second time, and a rater drawn twice looks like two raters who
+  always agree, which the model reads as evidence. With five raters (seeded simulation of
+  ``tests/metrics_core/test_rater_aware.py``, 100 repetitions) its 95% intervals covered the
+  truth 100% of the time for the four class distances, 99% for ΔPrecision and 83% for
+  AffectedGoodIndex, against 96%, 95% and 91-95% without. It is there for panels of many
+  raters, where who sat on the panel is itself a source of error.
 - ``cs_low``/``cs_high`` are :func:`estimate_quality`'s confidence sequence on the posteriors,
   widened about the value by the ratio of the bootstrap SE to its pair-level SE where that is
   above 1 (the sequence of §9 knows sampling error only). ``unsure_low``/``unsure_high`` are the
