@@ -17,6 +17,7 @@ Every estimate carries a fixed interval, an anytime-valid confidence sequence
 from .agreement import AgreementSummary, RaterPairKappa, agreement_summary, cohens_kappa, pairwise_cohens_kappa
 from .context import SampleContext, sample_context
 from .contributions import group_contribution
+from .dawid_skene import DawidSkeneFit, fit_dawid_skene
 from .decision import DECISIONS, Decision, decide, deciding_metric
 from .derived import (
     ABSOLUTE_METRICS,
@@ -47,6 +48,7 @@ from .judgements import VERDICTS, PairVerdicts, verdicts_from_judgements
 from .planning import PLAN_KINDS, Plan, judgements_to_target, plan_to_half_width
 from .population import Population, population_from_labels
 from .rater_agreement import RaterAgreement, rater_agreement
+from .rater_aware import RaterAwareQuality, estimate_quality_rater_aware
 from .reading import interval_reading, metric_direction
 from .results import IMPACT_METRICS, Estimate, ImpactMetrics, ImpactTable, QualityEstimates
 from .sampling import (
@@ -72,6 +74,7 @@ from .sequential import (
 )
 from .situation import SITUATION_PARTS, AffectedItemSituation, affected_item_situation
 from .slices import SliceQuality, estimate_quality_by_slice
+from .transitivity import InconsistentTriangle, JudgedPair, TransitivityReport, transitivity_report
 
 __all__ = [
     "SampleContext",
@@ -152,4 +155,13 @@ __all__ = [
     "rater_agreement",
     "sample_pairs",
     "verdicts_from_judgements",
+    # Raters who err, transitivity (abcde-spec §13)
+    "DawidSkeneFit",
+    "InconsistentTriangle",
+    "JudgedPair",
+    "RaterAwareQuality",
+    "TransitivityReport",
+    "estimate_quality_rater_aware",
+    "fit_dawid_skene",
+    "transitivity_report",
 ]

@@ -53,6 +53,8 @@ from .io import (
     read_truth_and_prediction,
     write_tables,
 )
+from .io.gold_pairs import read_gold_pairs
+from .rater_aware import estimate_quality_rater_aware
 
 PROG = "metrics_core"
 
@@ -63,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "sample" and args.diff_share is not None and args.scheme != "stratified":
         args.subparser.error("--diff-share is only meaningful with --scheme stratified")
+    if args.command == "estimate" and args.gold and not args.raters:
+        args.subparser.error("--gold is only meaningful with --raters dawid-skene")
     if getattr(args, "scheduler", None) and args.engine != "dask":
         parser.error("--scheduler is only meaningful with --engine dask")
     try:
@@ -134,7 +138,17 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--n-boot", metavar="B", type=_positive_int, default=1000, help="bootstrap replicates")
     estimate.add_argument("--recall-base", metavar="R", type=_unit_parameter, help="Recall_Base; default 0.6/0.8")
     estimate.add_argument("--precision-base", metavar="P", type=_unit_parameter, help="Precision_Base: Variant 2")
-    estimate.set_defaults(run=run_estimate)
+    estimate.add_argument(
+        "--raters",
+        choices=("dawid-skene",),
+        default=None,
+        help="also estimate from each pair's posterior under a Dawid-Skene model of the raters "
+        "(JUDGEMENTS needs a rater column); adds the key rater_aware",
+    )
+    estimate.add_argument(
+        "--gold", metavar="GOLD", help="with --raters: gold pairs i, j, answer (their verdicts are in JUDGEMENTS)"
+    )
+    estimate.set_defaults(run=run_estimate, subparser=estimate)
 
     compare = commands.add_parser("compare", help="ground-truth measures of a clustering against a gold one")
     compare.add_argument("truth", metavar="TRUTH", help="item_id, cluster_id[, weight]: the gold clustering")
@@ -269,7 +283,8 @@ def _check_dataset_output(path: str) -> None:
 def run_estimate(args: argparse.Namespace) -> dict:
     items = read_items(args.items)
     pairs = read_pairs(args.pairs)
-    judgements = read_judgements(args.judgements)
+    judgements = read_judgements(args.judgements, with_rater=bool(args.raters))
+    gold = read_gold_pairs(args.gold) if args.gold else None
     population = items.to_population()
     i, j = (_positions(items, pairs.path, name, ids, len(pairs)) for name, ids in (("i", pairs.i), ("j", pairs.j)))
     try:
@@ -302,13 +317,42 @@ def run_estimate(args: argparse.Namespace) -> dict:
         precision_base=args.precision_base,
         n_boot=args.n_boot,
     )
-    return {
+    result = {
         "scheme": quality.scheme,
         "confidence": quality.confidence,
         "exact": impact_json(impact_metrics(population), items.dropped_items)["metrics"],
         "estimates": quality.as_dict()["estimates"] | {name: e.as_dict() for name, e in derived.estimates.items()},
         "derived": derived.details_dict(),
     }
+    if args.raters:
+        result["rater_aware"] = _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold)
+    return result
+
+
+def _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold) -> dict:
+    """``estimate --raters dawid-skene``: the estimates from the pairs' posteriors and the raters' matrices."""
+    gold_i, gold_j, answers = (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0, dtype=object),)
+    if gold is not None:
+        gold_i, gold_j = (_positions(items, gold.path, name, getattr(gold, name), len(gold)) for name in ("i", "j"))
+        answers = gold.answer
+    # A stream of its own, so that the derived metrics' bootstrap is the same with or without it.
+    rng = np.random.default_rng(np.random.SeedSequence(args.seed).spawn(2)[1])
+    aware = estimate_quality_rater_aware(
+        population,
+        sample,
+        i=judged_i,
+        j=judged_j,
+        verdict=judgements.verdict,
+        rater=judgements.rater.to_numpy(zero_copy_only=False),
+        gold_i=gold_i,
+        gold_j=gold_j,
+        gold_answer=answers,
+        rng=rng,
+        n_boot=args.n_boot,
+        confidence=args.confidence,
+        horizon=args.horizon,
+    )
+    return aware.as_dict()
 
 
 def run_compare(args: argparse.Namespace) -> dict:

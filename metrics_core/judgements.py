@@ -56,7 +56,8 @@ class PairVerdicts:
     def counts(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Equivalent, not-equivalent and unsure verdicts of each pair ``{i, j}`` (0 for self pairs)."""
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
-        out = tuple(np.zeros(len(i), dtype=np.int64) for _ in range(3))
+        # Counts are int64, or fractional where they carry a posterior (metrics_core.rater_aware).
+        out = tuple(np.zeros(len(i), dtype=v.dtype) for v in (self.equivalent, self.not_equivalent, self.unsure))
         if len(self.a) == 0:
             return out
         n = int(max(self.b.max(), i.max(initial=0), j.max(initial=0))) + 1

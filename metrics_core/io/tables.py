@@ -117,6 +117,7 @@ class JudgementsTable:
     i: pa.Array
     j: pa.Array
     verdict: np.ndarray
+    rater: pa.Array | None = None  # read only when asked for (``with_rater``)
 
     def __len__(self) -> int:
         return len(self.i)
@@ -248,14 +249,22 @@ def read_pairs(path: Any, *, distinct: bool = False) -> PairsTable:
     return PairsTable(src.path, i, j, pair_class, stratum, draws, first)
 
 
-def read_judgements(path: Any) -> JudgementsTable:
+def read_judgements(path: Any, *, with_rater: bool = False) -> JudgementsTable:
     """Read verdicts: ``i, j, verdict``; a header with no rows means nothing is judged yet.
 
     Rows with ``i == j`` are allowed (self pairs are always equivalent and are
-    ignored downstream). Raises :class:`InputError`.
+    ignored downstream). ``with_rater``: the ``rater`` column is required too, a
+    non-empty id on every row (otherwise it is not read). Raises :class:`InputError`.
     """
-    src = TableSource.open(path, required=JUDGEMENT_COLUMNS, allow_no_rows=True)
-    return JudgementsTable(src.path, _exported_ids(src, "i"), _exported_ids(src, "j"), src.choices("verdict", VERDICTS))
+    required = JUDGEMENT_COLUMNS + ("rater",) if with_rater else JUDGEMENT_COLUMNS
+    src = TableSource.open(path, required=required, allow_no_rows=True)
+    return JudgementsTable(
+        src.path,
+        _exported_ids(src, "i"),
+        _exported_ids(src, "j"),
+        src.choices("verdict", VERDICTS),
+        _exported_ids(src, "rater") if with_rater else None,
+    )
 
 
 def _exported_ids(src: TableSource, name: str) -> pa.Array:
