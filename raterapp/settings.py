@@ -79,7 +79,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "raterapp",
@@ -203,12 +202,15 @@ WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = env.bool("WHITENOISE_AUTOREFRE
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 
+# API tokens (raterapp/services/api_tokens.py): days a new token works; its owner or an admin
+# may revoke it sooner.
+API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
 # The most rows one page of the API gives (?limit=).
 API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=1000)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "raterapp.api.authentication.HashedTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
