@@ -13,6 +13,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 
 class Verdict(models.TextChoices):
@@ -509,7 +510,7 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100, blank=True, help_text="What the token is for, as its owner named it.")
     key_hash = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key, hex.")
     prefix = models.CharField(max_length=12, help_text="The key's first characters, to tell tokens apart.")
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -4,6 +4,7 @@ import hashlib
 from datetime import timedelta
 
 import django.db.models.deletion
+import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
@@ -46,7 +47,7 @@ class Migration(migrations.Migration):
                 ('name', models.CharField(blank=True, help_text='What the token is for, as its owner named it.', max_length=100)),
                 ('key_hash', models.CharField(help_text='SHA-256 of the key, hex.', max_length=64, unique=True)),
                 ('prefix', models.CharField(help_text="The key's first characters, to tell tokens apart.", max_length=12)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('expires_at', models.DateTimeField()),
                 ('last_used_at', models.DateTimeField(blank=True, null=True)),
                 ('revoked_at', models.DateTimeField(blank=True, null=True)),

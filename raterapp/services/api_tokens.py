@@ -42,13 +42,15 @@ def api_token_create(*, actor, name: str = "", ttl_days: int | None = None) -> t
     if isinstance(ttl_days, bool) or not isinstance(ttl_days, int) or not 1 <= ttl_days <= MAX_TTL_DAYS:
         raise ValidationError({"ttl_days": f"Give a whole number of days from 1 to {MAX_TTL_DAYS}."})
     key = KEY_PREFIX + secrets.token_urlsafe(32)
+    now = timezone.now()
     with transaction.atomic():
         token = ApiToken.objects.create(
             user=actor,
+            created_at=now,
             name=name,
             key_hash=api_token_key_hash(key),
             prefix=key[: len(KEY_PREFIX) + 6],
-            expires_at=timezone.now() + timedelta(days=ttl_days),
+            expires_at=now + timedelta(days=ttl_days),
         )
         audit_record(
             actor=actor, action=AuditEntry.Action.TOKEN_CREATE, subject_id=actor.pk, field="token",
