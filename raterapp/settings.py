@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "raterapp",
 ]
 
@@ -88,6 +89,7 @@ MIDDLEWARE = [
     "raterapp.middleware.ServerTimingMiddleware",
     "raterapp.middleware.MalformedRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -231,6 +233,10 @@ REST_FRAMEWORK = {
         "user": env.str("API_RATE_USER", default="3000/min"),
     },
     "EXCEPTION_HANDLER": "raterapp.api.errors.api_exception_handler",
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "raterapp.api.renderers.BrowsableAPIRenderer",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ABCDE rater API",
@@ -269,14 +275,61 @@ SESSION_COOKIE_HTTPONLY = True
 HTTPS = env.bool("HTTPS", default=False)
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
-if HTTPS:
-    # Links (invitations, redirects) are built as https when the proxy says the request was.
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Behind a TLS-terminating proxy: the header (as Django names it) and value the proxy sets on
+# https requests, so that request.is_secure() holds and links built from the request (invitations,
+# API links) are https. Default with HTTPS=true: X-Forwarded-Proto: https. Only behind a proxy that
+# sets or strips the header itself: a client could send it too.
+SECURE_PROXY_SSL_HEADER = tuple(
+    env.list("SECURE_PROXY_SSL_HEADER", default=["HTTP_X_FORWARDED_PROTO", "https"] if HTTPS else [])
+) or None
+if SECURE_PROXY_SSL_HEADER is not None and len(SECURE_PROXY_SSL_HEADER) != 2:
+    raise ImproperlyConfigured("SECURE_PROXY_SSL_HEADER is a header and a value, e.g. HTTP_X_FORWARDED_PROTO,https")
+# The host (and port) of links from the proxy's X-Forwarded-Host (and -Port) instead of Host.
+USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
+USE_X_FORWARDED_PORT = env.bool("USE_X_FORWARDED_PORT", default=False)
 # Strict-Transport-Security, only over https: browsers then refuse plain http for this long.
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+# `manage.py check --deploy` (tests/deploy/test_deploy_check.py): warnings silenced, and why.
+SILENCED_SYSTEM_CHECKS = []
+if SECURE_PROXY_SSL_HEADER and not SECURE_SSL_REDIRECT:
+    # W008, no SECURE_SSL_REDIRECT: behind the TLS proxy, the proxy redirects http to https; a
+    # redirect here would also loop on the health checks, which reach gunicorn over plain http.
+    SILENCED_SYSTEM_CHECKS.append("security.W008")
+if SECURE_HSTS_SECONDS and not SECURE_HSTS_PRELOAD:
+    # W021, no HSTS preload: being preloaded into browsers is a commitment for the whole domain
+    # that takes months to undo; the operator opts in with SECURE_HSTS_PRELOAD=true.
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+
+# Content-Security-Policy (django-csp): scripts, styles, fonts and requests from this server only;
+# no inline script, no inline style attribute, no plugin, no framing. Item pictures come from
+# wherever the catalogue points (CSP_IMG_SRC). Two pages relax it for what they embed: ReDoc
+# (/api/redoc/, inline styles and a blob: worker) and DRF's browsable API (style attributes; see
+# raterapp/api/renderers.py). CSP_REPORT_ONLY=true sends it as a report-only header (to try a
+# change), CSP_REPORT_URI collects violation reports.
+CSP_IMG_SRC = env.list("CSP_IMG_SRC", default=["'self'", "data:", "https:", "http:"])
+CSP_REPORT_URI = env.str("CSP_REPORT_URI", default="")
+_CSP = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": CSP_IMG_SRC,
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        **({"report-uri": [CSP_REPORT_URI]} if CSP_REPORT_URI else {}),
+    }
+}
+if env.bool("CSP_REPORT_ONLY", default=False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+else:
+    CONTENT_SECURITY_POLICY = _CSP
 
 # Raters' leases on pairs and the live estimates channel.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)
