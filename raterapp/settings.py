@@ -279,9 +279,9 @@ CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
 # https requests, so that request.is_secure() holds and links built from the request (invitations,
 # API links) are https. Default with HTTPS=true: X-Forwarded-Proto: https. Only behind a proxy that
 # sets or strips the header itself: a client could send it too.
-SECURE_PROXY_SSL_HEADER = tuple(
-    env.list("SECURE_PROXY_SSL_HEADER", default=["HTTP_X_FORWARDED_PROTO", "https"] if HTTPS else [])
-) or None
+SECURE_PROXY_SSL_HEADER = (
+    tuple(env.list("SECURE_PROXY_SSL_HEADER", default=["HTTP_X_FORWARDED_PROTO", "https"] if HTTPS else [])) or None
+)
 if SECURE_PROXY_SSL_HEADER is not None and len(SECURE_PROXY_SSL_HEADER) != 2:
     raise ImproperlyConfigured("SECURE_PROXY_SSL_HEADER is a header and a value, e.g. HTTP_X_FORWARDED_PROTO,https")
 # The host (and port) of links from the proxy's X-Forwarded-Host (and -Port) instead of Host.

@@ -1,10 +1,10 @@
+from csp.constants import UNSAFE_INLINE
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponseRedirect
 from django.templatetags.static import static
 from django.urls import include, path
-from csp.constants import UNSAFE_INLINE
-from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from raterapp.services.login_limits import LockoutAdminAuthenticationForm, LockoutAuthenticationForm
