@@ -309,21 +309,22 @@ if SECURE_HSTS_SECONDS and not SECURE_HSTS_PRELOAD:
 # (/api/redoc/, inline styles and a blob: worker) and DRF's browsable API (style attributes; see
 # raterapp/api/renderers.py). CSP_REPORT_ONLY=true sends it as a report-only header (to try a
 # change), CSP_REPORT_URI collects violation reports.
-CSP_IMG_SRC = env.list("CSP_IMG_SRC", default=["'self'", "data:", "https:", "http:"])
-CSP_REPORT_URI = env.str("CSP_REPORT_URI", default="")
+# (Lower-case names: django-csp refuses settings named like its former CSP_* ones.)
+_csp_img_src = env.list("CSP_IMG_SRC", default=["'self'", "data:", "https:", "http:"])
+_csp_report_uri = env.str("CSP_REPORT_URI", default="")
 _CSP = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
-        "img-src": CSP_IMG_SRC,
+        "img-src": _csp_img_src,
         "font-src": ["'self'"],
         "connect-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
         "form-action": ["'self'"],
         "frame-ancestors": ["'none'"],
-        **({"report-uri": [CSP_REPORT_URI]} if CSP_REPORT_URI else {}),
+        **({"report-uri": [_csp_report_uri]} if _csp_report_uri else {}),
     }
 }
 if env.bool("CSP_REPORT_ONLY", default=False):

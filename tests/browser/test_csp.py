@@ -41,7 +41,10 @@ RELAXED = {
 
 @pytest.fixture
 def world(transactional_db, settings, tmp_path):
+    from raterapp import settings as production
+
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.CONTENT_SECURITY_POLICY = production.CONTENT_SECURITY_POLICY  # not the tests' (tests/settings.py)
     users = {}
     for role in PAGES:
         users[role] = UserFactory(username=f"csp-{role}", roles=[role])
