@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .audit import AuditEntriesApi
 from .budgets import BudgetPoolApi, BudgetPoolsApi, ExperimentBudgetApi, ExperimentBudgetChangesApi
 from .dashboard import (
     ExperimentCloseApi,
@@ -102,6 +103,7 @@ urlpatterns = [
     path("raters/<int:rater_id>/", RaterApi.as_view(), name="api-rater"),
     path(experiment + "raters/", ExperimentRatersApi.as_view(), name="api-experiment-raters"),
     path(experiment + "agreement/", ExperimentAgreementApi.as_view(), name="api-experiment-agreement"),
+    path("audit/", AuditEntriesApi.as_view(), name="api-audit"),
     path("tokens/", ApiTokensApi.as_view(), name="api-tokens"),
     path("tokens/<int:token_id>/", ApiTokenApi.as_view(), name="api-token"),
     path("users/<int:user_id>/tokens/", UserApiTokensApi.as_view(), name="api-user-tokens"),

@@ -55,6 +55,9 @@ class ApiTokensPageView(LoginRequiredMixin, View):
 
 
 class ApiTokenRevokePageView(LoginRequiredMixin, View):
+    def get(self, request, token_id: int):
+        return redirect("api-tokens-page")  # revoking is the list's button (a POST)
+
     def post(self, request, token_id: int):
         try:
             token = ApiToken.objects.get(pk=token_id, user=request.user)

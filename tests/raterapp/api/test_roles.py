@@ -141,6 +141,8 @@ TABLE = [
     ("delete", E + "batches/", None, NO),
     ("get", E + "batches/plan/?draws=100", None, READ),
     ("post", E + "batches/plan/", None, NO),
+    ("get", "/api/audit/", None, (403, 403, 403, 403, 200)),
+    ("post", "/api/audit/", None, (403, 403, 403, 403, 405)),
     ("get", "/api/tokens/", None, (403, 200, 200, 200, 200)),
     ("post", "/api/tokens/", "token", (403, 201, 201, 201, 201)),
     ("delete", "/api/tokens/", None, (403, 405, 405, 405, 405)),

@@ -75,3 +75,10 @@ def test_another_users_token_cannot_be_revoked_from_the_page(sign_in, users):
 
 def test_the_header_links_to_the_page(sign_in):
     assert f'href="{URL}"' in sign_in("rater").get("/rate/").content.decode()
+
+
+def test_a_get_of_the_revoke_address_lands_on_the_list_and_revokes_nothing(sign_in, users):
+    token, _ = api_token_create(actor=users["rater"])
+    response = sign_in("rater").get(f"/account/tokens/{token.pk}/revoke/")
+    assert (response.status_code, response["Location"]) == (302, URL)
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is None
