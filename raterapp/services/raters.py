@@ -187,7 +187,7 @@ def rater_quota_set(*, actor, rater, daily_quota: int | None, total_quota: int |
     values = {"daily_quota": _quota("daily_quota", daily_quota), "total_quota": _quota("total_quota", total_quota)}
     with transaction.atomic():
         rater_lock(rater.pk)
-        profile, _ = RaterProfile.objects.select_for_update().get_or_create(user=rater)
+        profile, _ = RaterProfile.objects.get_or_create(user=rater)  # under the rater lock: read, then write
         for name, value in values.items():
             if getattr(profile, name) != value:
                 audit_record(
