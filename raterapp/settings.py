@@ -287,6 +287,11 @@ if SECURE_PROXY_SSL_HEADER is not None and len(SECURE_PROXY_SSL_HEADER) != 2:
 # The host (and port) of links from the proxy's X-Forwarded-Host (and -Port) instead of Host.
 USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
 USE_X_FORWARDED_PORT = env.bool("USE_X_FORWARDED_PORT", default=False)
+# The API tells anonymous callers apart by address (their rate): the address the nearest of
+# API_NUM_PROXIES proxies saw, from X-Forwarded-For (1 behind the TLS proxy), else the connection's.
+# DRF's default, the whole X-Forwarded-For, is whatever a client sends: a new one each time would
+# escape the rate.
+REST_FRAMEWORK["NUM_PROXIES"] = env.int("API_NUM_PROXIES", default=1 if HTTPS else 0)
 # Strict-Transport-Security, only over https: browsers then refuse plain http for this long.
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
