@@ -63,7 +63,7 @@ import django, json, os, tempfile
 from pathlib import Path
 django.setup()
 from django.contrib.auth.models import Group, User
-from rest_framework.authtoken.models import Token
+from raterapp.services.api_tokens import api_token_create
 from raterapp.services.demo import demo_experiment_ensure
 from raterapp.services.preparation import experiment_prepare
 from raterapp.models import Experiment, PairTask
@@ -80,7 +80,7 @@ tokens = []
 for k in range({raters}):
     user = User.objects.create_user(f"bench-rater-{{k}}")
     user.groups.add(group)
-    tokens.append(Token.objects.create(user=user).key)
+    tokens.append(api_token_create(actor=user)[1])
 print(json.dumps({{"experiment": experiment.pk, "tokens": tokens, "tasks": PairTask.objects.count()}}))
 """
     out = subprocess.run([PYTHON, "-c", script], cwd=ROOT, env=env, check=True, capture_output=True, text=True)

@@ -1,11 +1,14 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.template.defaultfilters import pluralize
 
-from .access import RATER
+from .access import RATER, ROLES
 from .models import (
+    ApiToken,
+    AuditEntry,
     BudgetChange,
     BudgetPool,
     EstimateSnapshot,
@@ -221,3 +224,70 @@ class BudgetChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class RoleAuditedUserAdmin(UserAdmin):
+    """Role groups change through ``user_roles_set``, which writes the audit log; other groups
+    as usual."""
+
+    def save_related(self, request, form, formsets, change):
+        from .services.users import user_roles_set
+
+        groups = form.cleaned_data.get("groups")
+        if groups is None:
+            return super().save_related(request, form, formsets, change)
+        roles = [group.name for group in groups if group.name in ROLES]
+        kept = list(form.instance.groups.filter(name__in=ROLES)) if change else []
+        form.cleaned_data["groups"] = [group for group in groups if group.name not in ROLES] + kept
+        super().save_related(request, form, formsets, change)
+        try:
+            user_roles_set(actor=request.user, user=form.instance, roles=roles, reason="Django admin")
+        except (PermissionDenied, ValidationError) as exc:
+            self.message_user(request, f"Roles not changed: {_message(exc)}", level=messages.ERROR)
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), RoleAuditedUserAdmin)
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """The audit log of people and access: read only."""
+
+    list_display = ("created_at", "action", "subject", "actor", "experiment", "field", "old_value", "new_value")
+    list_filter = ("action",)
+    search_fields = ("subject__username", "actor__username", "reason")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """API tokens (never their keys: only hashes are stored); revoke with the action."""
+
+    list_display = ("prefix", "user", "name", "created_at", "expires_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("user__username", "name", "prefix")
+    fields = list_display
+    readonly_fields = list_display
+    actions = ("revoke_selected",)
+
+    def has_add_permission(self, request):
+        return False  # made by their user (the key is shown to them once) or manage.py token_create
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke_selected(self, request, queryset):
+        from .services.api_tokens import api_token_revoke
+
+        for token in queryset:
+            try:
+                api_token_revoke(actor=request.user, token=token)
+            except PermissionDenied as exc:
+                self.message_user(request, f"{token}: {exc}", level=messages.ERROR)

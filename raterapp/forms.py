@@ -117,3 +117,12 @@ class BudgetForm(forms.Form):
     cost_per_verdict = forms.DecimalField(label="Cost per verdict", min_value=0, max_digits=12, decimal_places=4)
     paused = forms.BooleanField(label="Paused: raters get no pairs", required=False)
     reason = forms.CharField(label="Why", max_length=2000, help_text="Written to the audit log.")
+
+
+class ApiTokenForm(forms.Form):
+    """A new API token: what it is for, and for how many days it works."""
+
+    name = forms.CharField(label="What it is for", max_length=100, required=False, help_text="E.g. nightly export.")
+    ttl_days = forms.IntegerField(
+        label="Days it works", min_value=1, max_value=366, help_text="It stops working after this; revoke it sooner."
+    )

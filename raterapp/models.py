@@ -13,6 +13,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 
 class Verdict(models.TextChoices):
@@ -606,3 +607,70 @@ class BudgetLedgerEntry(models.Model):
 
     def delete(self, *args, **kwargs):
         raise AppendOnly("Ledger entries are never deleted.")
+
+
+class ApiToken(models.Model):
+    """A key for scripts (``Authorization: Token <key>``). Only the SHA-256 of the key is kept:
+    the key itself is shown once, when it is made. It stops working at ``expires_at``, when it
+    is revoked (by its owner or an admin), or when its user is deactivated."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True, help_text="What the token is for, as its owner named it.")
+    key_hash = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key, hex.")
+    prefix = models.CharField(max_length=12, help_text="The key's first characters, to tell tokens apart.")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… of {self.user}"
+
+
+class AuditEntry(models.Model):
+    """The audit log of people and access: raters' quotas, pauses and assignments, users'
+    roles and activity, API tokens. Budgets keep theirs in ``BudgetChange``. Written by the
+    services in the transaction of the change it records."""
+
+    class Action(models.TextChoices):
+        QUOTA = "rater.quota", "Quota changed"
+        PAUSE = "rater.pause", "Rater paused"
+        UNPAUSE = "rater.unpause", "Rater unpaused"
+        ASSIGN = "rater.assign", "Assigned to an experiment"
+        UNASSIGN = "rater.unassign", "Unassigned from an experiment"
+        ROLES = "user.roles", "Roles changed"
+        ACTIVE = "user.active", "Activated or deactivated"
+        TOKEN_CREATE = "token.create", "API token created"
+        TOKEN_REVOKE = "token.revoke", "API token revoked"
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Who made the change; empty for the app's own (the automatic pause).",
+    )
+    action = models.CharField(max_length=20, choices=Action.choices)
+    subject = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="audit_entries", help_text="The user changed."
+    )
+    experiment = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    field = models.CharField(max_length=40, blank=True)
+    old_value = models.CharField(max_length=200, blank=True)
+    new_value = models.CharField(max_length=200, blank=True)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["subject", "created_at"], name="audit_subject")]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()}: {self.subject}"

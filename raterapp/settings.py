@@ -79,9 +79,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "raterapp",
 ]
 
@@ -89,6 +89,7 @@ MIDDLEWARE = [
     "raterapp.middleware.ServerTimingMiddleware",
     "raterapp.middleware.MalformedRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -236,12 +237,15 @@ WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = env.bool("WHITENOISE_AUTOREFRE
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 
+# API tokens (raterapp/services/api_tokens.py): days a new token works; its owner or an admin
+# may revoke it sooner.
+API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
 # The most rows one page of the API gives (?limit=).
 API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=1000)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "raterapp.api.authentication.HashedTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -262,6 +266,10 @@ REST_FRAMEWORK = {
         "user": env.str("API_RATE_USER", default="3000/min"),
     },
     "EXCEPTION_HANDLER": "raterapp.api.errors.api_exception_handler",
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "raterapp.api.renderers.BrowsableAPIRenderer",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ABCDE rater API",
@@ -300,14 +308,67 @@ SESSION_COOKIE_HTTPONLY = True
 HTTPS = env.bool("HTTPS", default=False)
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
-if HTTPS:
-    # Links (invitations, redirects) are built as https when the proxy says the request was.
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Behind a TLS-terminating proxy: the header (as Django names it) and value the proxy sets on
+# https requests, so that request.is_secure() holds and links built from the request (invitations,
+# API links) are https. Default with HTTPS=true: X-Forwarded-Proto: https. Only behind a proxy that
+# sets or strips the header itself: a client could send it too.
+SECURE_PROXY_SSL_HEADER = (
+    tuple(env.list("SECURE_PROXY_SSL_HEADER", default=["HTTP_X_FORWARDED_PROTO", "https"] if HTTPS else [])) or None
+)
+if SECURE_PROXY_SSL_HEADER is not None and len(SECURE_PROXY_SSL_HEADER) != 2:
+    raise ImproperlyConfigured("SECURE_PROXY_SSL_HEADER is a header and a value, e.g. HTTP_X_FORWARDED_PROTO,https")
+# The host (and port) of links from the proxy's X-Forwarded-Host (and -Port) instead of Host.
+USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
+USE_X_FORWARDED_PORT = env.bool("USE_X_FORWARDED_PORT", default=False)
+# The API tells anonymous callers apart by address (their rate): the address the nearest of
+# API_NUM_PROXIES proxies saw, from X-Forwarded-For (1 behind the TLS proxy), else the connection's.
+# DRF's default, the whole X-Forwarded-For, is whatever a client sends: a new one each time would
+# escape the rate.
+REST_FRAMEWORK["NUM_PROXIES"] = env.int("API_NUM_PROXIES", default=1 if HTTPS else 0)
 # Strict-Transport-Security, only over https: browsers then refuse plain http for this long.
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+# `manage.py check --deploy` (tests/deploy/test_deploy_check.py): warnings silenced, and why.
+SILENCED_SYSTEM_CHECKS = []
+if SECURE_PROXY_SSL_HEADER and not SECURE_SSL_REDIRECT:
+    # W008, no SECURE_SSL_REDIRECT: behind the TLS proxy, the proxy redirects http to https; a
+    # redirect here would also loop on the health checks, which reach gunicorn over plain http.
+    SILENCED_SYSTEM_CHECKS.append("security.W008")
+if SECURE_HSTS_SECONDS and not SECURE_HSTS_PRELOAD:
+    # W021, no HSTS preload: being preloaded into browsers is a commitment for the whole domain
+    # that takes months to undo; the operator opts in with SECURE_HSTS_PRELOAD=true.
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+
+# Content-Security-Policy (django-csp): scripts, styles, fonts and requests from this server only;
+# no inline script, no inline style attribute, no plugin, no framing. Item pictures come from
+# wherever the catalogue points (CSP_IMG_SRC). Two pages relax it for what they embed: ReDoc
+# (/api/redoc/, inline styles and a blob: worker) and DRF's browsable API (style attributes; see
+# raterapp/api/renderers.py). CSP_REPORT_ONLY=true sends it as a report-only header (to try a
+# change), CSP_REPORT_URI collects violation reports.
+# (Lower-case names: django-csp refuses settings named like its former CSP_* ones.)
+_csp_img_src = env.list("CSP_IMG_SRC", default=["'self'", "data:", "https:", "http:"])
+_csp_report_uri = env.str("CSP_REPORT_URI", default="")
+_CSP = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": _csp_img_src,
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        **({"report-uri": [_csp_report_uri]} if _csp_report_uri else {}),
+    }
+}
+if env.bool("CSP_REPORT_ONLY", default=False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+else:
+    CONTENT_SECURITY_POLICY = _CSP
 
 # Raters' leases on pairs and the live estimates channel.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)

@@ -1,9 +1,11 @@
+from csp.constants import UNSAFE_INLINE
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponseRedirect
 from django.templatetags.static import static
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from raterapp.services.login_limits import LockoutAdminAuthenticationForm, LockoutAuthenticationForm
 from raterapp.views import rating
@@ -36,8 +38,17 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("raterapp.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # Swagger UI's set-up script from its own URL (?script), not inline: the page keeps the strict CSP.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # ReDoc styles itself with inline style elements and searches in a blob: worker; the page holds
+    # only the schema of this API.
+    path(
+        "api/redoc/",
+        csp_update({"style-src": [UNSAFE_INLINE], "worker-src": ["blob:"]})(
+            SpectacularRedocView.as_view(url_name="api-schema")
+        ),
+        name="api-redoc",
+    ),
     # For pages that name no icon (the Django admin, the API's JSON): the app's own.
     path("favicon.ico", lambda request: HttpResponseRedirect(static("raterapp/favicon.svg")), name="favicon"),
 ]

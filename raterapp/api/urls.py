@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .audit import AuditEntriesApi
 from .budgets import BudgetPoolApi, BudgetPoolsApi, ExperimentBudgetApi, ExperimentBudgetChangesApi
 from .dashboard import (
     ExperimentCloseApi,
@@ -39,6 +40,7 @@ from .judging import (
 from .overview import OverviewApi
 from .quality import GoldAccuracyApi, GoldPairsApi, GoldRateApi, PairReportsApi
 from .raters import ExperimentAgreementApi, ExperimentRatersApi, RaterApi, RaterMeApi, RatersApi
+from .tokens import ApiTokenApi, ApiTokensApi, UserApiTokensApi
 
 experiment = "experiments/<int:experiment_id>/"
 
@@ -101,4 +103,8 @@ urlpatterns = [
     path("raters/<int:rater_id>/", RaterApi.as_view(), name="api-rater"),
     path(experiment + "raters/", ExperimentRatersApi.as_view(), name="api-experiment-raters"),
     path(experiment + "agreement/", ExperimentAgreementApi.as_view(), name="api-experiment-agreement"),
+    path("audit/", AuditEntriesApi.as_view(), name="api-audit"),
+    path("tokens/", ApiTokensApi.as_view(), name="api-tokens"),
+    path("tokens/<int:token_id>/", ApiTokenApi.as_view(), name="api-token"),
+    path("users/<int:user_id>/tokens/", UserApiTokensApi.as_view(), name="api-user-tokens"),
 ]

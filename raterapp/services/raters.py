@@ -12,6 +12,10 @@ leases of raters it is no longer open to; a lease request that read the old assi
 just before the change committed may still lease one pair, which its rater can neither
 judge (the verdict's access check answers 404) nor keep (the next renewal drops it).
 Locking the experiment row against that would serialise every lease of the experiment.
+
+Audit: every change of a quota, a pause, an assignment, a role or whether an account is
+active writes an ``AuditEntry`` (who, whom, from what to what, why) in the transaction of
+the change, so a refused or rolled-back change leaves no entry.
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from raterapp.access import ADMIN, RATER, has_role
-from raterapp.models import Experiment, Lease, RaterProfile
+from raterapp.models import AuditEntry, Experiment, Lease, RaterProfile
+from raterapp.services.audit import audit_record
 from raterapp.services.judging.locks import rater_lock
+
+Action = AuditEntry.Action
 
 MAX_QUOTA = 2**31 - 1
 
@@ -73,6 +80,7 @@ def rater_create(*, actor, username: str, email: str, password: str | None = Non
             user = User.objects.create_user(username=username, email=email, password=password)
             user.groups.add(Group.objects.get_or_create(name=RATER)[0])
             RaterProfile.objects.create(user=user)
+            audit_record(actor=actor, action=Action.ROLES, subject_id=user.pk, field="roles", old="", new=RATER)
     except IntegrityError:
         raise ValidationError({"username": "A user with this name exists already."}) from None
     return user, (None if password is not None else password_set_path(user))
@@ -102,7 +110,7 @@ def rater_deactivate(*, actor, rater):
         raise ValidationError({"is_active": "You cannot deactivate yourself."})
     with transaction.atomic():
         rater_lock(rater.pk)
-        get_user_model().objects.filter(pk=rater.pk).update(is_active=False)
+        _active_set(actor, rater, False)
         _leases_release(rater_id=rater.pk)
     rater.is_active = False
     return rater
@@ -111,9 +119,17 @@ def rater_deactivate(*, actor, rater):
 def rater_reactivate(*, actor, rater):
     _admin_only(actor)
     _rater_only(rater)
-    get_user_model().objects.filter(pk=rater.pk).update(is_active=True)
+    with transaction.atomic():
+        _active_set(actor, rater, True)
     rater.is_active = True
     return rater
+
+
+def _active_set(actor, rater, active: bool) -> None:
+    if get_user_model().objects.filter(pk=rater.pk, is_active=not active).update(is_active=active):
+        audit_record(
+            actor=actor, action=Action.ACTIVE, subject_id=rater.pk, field="is_active", old=not active, new=active
+        )
 
 
 def rater_pause(*, actor, rater, reason: str) -> RaterProfile:
@@ -121,17 +137,22 @@ def rater_pause(*, actor, rater, reason: str) -> RaterProfile:
     released. Pausing a paused rater only replaces the reason."""
     _admin_only(actor)
     _rater_only(rater)
-    return rater_pause_record(rater_id=rater.pk, reason=reason)
+    return rater_pause_record(rater_id=rater.pk, reason=reason, actor=actor)
 
 
-def rater_pause_record(*, rater_id: int, reason: str) -> RaterProfile:
-    """Pause without an actor's check: for the automatic pause (``rater_quality``)."""
+def rater_pause_record(*, rater_id: int, reason: str, actor=None) -> RaterProfile:
+    """Pause without an actor's check: for the automatic pause (``rater_quality``), audited
+    with no actor."""
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"paused_reason": "Say why the rater is paused."})
     with transaction.atomic():
         rater_lock(rater_id)
         profile, _ = RaterProfile.objects.get_or_create(user_id=rater_id)
+        audit_record(
+            actor=actor, action=Action.PAUSE, subject_id=rater_id, field="paused", old=profile.paused, new=True,
+            reason=reason,
+        )  # fmt: skip
         if not profile.paused:
             profile.paused, profile.paused_at = True, timezone.now()
         profile.paused_reason = reason
@@ -148,6 +169,10 @@ def rater_unpause(*, actor, rater) -> RaterProfile:
         rater_lock(rater.pk)
         profile, _ = RaterProfile.objects.get_or_create(user=rater)
         if profile.paused:
+            audit_record(
+                actor=actor, action=Action.UNPAUSE, subject_id=rater.pk, field="paused", old=True, new=False,
+                reason=f"Paused for: {profile.paused_reason}",
+            )  # fmt: skip
             profile.paused, profile.paused_reason, profile.paused_at = False, "", None
             profile.unpaused_at = timezone.now()
             profile.save(update_fields=["paused", "paused_reason", "paused_at", "unpaused_at"])
@@ -162,7 +187,13 @@ def rater_quota_set(*, actor, rater, daily_quota: int | None, total_quota: int |
     values = {"daily_quota": _quota("daily_quota", daily_quota), "total_quota": _quota("total_quota", total_quota)}
     with transaction.atomic():
         rater_lock(rater.pk)
-        profile, _ = RaterProfile.objects.get_or_create(user=rater)
+        profile, _ = RaterProfile.objects.get_or_create(user=rater)  # under the rater lock: read, then write
+        for name, value in values.items():
+            if getattr(profile, name) != value:
+                audit_record(
+                    actor=actor, action=Action.QUOTA, subject_id=rater.pk, field=name,
+                    old=_quota_text(getattr(profile, name)), new=_quota_text(value),
+                )  # fmt: skip
         RaterProfile.objects.filter(pk=profile.pk).update(**values)
     profile.refresh_from_db()
     return profile
@@ -173,7 +204,7 @@ def rater_assign(*, actor, experiment: Experiment, raters: Iterable) -> list[int
     rate it. Returns the assigned rater ids."""
     _admin_only(actor)
     raters = _raters_only(raters)
-    return _assignment_change(experiment, lambda assigned: assigned | {r.pk for r in raters})
+    return _assignment_change(actor, experiment, lambda assigned: assigned | {r.pk for r in raters})
 
 
 def rater_unassign(*, actor, experiment: Experiment, raters: Iterable) -> list[int]:
@@ -181,7 +212,7 @@ def rater_unassign(*, actor, experiment: Experiment, raters: Iterable) -> list[i
     released); with none left, every rater may rate it again. Returns the assigned ids."""
     _admin_only(actor)
     raters = list(raters)
-    return _assignment_change(experiment, lambda assigned: assigned - {r.pk for r in raters})
+    return _assignment_change(actor, experiment, lambda assigned: assigned - {r.pk for r in raters})
 
 
 def experiment_raters_set(
@@ -201,7 +232,7 @@ def experiment_raters_set(
         if open_to_all is not None:
             Experiment.objects.filter(pk=experiment.pk).update(open_to_all_raters=open_to_all)
             experiment.open_to_all_raters = open_to_all
-        wanted = _assignment_change(experiment, lambda assigned: {r.pk for r in raters})
+        wanted = _assignment_change(actor, experiment, lambda assigned: {r.pk for r in raters})
         if not wanted and not experiment.open_to_all_raters:
             Lease.objects.filter(task__experiment=experiment).delete()  # open to nobody now
     return wanted
@@ -239,13 +270,19 @@ def rater_update(*, actor, rater, changes: dict):
 # ---- helpers ---------------------------------------------------------------------------------
 
 
-def _assignment_change(experiment: Experiment, change) -> list[int]:
+def _assignment_change(actor, experiment: Experiment, change) -> list[int]:
     with transaction.atomic():
         experiment = Experiment.objects.select_for_update(no_key=True).get(pk=experiment.pk)
         assigned = set(experiment.assigned_raters.values_list("pk", flat=True))
         wanted = change(assigned)
         experiment.assigned_raters.remove(*(assigned - wanted))
         experiment.assigned_raters.add(*(wanted - assigned))
+        for rater_id, action in [*((r, Action.UNASSIGN) for r in sorted(assigned - wanted)),
+                                 *((r, Action.ASSIGN) for r in sorted(wanted - assigned))]:  # fmt: skip
+            audit_record(
+                actor=actor, action=action, subject_id=rater_id, experiment_id=experiment.pk, field="assigned",
+                old=action == Action.UNASSIGN, new=action == Action.ASSIGN,
+            )  # fmt: skip
         if wanted:
             Lease.objects.filter(task__experiment=experiment).exclude(rater__in=wanted).delete()
     return sorted(wanted)
@@ -272,6 +309,10 @@ def _raters_only(users: Iterable) -> list:
     if strangers:
         raise ValidationError({"raters": f"Not raters: {', '.join(sorted(strangers))}."})
     return users
+
+
+def _quota_text(value: int | None) -> str:
+    return "no limit" if value is None else str(value)
 
 
 def _quota(name: str, value) -> int | None:

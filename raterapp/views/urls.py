@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from .accounts import ApiTokenRevokePageView, ApiTokensPageView
 from .admin_pages import OverviewPageView, RatersPageView
 from .experiments import (
     ExperimentBudgetPageView,
@@ -24,4 +25,6 @@ urlpatterns = [
     path("raters/", RatersPageView.as_view(), name="raters"),
     path("rate/", RaterHomePageView.as_view(), name="rate-home"),
     path("rate/<int:experiment_id>/", JudgePageView.as_view(), name="rate-experiment"),
+    path("account/tokens/", ApiTokensPageView.as_view(), name="api-tokens-page"),
+    path("account/tokens/<int:token_id>/revoke/", ApiTokenRevokePageView.as_view(), name="api-token-revoke-page"),
 ]

@@ -8,7 +8,9 @@
     the real PostgreSQL (the test database) and Redis; only the compose service names become
     127.0.0.1, the published ports free ones, and the data volume a temporary folder;
 (c) every page and every API GET endpoint, for every role, loaded in Chromium from that gunicorn:
-    no 500, no console error, no missing static file.
+    no 500, no console error (so no Content-Security-Policy violation), no missing static file;
+(d) the security baseline under these settings: HSTS on what the proxy forwarded as https, the
+    strict CSP, https links, hashed tokens refused once expired.
 
 Each process runs in a process group of its own and is stopped at the end of the module.
 """
@@ -23,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,3 +298,47 @@ def test_every_page_and_api_get_of_every_role_in_production_mode(production, bro
     assert problems == []
     signed_in_page = {"anonymous": "/login/", "rater": "/rate/", "engineer": "/experiments/", "admin": "/overview/"}[role]
     assert statuses[signed_in_page] == 200, statuses
+
+
+# ---- the security baseline as the compose settings serve it (.env.example: behind a TLS proxy).
+
+
+def _call(url: str, *, headers: dict[str, str], data: bytes | None = None):
+    request = urllib.request.Request(url, headers=headers, data=data)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_tokens_headers_and_links_under_the_compose_settings(production, transactional_db):
+    from django.utils import timezone
+
+    from raterapp.models import ApiToken
+    from raterapp.services.api_tokens import api_token_create
+    from tests.raterapp.factories import UserFactory
+
+    admin = UserFactory(username="smoke-token-admin", roles=["admin"])
+    token, key = api_token_create(actor=admin)
+    auth = {"Authorization": f"Token {key}", "Host": "127.0.0.1", "X-Forwarded-Proto": "https"}
+    status, headers, _ = _call(f"{production.url}/api/experiments/", headers=auth)
+    assert status == 200
+    # What the proxy forwarded as https gets HSTS; every answer the strict CSP.
+    assert headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
+    assert "script-src 'self';" in headers["Content-Security-Policy"] + ";"
+    plain_status, plain_headers, _ = _call(f"{production.url}/login/", headers={})
+    assert plain_status == 200 and "Strict-Transport-Security" not in plain_headers
+    assert "default-src 'self'" in plain_headers["Content-Security-Policy"]
+    # A new rater's one-time link takes the proxy's scheme.
+    body = json.dumps({"username": "smoke-token-rater", "email": "r@example.org"}).encode()
+    status, _, answer = _call(
+        f"{production.url}/api/raters/", headers={**auth, "Content-Type": "application/json"}, data=body
+    )
+    assert status == 201, answer
+    assert json.loads(answer)["set_password_url"].startswith("https://127.0.0.1/accounts/set-password/")
+    # Only the key's hash is stored, and an expired token is refused.
+    assert key not in json.dumps(list(ApiToken.objects.values("key_hash", "prefix", "name")))
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now())
+    status, _, answer = _call(f"{production.url}/api/experiments/", headers=auth)
+    assert (status, json.loads(answer)) == (403, {"detail": "Token expired: make a new one."})

@@ -35,7 +35,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.db import transaction
-from rest_framework.authtoken.models import Token
+from raterapp.services.api_tokens import api_token_create
 
 from tests.e2e.conftest import _database_url
 from tests.raterapp.prepared import experiment_prepared
@@ -190,7 +190,7 @@ def test_raters_submit_through_a_20_second_redis_outage(transactional_db, tmp_pa
     for k in range(RATERS):
         rater = User.objects.create_user(f"chaos-rater-{k}")
         rater.groups.add(rater_group)
-        tokens.append(Token.objects.create(user=rater).key)
+        tokens.append(api_token_create(actor=rater)[1])
 
     redis_port, web_port = free_port(), free_port()
     env = {

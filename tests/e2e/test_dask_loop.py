@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.contrib.auth.models import Group, User
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 import metrics_core as mc
 from raterapp.models import PairTask
+from raterapp.services.api_tokens import api_token_create
 from tests.metrics_core.dask_run import write_parts
 
 from .conftest import wait_for
@@ -38,7 +38,7 @@ def _client(name: str, role: str) -> APIClient:
     user = User.objects.create_user(name, password="pw")
     user.groups.add(Group.objects.get_or_create(name=role)[0])
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(actor=user)[1]}")
     return client
 
 

@@ -14,10 +14,10 @@ import uuid
 import numpy as np
 import pytest
 from django.contrib.auth.models import Group, User
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from raterapp.models import PairTask
+from raterapp.services.api_tokens import api_token_create
 
 from .conftest import ROOT, wait_for
 
@@ -44,7 +44,7 @@ def _population(tmp_path, rng):
 
 def _client(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(actor=user)[1]}")
     return client
 
 

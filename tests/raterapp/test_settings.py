@@ -66,11 +66,16 @@ def test_env_example_copied_unchanged_loads_with_compose_s_additions(tmp_path):
     compose = {"DATABASE_URL": "postgres://rater:rater@db:5432/rater", "REDIS_URL": "redis://redis:6379/0",
                "SECRET_KEY_FILE": str(tmp_path / "data" / "secret_key")}
     loaded = settings_loaded(
-        {**env_example(), **compose}, "DEBUG", "CELERY_BROKER_URL", "SECRET_KEY", "CSRF_COOKIE_SECURE", tmp_path=tmp_path
+        {**env_example(), **compose}, "DEBUG", "CELERY_BROKER_URL", "SECRET_KEY", "CSRF_COOKIE_SECURE",
+        "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER", "CONTENT_SECURITY_POLICY", tmp_path=tmp_path,
     )
     assert loaded["DEBUG"] is False
     assert loaded["CELERY_BROKER_URL"] == "redis://redis:6379/0"
-    assert loaded["CSRF_COOKIE_SECURE"] is False
+    # The production shape runs behind a TLS proxy: Secure cookies, HSTS, https from the proxy's header.
+    assert loaded["CSRF_COOKIE_SECURE"] is True
+    assert loaded["SECURE_HSTS_SECONDS"] == 31_536_000
+    assert loaded["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
+    assert loaded["CONTENT_SECURITY_POLICY"]["DIRECTIVES"]["script-src"] == ["'self'"]
     assert len(loaded["SECRET_KEY"]) >= 50
 
 
@@ -134,3 +139,42 @@ def test_new_experiments_are_closed_and_unfunded_unless_configured(tmp_path, env
 def test_a_bad_new_experiment_setting_refuses_to_start_naming_it(tmp_path, name, value):
     with pytest.raises(RuntimeError, match=name):
         settings_loaded({"SECRET_KEY": "k", name: value}, name, tmp_path=tmp_path)
+
+
+    ("environment", "hsts", "proxy", "forwarded_host"),
+    [
+        ({}, 0, None, False),  # development: no HSTS, no proxy header trusted
+        ({"HTTPS": "true"}, 31_536_000, ["HTTP_X_FORWARDED_PROTO", "https"], False),
+        ({"HTTPS": "true", "SECURE_HSTS_SECONDS": "600"}, 600, ["HTTP_X_FORWARDED_PROTO", "https"], False),
+        ({"SECURE_PROXY_SSL_HEADER": "HTTP_X_FORWARDED_SCHEME,https", "USE_X_FORWARDED_HOST": "true"}, 0,
+         ["HTTP_X_FORWARDED_SCHEME", "https"], True),
+    ],
+)
+def test_hsts_and_the_proxy_headers_come_from_the_environment(tmp_path, environment, hsts, proxy, forwarded_host):
+    loaded = settings_loaded(
+        {"SECRET_KEY": "k", **environment}, "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER", "USE_X_FORWARDED_HOST",
+        tmp_path=tmp_path,
+    )
+    assert loaded == {"SECURE_HSTS_SECONDS": hsts, "SECURE_PROXY_SSL_HEADER": proxy, "USE_X_FORWARDED_HOST": forwarded_host}
+
+
+def test_a_proxy_header_without_its_value_refuses_to_start(tmp_path):
+    with pytest.raises(RuntimeError, match="SECURE_PROXY_SSL_HEADER is a header and a value"):
+        settings_loaded({"SECRET_KEY": "k", "SECURE_PROXY_SSL_HEADER": "HTTP_X_FORWARDED_PROTO"}, "DEBUG", tmp_path=tmp_path)
+
+
+def test_the_content_security_policy_comes_from_the_environment(tmp_path):
+    names = ("CONTENT_SECURITY_POLICY", "CONTENT_SECURITY_POLICY_REPORT_ONLY")
+    strict = settings_loaded({"SECRET_KEY": "k"}, *names, tmp_path=tmp_path)
+    assert strict["CONTENT_SECURITY_POLICY_REPORT_ONLY"] is None
+    directives = strict["CONTENT_SECURITY_POLICY"]["DIRECTIVES"]
+    assert directives["default-src"] == directives["script-src"] == directives["style-src"] == ["'self'"]
+    assert directives["img-src"] == ["'self'", "data:", "https:", "http:"] and "report-uri" not in directives
+    trial = settings_loaded(
+        {"SECRET_KEY": "k", "CSP_REPORT_ONLY": "true", "CSP_IMG_SRC": "'self',https://img.example.org",
+         "CSP_REPORT_URI": "https://reports.example.org/csp"}, *names, tmp_path=tmp_path,
+    )
+    assert trial["CONTENT_SECURITY_POLICY"] is None
+    directives = trial["CONTENT_SECURITY_POLICY_REPORT_ONLY"]["DIRECTIVES"]
+    assert directives["img-src"] == ["'self'", "https://img.example.org"]
+    assert directives["report-uri"] == ["https://reports.example.org/csp"]

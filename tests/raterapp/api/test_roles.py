@@ -8,6 +8,8 @@ from django.contrib.auth.models import User
 from django.db.models import Sum
 
 from raterapp.models import (
+    ApiToken,
+    AuditEntry,
     BudgetChange,
     BudgetPool,
     DerivedEstimate,
@@ -24,6 +26,7 @@ from raterapp.models import (
     SampledPair,
     UploadedFile,
 )
+from raterapp.services.api_tokens import api_token_create
 from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
@@ -138,6 +141,16 @@ TABLE = [
     ("delete", E + "batches/", None, NO),
     ("get", E + "batches/plan/?draws=100", None, READ),
     ("post", E + "batches/plan/", None, NO),
+    ("get", "/api/audit/", None, (403, 403, 403, 403, 200)),
+    ("post", "/api/audit/", None, (403, 403, 403, 403, 405)),
+    ("get", "/api/tokens/", None, (403, 200, 200, 200, 200)),
+    ("post", "/api/tokens/", "token", (403, 201, 201, 201, 201)),
+    ("delete", "/api/tokens/", None, (403, 405, 405, 405, 405)),
+    ("delete", "/api/tokens/{tok}/", None, (403, 404, 200, 404, 200)),  # the owner's token
+    ("get", "/api/tokens/{tok}/", None, (403, 405, 405, 405, 405)),
+    ("get", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 200)),
+    ("delete", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 200)),
+    ("post", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 405)),
 ]
 WRITES = {
     ("post", "/api/experiments/"),
@@ -158,6 +171,9 @@ WRITES = {
     ("put", E + "raters/"),
     ("put", E + "decision/"),
     ("post", E + "batches/"),
+    ("post", "/api/tokens/"),
+    ("delete", "/api/tokens/{tok}/"),
+    ("delete", "/api/users/{o}/tokens/"),
 }
 
 
@@ -185,6 +201,8 @@ def database_state():
             RaterProfile.objects.values_list("user", "daily_quota", "total_quota", "paused", "paused_reason")
         ),
         "assigned_raters": sorted(Experiment.assigned_raters.through.objects.values_list("experiment", "user")),
+        "tokens": sorted(ApiToken.objects.values_list("pk", "user", "expires_at", "revoked_at")),
+        "audit_entries": AuditEntry.objects.count(),
     }
 
 
@@ -198,9 +216,10 @@ def world(people, experiment):
     derived_refresh(experiment_id=experiment.pk)
     pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
     pool = BudgetPool.objects.create(name="team pool", max_verdicts=1000)
+    token, _ = api_token_create(actor=people["owner"])
     return {
         "experiment": experiment, "task": task, "judgement": judgement, "pair": pair, "pool": pool,
-        "rater": people["rater"], "owner": people["owner"],
+        "rater": people["rater"], "owner": people["owner"], "token": token,
     }  # fmt: skip
 
 
@@ -234,6 +253,8 @@ def body_of(kind, world):
         return {"decision_metric": "DeltaPrecision", "equivalence_margin": 0.01}
     if kind == "batch":
         return {"draws": 100}
+    if kind == "token":
+        return {"name": "role table", "ttl_days": 2}
     if kind == "assign":
         return {"raters": [world["rater"].pk]}
     return None
@@ -242,7 +263,7 @@ def body_of(kind, world):
 def url_of(path, world):
     return path.format(
         e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk, p=world["pair"].pk, pool=world["pool"].pk,
-        r=world["rater"].pk, o=world["owner"].pk,
+        r=world["rater"].pk, o=world["owner"].pk, tok=world["token"].pk,
     )  # fmt: skip
 
 

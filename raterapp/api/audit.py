@@ -1,0 +1,47 @@
+"""The audit log of people and access (raters' quotas, pauses and assignments, users' roles and
+accounts, API tokens), newest first, paginated. Roles: admin; everyone else 403."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers
+
+from raterapp.models import AuditEntry
+from raterapp.selectors.audit import audit_entries_list
+
+from .common import IsAdmin
+
+
+class AuditEntrySerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", default=None, help_text="Empty: the app itself.")
+    subject = serializers.CharField(source="subject.username")
+
+    class Meta:
+        model = AuditEntry
+        fields = (
+            "id", "created_at", "action", "actor", "subject", "subject_id", "experiment_id", "field",
+            "old_value", "new_value", "reason",
+        )  # fmt: skip
+
+
+class AuditQuerySerializer(serializers.Serializer):
+    user = serializers.IntegerField(required=False, min_value=1)
+    experiment = serializers.IntegerField(required=False, min_value=1)
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("user", int, description="Only entries about this user (id)."),
+        OpenApiParameter("experiment", int, description="Only entries about this experiment (id)."),
+    ]
+)
+class AuditEntriesApi(generics.ListAPIView):
+    permission_classes = [IsAdmin]
+    serializer_class = AuditEntrySerializer
+
+    def get_queryset(self):
+        query = AuditQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return audit_entries_list(
+            subject_id=query.validated_data.get("user"), experiment_id=query.validated_data.get("experiment")
+        )

@@ -1,0 +1,46 @@
+"""Users' roles (the ``rater``, ``engineer`` and ``admin`` groups), changed by admins with an
+audit entry in the same transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+
+from raterapp.access import ADMIN, RATER, ROLES, has_role
+from raterapp.models import AuditEntry, Lease, RaterProfile
+from raterapp.services.audit import audit_record
+from raterapp.services.judging.locks import rater_lock
+
+
+def user_roles_set(*, actor, user, roles: Iterable[str], reason: str = "") -> list[str]:
+    """Exactly these roles for ``user`` (other groups stay); the roles, sorted. A new rater gets
+    a profile; a former rater's live leases are released. Admins may not drop their own admin
+    role (someone must be left to give it back)."""
+    if actor is None or not has_role(actor, ADMIN):
+        raise PermissionDenied("Only admins change roles.")
+    wanted = set(roles)
+    unknown = wanted - set(ROLES)
+    if unknown:
+        raise ValidationError({"roles": f"Not roles: {', '.join(sorted(unknown))}. Choose from {', '.join(ROLES)}."})
+    if user.pk == actor.pk and ADMIN not in wanted and not actor.is_superuser:
+        raise ValidationError({"roles": "You cannot take away your own admin role."})
+    with transaction.atomic():
+        rater_lock(user.pk)
+        current = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+        if current == wanted:
+            return sorted(wanted)
+        user.groups.remove(*Group.objects.filter(name__in=current - wanted))
+        user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in sorted(wanted - current)))
+        if RATER in wanted:
+            RaterProfile.objects.get_or_create(user=user)
+        elif RATER in current:
+            Lease.objects.filter(rater=user).delete()
+        audit_record(
+            actor=actor, action=AuditEntry.Action.ROLES, subject_id=user.pk, field="roles",
+            old=",".join(sorted(current)), new=",".join(sorted(wanted)), reason=reason,
+        )  # fmt: skip
+    user.__dict__.pop("_raterapp_roles", None)
+    return sorted(wanted)
