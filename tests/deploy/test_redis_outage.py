@@ -35,8 +35,8 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.db import transaction
-from raterapp.services.api_tokens import api_token_create
 
+from raterapp.services.api_tokens import api_token_create
 from tests.e2e.conftest import _database_url
 from tests.raterapp.prepared import experiment_prepared
 

@@ -141,6 +141,7 @@ def test_a_bad_new_experiment_setting_refuses_to_start_naming_it(tmp_path, name,
         settings_loaded({"SECRET_KEY": "k", name: value}, name, tmp_path=tmp_path)
 
 
+@pytest.mark.parametrize(
     ("environment", "hsts", "proxy", "forwarded_host"),
     [
         ({}, 0, None, False),  # development: no HSTS, no proxy header trusted
