@@ -19,6 +19,7 @@ MEDIA_ROOT = DATA_DIR / ("test-media" + (f"-{XDIST_WORKER}" if XDIST_WORKER else
 if XDIST_WORKER:
     CACHES["default"]["KEY_PREFIX"] = XDIST_WORKER  # noqa: F405
     CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}-{XDIST_WORKER}"  # noqa: F405
+    REDIS_CHANNEL_PREFIX = f"{XDIST_WORKER}:"
     CELERY_TASK_ROUTES = {  # noqa: F405
         name: {"queue": f"{route['queue']}-{XDIST_WORKER}"}
         for name, route in CELERY_TASK_ROUTES.items()  # noqa: F405

@@ -8,7 +8,6 @@ from metrics_core only; this module moves rows into arrays and back.
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
@@ -21,6 +20,7 @@ from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.derived import derived_refresh_schedule
+from raterapp.services.live import experiment_change_publish, experiment_channel
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
 logger = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 def estimates_channel(experiment_id: int) -> str:
     """The Redis channel on which each new snapshot of an experiment is published."""
-    return f"experiment:{experiment_id}:estimates"
+    return experiment_channel(experiment_id)
 
 
 def estimates_refresh_schedule(*, experiment_id: int) -> bool:
@@ -74,7 +74,10 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     snapshot = EstimateSnapshot.objects.create(
         experiment=experiment, judgements=len(judged.verdict), judged_pairs=len(verdicts), estimates=payload
     )
-    transaction.on_commit(lambda: _publish(snapshot), robust=True)
+    transaction.on_commit(
+        lambda: experiment_change_publish(experiment_id=experiment_id, message=estimate_snapshot_as_dict(snapshot)),
+        robust=True,
+    )
     transaction.on_commit(lambda: derived_refresh_schedule(experiment_id=experiment_id), robust=True)
     return snapshot
 
@@ -92,18 +95,6 @@ def estimate_snapshot_as_dict(snapshot: EstimateSnapshot) -> dict:
 def _exact_metrics(experiment: Experiment, population) -> dict:
     stored = (experiment.impact or {}).get("metrics")
     return stored if stored is not None else impact_metrics(population).as_dict()["metrics"]
-
-
-def _publish(snapshot: EstimateSnapshot) -> None:
-    if not settings.REDIS_URL:
-        return
-    import redis
-
-    try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
-        client.publish(estimates_channel(snapshot.experiment_id), json.dumps(estimate_snapshot_as_dict(snapshot)))
-    except redis.RedisError as exc:  # the snapshot is stored; live pages catch up on the next one
-        logger.warning("estimates of experiment %s not published: %s", snapshot.experiment_id, exc)
 
 
 def _unordered_pair(i, j, n_items: int):
