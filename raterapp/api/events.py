@@ -3,7 +3,8 @@
 ``GET /api/experiments/<id>/events/``. Roles and answers as ``dashboard/`` (the same permission
 and access check): engineers read the experiments they own or were granted, admins all; raters
 and anonymous users 403; an experiment that is not visible 404. Without Redis (the embedded demo)
-or outside the ASGI server the answer is 503 at once, and the page polls ``dashboard/`` instead.
+or outside the ASGI server the answer is 204 at once, which tells a browser's EventSource not to
+reconnect (the SSE standard), and the page polls ``dashboard/`` instead.
 
 The stream subscribes to the experiment's channel (:mod:`raterapp.services.live`) before it reads
 anything, then sends a ``dashboard`` event whenever the dashboard's version changed: at the start,
@@ -28,8 +29,9 @@ from django.db import close_old_connections
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.exceptions import APIException
+from rest_framework import status
 from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer
@@ -53,16 +55,10 @@ class EventStreamRenderer(BaseRenderer):
         return json.dumps(data).encode()
 
 
-class StreamUnavailable(APIException):
-    status_code = 503
-    default_detail = "Live updates need Redis and the ASGI server; poll dashboard/ instead."
-    default_code = "stream_unavailable"
-
-
 class ExperimentEventsApi(APIView):
     """The experiment page's live updates (server-sent events): a ``dashboard`` event with
     dashboard/'s JSON and the new convergence points whenever the dashboard changed.
-    ``Last-Event-ID`` resumes. 503 without Redis or outside ASGI: poll dashboard/.
+    ``Last-Event-ID`` resumes. 204 without Redis or outside ASGI: poll dashboard/.
     Roles: engineer (own or granted), admin."""
 
     permission_classes = [IsEngineerOrAdmin]
@@ -72,13 +68,13 @@ class ExperimentEventsApi(APIView):
         responses={
             (200, "text/event-stream"): OpenApiTypes.STR,
             404: OpenApiResponse(description="No such experiment, or not visible to you."),
-            503: OpenApiResponse(description="No live stream here (no Redis, or not under ASGI)."),
+            204: OpenApiResponse(description="No live stream here (no Redis, or not under ASGI): poll dashboard/."),
         }
     )
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         if not settings.REDIS_URL or not isinstance(request._request, ASGIRequest):
-            raise StreamUnavailable()
+            return Response(status=status.HTTP_204_NO_CONTENT)
         cursor = DashboardCursor.parse(request.headers.get("Last-Event-ID", ""))
         response = StreamingHttpResponse(
             dashboard_events(experiment_id=experiment.pk, cursor=cursor), content_type="text/event-stream"

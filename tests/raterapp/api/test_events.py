@@ -240,6 +240,19 @@ def test_the_stream_ends_after_its_lifetime(live, settings):
     async_to_sync(asyncio.wait_for)(body(), 5)
 
 
-def test_outside_asgi_the_stream_answers_503_so_the_page_polls(client_of, experiment):
+def test_outside_asgi_the_stream_answers_204_so_the_page_polls(client_of, experiment):
     response = client_of("owner").get(f"/api/experiments/{experiment.pk}/events/", HTTP_ACCEPT="text/event-stream")
-    assert response.status_code == 503
+    assert response.status_code == 204 and not response.streaming
+
+
+@pytest.mark.parametrize("redis_url", ["", settings.REDIS_URL])
+def test_without_redis_the_stream_answers_204_even_under_asgi(live, settings, redis_url):
+    settings.REDIS_URL = redis_url
+
+    async def body():
+        response = await open_stream(live["owner"], live["experiment"])
+        assert (response.status_code, response.streaming) == ((204, False) if not redis_url else (200, True))
+        if response.streaming:
+            await Stream(response).close()
+
+    async_to_sync(body)()
