@@ -1,0 +1,127 @@
+"""The dashboard's pushed updates in real headless Chromium, under the production web server
+(gunicorn with uvicorn workers, started here) with a real Celery worker and Redis:
+
+- at least 50 verdicts submitted one by one through the API (HTTP, as a rater's client does) each
+  reach the open page within 1 s at the 95th percentile (from the API's 201 to the page showing
+  that many verdicts, both clocks on this machine);
+- while the stream is open the page sends no request at all (no polling), during the verdicts
+  and for 5 s of an idle experiment after them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+import uuid
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from django.conf import settings
+from rest_framework.authtoken.models import Token
+
+from tests.e2e.conftest import wait_for
+from tests.raterapp.factories import UserFactory
+from tests.raterapp.prepared import experiment_prepared
+
+from .asgi_server import asgi_server_started
+from .conftest import record_problems, settle, sign_in
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not settings.REDIS_URL, reason="the live stream needs Redis (REDIS_URL)"),
+]
+
+N_VERDICTS = 60
+N_ITEMS = 300
+# Records, in the page, when the verdict count it shows changes (wall-clock ms, as time.time()).
+WATCH = """() => {
+  window.__shown = [];
+  const node = document.querySelector("[data-progress='verdicts']");
+  new MutationObserver(() => window.__shown.push([Number(node.textContent), Date.now()]))
+    .observe(node, { childList: true, characterData: true, subtree: true });
+}"""
+
+
+def _api(base_url: str, token: str, path: str, body: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        base_url + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.status, json.loads(response.read() or b"null")
+
+
+def _latencies(submitted: list[float], shown: list[tuple[int, float]]) -> list[float]:
+    """Seconds from each verdict's 201 to the first time the page showed at least that many."""
+    latencies = []
+    for count, at in enumerate(submitted, start=1):
+        seen = [ms / 1000 for shown_count, ms in shown if shown_count >= count and ms / 1000 >= at - 0.001]
+        assert seen, f"the page never showed {count} verdicts"
+        latencies.append(min(seen) - at)
+    return latencies
+
+
+def test_verdicts_reach_the_open_dashboard_by_push_and_an_idle_page_is_silent(
+    celery_worker_process, browser, tmp_path, screenshots_dir
+):
+    rng = np.random.default_rng(11)
+    base = (np.arange(N_ITEMS) // 6).tolist()
+    exp = np.where(rng.random(N_ITEMS) < 0.3, rng.integers(0, 50, N_ITEMS), base).tolist()
+    owner = UserFactory(username="erin", roles=["engineer"])
+    owner.set_password("pw-erin")
+    owner.save()
+    experiment = experiment_prepared(owner=owner, base=base, exp=exp, n_draws=600, name="Pushed live updates")
+    rater = UserFactory(roles=["rater"])
+    token = Token.objects.create(user=rater).key
+
+    with asgi_server_started(tmp_path) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        problems: list[str] = []
+        record_problems(page, problems)
+        sign_in(page, SimpleNamespace(url=url), "erin", "pw-erin", f"/experiments/{experiment.pk}/")
+        page.wait_for_function("document.querySelector('[data-dashboard]').dataset.live === 'stream'")
+        page.evaluate(WATCH)
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+
+        submitted = []
+        for k in range(N_VERDICTS):
+            status, body = _api(url, token, f"/api/experiments/{experiment.pk}/next-pair/", {})
+            assert status == 200 and body["pair"] is not None
+            verdict = ["equivalent", "not_equivalent", "unsure"][k % 3]
+            answer = {"task": body["pair"]["task"], "verdict": verdict, "client_id": str(uuid.uuid4())}
+            assert _api(url, token, "/api/judgements/", answer)[0] == 201
+            submitted.append(time.time())
+            # A few raters' pace: sometimes several verdicts within one debounce, sometimes a pause.
+            time.sleep(float(rng.uniform(0.0, 0.6)))
+
+        page.wait_for_function(
+            f"document.querySelector(\"[data-progress='verdicts']\").textContent === '{N_VERDICTS}'", timeout=10_000
+        )
+        latencies = np.array(_latencies(submitted, page.evaluate("window.__shown")))
+        p50, p95, worst = np.percentile(latencies, 50), np.percentile(latencies, 95), latencies.max()
+        print(f"verdict -> page over {len(latencies)} verdicts: p50 {p50:.3f} s, p95 {p95:.3f} s, max {worst:.3f} s")
+        assert p95 < 1.0, sorted(latencies.round(3))
+        assert requests == [], f"the page sent requests while its stream was open: {requests}"
+
+        # Idle: once the worker is done (estimates, then ΔRecall/IQ), 5 s without one request.
+        wait_for(lambda: experiment.derived_estimates.filter(judgements=N_VERDICTS).exists(), timeout=60, what="derived metrics")
+        page.wait_for_timeout(1_000)
+        requests.clear()
+        page.wait_for_timeout(5_000)
+        assert requests == [], f"an idle dashboard sent {requests}"
+        assert page.evaluate("document.querySelector('[data-dashboard]').dataset.live") == "stream"
+
+        # The convergence chart got each snapshot's point by appending: as many as stored.
+        stored = experiment.snapshots.count()
+        assert page.evaluate("Chart.getChart(document.querySelector('[data-chart=convergence]')).data.datasets[4].data.length") == stored
+        settle(page)
+        page.screenshot(path=str(screenshots_dir / "dashboard-pushed-1280.png"), full_page=True)
+        context.close()
+    assert problems == [], problems
