@@ -9,5 +9,6 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "raterapp.settings")
 # Each request's sync code runs in a thread of its own, so a persistent connection per thread
 # would never be reused: a pool per process instead (settings.py, DB_POOL).
-os.environ.setdefault("DB_POOL", "true")
+if not os.environ.get("DB_POOL"):  # unset or empty (.env.example's DB_POOL=)
+    os.environ["DB_POOL"] = "true"
 application = get_asgi_application()

@@ -2,9 +2,10 @@
 
 ``GET /api/experiments/<id>/events/``. Roles and answers as ``dashboard/`` (the same permission
 and access check): engineers read the experiments they own or were granted, admins all; raters
-and anonymous users 403; an experiment that is not visible 404. Without Redis (the embedded demo)
-or outside the ASGI server the answer is 204 at once, which tells a browser's EventSource not to
-reconnect (the SSE standard), and the page polls ``dashboard/`` instead.
+and anonymous users 403; an experiment that is not visible 404. Without Redis (the embedded demo),
+outside the ASGI server, or to a client that does not accept ``text/event-stream``, the answer is
+204 at once, which tells a browser's EventSource not to reconnect (the SSE standard), and the
+page polls ``dashboard/`` instead.
 
 The stream subscribes to the experiment's channel (:mod:`raterapp.services.live`) before it reads
 anything, then sends a ``dashboard`` event whenever the dashboard's version changed: at the start,
@@ -58,7 +59,8 @@ class EventStreamRenderer(BaseRenderer):
 class ExperimentEventsApi(APIView):
     """The experiment page's live updates (server-sent events): a ``dashboard`` event with
     dashboard/'s JSON and the new convergence points whenever the dashboard changed.
-    ``Last-Event-ID`` resumes. 204 without Redis or outside ASGI: poll dashboard/.
+    ``Last-Event-ID`` resumes. 204 without Redis, outside ASGI or without ``Accept: text/event-stream``:
+    poll dashboard/.
     Roles: engineer (own or granted), admin."""
 
     permission_classes = [IsEngineerOrAdmin]
@@ -68,12 +70,13 @@ class ExperimentEventsApi(APIView):
         responses={
             (200, "text/event-stream"): OpenApiTypes.STR,
             404: OpenApiResponse(description="No such experiment, or not visible to you."),
-            204: OpenApiResponse(description="No live stream here (no Redis, or not under ASGI): poll dashboard/."),
+            204: OpenApiResponse(description="No stream (no Redis, not under ASGI, not asked for): poll dashboard/."),
         }
     )
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
-        if not settings.REDIS_URL or not isinstance(request._request, ASGIRequest):
+        streaming = request.accepted_renderer.media_type == EventStreamRenderer.media_type
+        if not (streaming and settings.REDIS_URL and isinstance(request._request, ASGIRequest)):
             return Response(status=status.HTTP_204_NO_CONTENT)
         cursor = DashboardCursor.parse(request.headers.get("Last-Event-ID", ""))
         response = StreamingHttpResponse(

@@ -135,11 +135,11 @@ class Stream:
         await self.chunks.aclose()
 
 
-async def open_stream(user, experiment, last_event_id=None):
+async def open_stream(user, experiment, last_event_id=None, accept="text/event-stream"):
     client = AsyncClient()
     if user is not None:
         await sync_to_async(client.force_login)(user)
-    headers = {"Accept": "text/event-stream"}
+    headers = {"Accept": accept}
     if last_event_id:
         headers["Last-Event-ID"] = last_event_id
     return await client.get(f"/api/experiments/{experiment.pk}/events/", headers=headers)
@@ -254,5 +254,14 @@ def test_without_redis_the_stream_answers_204_even_under_asgi(live, settings, re
         assert (response.status_code, response.streaming) == ((204, False) if not redis_url else (200, True))
         if response.streaming:
             await Stream(response).close()
+
+    async_to_sync(body)()
+
+
+@needs_redis
+def test_a_client_that_does_not_ask_for_events_gets_204_under_asgi(live):
+    async def body():
+        response = await open_stream(live["owner"], live["experiment"], accept="application/json")
+        assert (response.status_code, response.streaming) == (204, False)
 
     async_to_sync(body)()
