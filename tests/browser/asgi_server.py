@@ -32,15 +32,16 @@ def port_in_range() -> int:
 
 
 @contextmanager
-def asgi_server_started(log_dir: Path, *, workers: int = 2):
-    """``gunicorn raterapp.asgi:application -k uvicorn_worker.UvicornWorker``; yield its base URL
-    once it answers, stop it (SIGTERM, then SIGKILL) at the end."""
+def asgi_server_started(log_dir: Path, *, workers: int = 2, environment: dict[str, str] | None = None):
+    """``gunicorn raterapp.asgi:application -k uvicorn_worker.UvicornWorker`` (with ``environment``
+    added to the tests'); yield its base URL once it answers, stop it (SIGTERM, then SIGKILL) at the end."""
     port = port_in_range()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "DATABASE_URL": _database_url(),
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        **(environment or {}),
     }
     log_path = log_dir / "gunicorn.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed below

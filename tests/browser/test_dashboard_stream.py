@@ -5,7 +5,9 @@
   reach the open page within 1 s at the 95th percentile (from the API's 201 to the page showing
   that many verdicts, both clocks on this machine);
 - while the stream is open the page sends no request at all (no polling), during the verdicts
-  and for 5 s of an idle experiment after them.
+  and for 5 s of an idle experiment after them;
+- a stream that keeps ending at once (here: a lifetime of half a second) is resumed with
+  Last-Event-ID a few times, then the page polls dashboard/ instead and still follows verdicts.
 """
 
 from __future__ import annotations
@@ -65,18 +67,28 @@ def _latencies(submitted: list[float], shown: list[tuple[int, float]]) -> list[f
     return latencies
 
 
+def _rated_experiment(owner_name: str, rng):
+    base = (np.arange(N_ITEMS) // 6).tolist()
+    exp = np.where(rng.random(N_ITEMS) < 0.3, rng.integers(0, 50, N_ITEMS), base).tolist()
+    owner = UserFactory(username=owner_name, roles=["engineer"])
+    owner.set_password(f"pw-{owner_name}")
+    owner.save()
+    experiment = experiment_prepared(owner=owner, base=base, exp=exp, n_draws=600, name="Pushed live updates")
+    return experiment, Token.objects.create(user=UserFactory(roles=["rater"])).key
+
+
+def _judge_one(url: str, token: str, experiment, verdict: str) -> None:
+    status, body = _api(url, token, f"/api/experiments/{experiment.pk}/next-pair/", {})
+    assert status == 200 and body["pair"] is not None
+    answer = {"task": body["pair"]["task"], "verdict": verdict, "client_id": str(uuid.uuid4())}
+    assert _api(url, token, "/api/judgements/", answer)[0] == 201
+
+
 def test_verdicts_reach_the_open_dashboard_by_push_and_an_idle_page_is_silent(
     celery_worker_process, browser, tmp_path, screenshots_dir
 ):
     rng = np.random.default_rng(11)
-    base = (np.arange(N_ITEMS) // 6).tolist()
-    exp = np.where(rng.random(N_ITEMS) < 0.3, rng.integers(0, 50, N_ITEMS), base).tolist()
-    owner = UserFactory(username="erin", roles=["engineer"])
-    owner.set_password("pw-erin")
-    owner.save()
-    experiment = experiment_prepared(owner=owner, base=base, exp=exp, n_draws=600, name="Pushed live updates")
-    rater = UserFactory(roles=["rater"])
-    token = Token.objects.create(user=rater).key
+    experiment, token = _rated_experiment("erin", rng)
 
     with asgi_server_started(tmp_path) as url:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -92,11 +104,7 @@ def test_verdicts_reach_the_open_dashboard_by_push_and_an_idle_page_is_silent(
 
         submitted = []
         for k in range(N_VERDICTS):
-            status, body = _api(url, token, f"/api/experiments/{experiment.pk}/next-pair/", {})
-            assert status == 200 and body["pair"] is not None
-            verdict = ["equivalent", "not_equivalent", "unsure"][k % 3]
-            answer = {"task": body["pair"]["task"], "verdict": verdict, "client_id": str(uuid.uuid4())}
-            assert _api(url, token, "/api/judgements/", answer)[0] == 201
+            _judge_one(url, token, experiment, ["equivalent", "not_equivalent", "unsure"][k % 3])
             submitted.append(time.time())
             # A few raters' pace: sometimes several verdicts within one debounce, sometimes a pause.
             time.sleep(float(rng.uniform(0.0, 0.6)))
@@ -123,5 +131,35 @@ def test_verdicts_reach_the_open_dashboard_by_push_and_an_idle_page_is_silent(
         assert page.evaluate("Chart.getChart(document.querySelector('[data-chart=convergence]')).data.datasets[4].data.length") == stored
         settle(page)
         page.screenshot(path=str(screenshots_dir / "dashboard-pushed-1280.png"), full_page=True)
+        context.close()
+    assert problems == [], problems
+
+
+def test_a_stream_that_keeps_ending_is_resumed_then_replaced_by_polling(celery_worker_process, browser, tmp_path):
+    experiment, token = _rated_experiment("erin", np.random.default_rng(12))
+    with asgi_server_started(tmp_path, environment={"EVENTS_LIFETIME_SECONDS": "0.5"}) as url:
+        context = browser.new_context()
+        page = context.new_page()
+        problems: list[str] = []
+        record_problems(page, problems)
+        streams: list[dict] = []
+        page.on(
+            "request",
+            lambda request: request.url.endswith("/events/") and streams.append(request.headers),
+        )
+        sign_in(page, SimpleNamespace(url=url), "erin", "pw-erin", f"/experiments/{experiment.pk}/")
+        root = "document.querySelector('[data-dashboard]')"
+        page.wait_for_function(f"{root}.dataset.live === 'polling'", timeout=30_000)
+        # The first stream's event gave the page its cursor; the reconnections sent it back.
+        assert len(streams) == 3, streams
+        assert "last-event-id" not in streams[0]
+        assert [headers["last-event-id"] for headers in streams[1:]] == [streams[1]["last-event-id"]] * 2
+        assert streams[1]["last-event-id"].startswith("0/")
+
+        polled: list[str] = []
+        page.on("request", lambda request: "/dashboard/" in request.url and polled.append(request.url))
+        _judge_one(url, token, experiment, "equivalent")
+        page.wait_for_function(f"{root}.querySelector(\"[data-progress='verdicts']\").textContent === '1'")
+        assert polled and len(streams) == 3  # polling, and no stream since
         context.close()
     assert problems == [], problems

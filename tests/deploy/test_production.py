@@ -280,3 +280,25 @@ def test_every_page_and_api_get_of_every_role_in_production_mode(production, bro
     assert problems == []
     signed_in_page = {"anonymous": "/login/", "rater": "/rate/", "engineer": "/experiments/", "admin": "/overview/"}[role]
     assert statuses[signed_in_page] == 200, statuses
+
+
+def test_the_web_service_streams_the_dashboard_under_asgi(production, transactional_db, settings):
+    """compose's web (gunicorn with uvicorn workers) serves the dashboard's live stream."""
+    from rest_framework.authtoken.models import Token
+
+    from tests.raterapp.factories import UserFactory
+    from tests.raterapp.prepared import experiment_prepared
+
+    settings.MEDIA_ROOT = production.data_dir / "media"
+    engineer = UserFactory(username="stream-engineer", roles=["engineer"])
+    experiment = experiment_prepared(owner=engineer, name="streamed")
+    request = urllib.request.Request(
+        f"{production.url}/api/experiments/{experiment.pk}/events/",
+        headers={"Authorization": f"Token {Token.objects.create(user=engineer).key}", "Accept": "text/event-stream"},
+    )
+    with urllib.request.urlopen(request, timeout=20) as response:
+        assert response.status == 200 and response.headers["Content-Type"] == "text/event-stream"
+        assert response.readline().startswith(b"retry: ")
+        lines = [response.readline() for _ in range(4)]  # the blank line, then the first event
+    assert lines[1] == b"event: dashboard\n" and lines[2].startswith(b"id: ")
+    assert json.loads(lines[3].removeprefix(b"data: "))["dashboard"]["experiment"]["name"] == "streamed"

@@ -19,6 +19,7 @@ import { COLOURS, READING_TEXT, chartMaker, fmt, interval, percent, sequence, ze
 const POLL_MS = 1000;
 // Failures of the stream in a row (no event in between) before the page falls back to polling.
 const STREAM_FAILURES = 3;
+const STREAM_LASTED_MS = 10_000;
 // Convergence points kept on the page: past this, every other one goes (the last stays).
 const MAX_POINTS = 400;
 
@@ -503,7 +504,9 @@ function openStream() {
   }
   const stream = new EventSource(root.dataset.eventsUrl);
   let failures = 0;
+  let openedAt = 0;
   stream.addEventListener("open", () => {
+    openedAt = Date.now();
     live = "stream";
     root.dataset.live = live;
   });
@@ -512,7 +515,9 @@ function openStream() {
     applyEvent(JSON.parse(event.data));
   });
   stream.addEventListener("error", () => {
-    failures += 1;
+    // A stream that lasted (one that reached its lifetime) starts a new count.
+    failures = openedAt && Date.now() - openedAt > STREAM_LASTED_MS ? 1 : failures + 1;
+    openedAt = 0;
     if (stream.readyState === EventSource.CLOSED || failures >= STREAM_FAILURES) {
       stream.close();
       startPolling();
