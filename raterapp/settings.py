@@ -290,7 +290,9 @@ SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 # Raters' leases on pairs and the live estimates channel.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)
 UNDO_SECONDS = env.int("UNDO_SECONDS", default=600)
-ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.5)
+# Most of the time from a verdict to the open dashboards: a burst within it shares one recompute.
+# At most one recompute per experiment runs and one waits, whatever the pace of verdicts.
+ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.25)
 # The dashboard's live stream (raterapp/api/events.py): a comment every EVENTS_HEARTBEAT_SECONDS
 # keeps proxies from closing an idle stream; the server re-reads the dashboard's version at that
 # pace too (for changes nothing publishes: edits, batches), and ends a stream after
