@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections
-from django.http import StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -36,7 +38,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer
-from raterapp.models import Experiment
 from raterapp.selectors.dashboard_events import DashboardCursor, dashboard_event_get
 from raterapp.services.live import experiment_channel
 
@@ -79,16 +80,16 @@ class ExperimentEventsApi(APIView):
         if not (streaming and settings.REDIS_URL and isinstance(request._request, ASGIRequest)):
             return Response(status=status.HTTP_204_NO_CONTENT)
         cursor = DashboardCursor.parse(request.headers.get("Last-Event-ID", ""))
-        response = StreamingHttpResponse(
-            dashboard_events(experiment_id=experiment.pk, cursor=cursor), content_type="text/event-stream"
-        )
+        events = dashboard_events(user_id=request.user.pk, experiment_id=experiment.pk, cursor=cursor)
+        response = StreamingHttpResponse(events, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
         return response
 
 
-async def dashboard_events(*, experiment_id: int, cursor: DashboardCursor | None):
-    """The stream's text: events as the dashboard changes, heartbeats between, for a bounded time."""
+async def dashboard_events(*, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
+    """The stream's text: events as the dashboard changes, heartbeats between, for a bounded time.
+    It ends early when the user may no longer read the experiment (access is checked at each read)."""
     import redis.asyncio as redis
 
     loop = asyncio.get_running_loop()
@@ -99,7 +100,9 @@ async def dashboard_events(*, experiment_id: int, cursor: DashboardCursor | None
         await pubsub.subscribe(experiment_channel(experiment_id))
         yield f"retry: {RECONNECT_MS}\n\n"
         while True:
-            event, cursor = await _event_since(experiment_id, cursor)
+            allowed, event, cursor = await _event_since(user_id, experiment_id, cursor)
+            if not allowed:
+                return
             if event is not None:
                 yield event
             remaining = deadline - loop.time()
@@ -117,13 +120,20 @@ async def dashboard_events(*, experiment_id: int, cursor: DashboardCursor | None
 
 
 @sync_to_async
-def _event_since(experiment_id: int, cursor: DashboardCursor | None) -> tuple[str | None, DashboardCursor | None]:
+def _event_since(user_id: int, experiment_id: int, cursor: DashboardCursor | None):
+    """(whether the user may still read the experiment, the event's text or None, the new cursor)."""
     try:
-        experiment = Experiment.objects.get(pk=experiment_id)
+        user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+        if user is None or not IsEngineerOrAdmin().has_permission(SimpleNamespace(user=user), None):
+            return False, None, cursor
+        try:
+            experiment = access_experiment_for_engineer(user, experiment_id)
+        except Http404:
+            return False, None, cursor
         payload, cursor = dashboard_event_get(experiment=experiment, cursor=cursor)
     finally:
         # The stream holds no connection between events (returned to the pool under ASGI).
         close_old_connections()
     if payload is None:
-        return None, cursor
-    return f"event: dashboard\nid: {cursor}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n", cursor
+        return True, None, cursor
+    return True, f"event: dashboard\nid: {cursor}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n", cursor

@@ -265,3 +265,31 @@ def test_a_client_that_does_not_ask_for_events_gets_204_under_asgi(live):
         assert (response.status_code, response.streaming) == (204, False)
 
     async_to_sync(body)()
+
+
+@needs_redis
+@pytest.mark.parametrize("revoke", ["grant withdrawn", "engineer role removed", "user deactivated"])
+def test_a_stream_ends_when_its_user_may_no_longer_read_the_experiment(live, revoke):
+    experiment, other = live["experiment"], live["other"]
+    experiment.shared_with.add(other)
+
+    def withdraw():
+        if revoke == "grant withdrawn":
+            experiment.shared_with.remove(other)
+        elif revoke == "engineer role removed":
+            other.groups.clear()
+        else:
+            other.is_active = False
+            other.save()
+
+    async def body():
+        response = await open_stream(other, experiment)
+        stream = Stream(response)
+        await stream.next_event()
+        await sync_to_async(withdraw)()
+        rest = []
+        async for chunk in stream.chunks:  # ends at the next heartbeat's check, long before the lifetime
+            rest.append(chunk.decode() if isinstance(chunk, bytes) else chunk)
+        assert "event:" not in "".join(rest)
+
+    async_to_sync(asyncio.wait_for)(body(), 5)
