@@ -3,7 +3,7 @@
 // rater agreement and slices. Every number comes from the API (GET .../dashboard/, which the
 // page also embeds as #dashboard-data); this module only draws it. Live: the page listens to
 // the server-sent events of .../events/ (the dashboard and the convergence points it lacks, as
-// the experiment changes), so an idle page sends nothing. When the stream cannot open (503: no
+// the experiment changes), so an idle page sends nothing. When the stream cannot open (204: no
 // Redis or no ASGI server, as in the embedded demo) or keeps failing, it polls dashboard/ every
 // second with If-None-Match instead, where an unchanged experiment costs an empty 304.
 // Charts are Chart.js (vendored, global `Chart`). Text from the server goes in with
