@@ -14,8 +14,10 @@ from django.test import AsyncClient
 from raterapp.models import EstimateSnapshot
 from raterapp.selectors.dashboard import dashboard_version_get, experiment_dashboard_get
 from raterapp.selectors.dashboard_events import DashboardCursor, dashboard_event_get
+from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.live import experiment_channel
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -293,3 +295,17 @@ def test_a_stream_ends_when_its_user_may_no_longer_read_the_experiment(live, rev
         assert "event:" not in "".join(rest)
 
     async_to_sync(asyncio.wait_for)(body(), 5)
+
+
+@needs_redis
+def test_new_derived_metrics_are_announced_on_the_experiments_channel(rated, django_capture_on_commit_callbacks):
+    import redis
+
+    pubsub = redis.Redis.from_url(settings.REDIS_URL).pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(experiment_channel(rated.pk))
+    pubsub.get_message(timeout=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        derived = derived_refresh(experiment_id=rated.pk)
+    message = pubsub.get_message(timeout=5)
+    pubsub.close()
+    assert json.loads(message["data"]) == {"derived": derived.pk, "experiment": rated.pk}
