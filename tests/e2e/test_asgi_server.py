@@ -1,6 +1,7 @@
 """The production web server (gunicorn with one uvicorn worker) with many dashboards' streams open:
-the sync views still answer at once (each request runs in a thread of its own), and the streams
-hold no database connection between events (the pool stays within its bound)."""
+the sync views still answer at once (each request runs in a thread of its own), the streams hold
+no database connection between events (the pool stays within its bound), and a stream whose
+browser leaves gives up its Redis subscription."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import time
 import urllib.request
 
 import pytest
+import redis
 from django.conf import settings
 from django.db import connection
 from rest_framework.authtoken.models import Token
 
+from raterapp.services.live import experiment_channel
 from tests.browser.asgi_server import asgi_server_started
+from tests.e2e.conftest import wait_for
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -46,6 +50,7 @@ def test_open_streams_neither_starve_sync_views_nor_hold_connections(transaction
     token = Token.objects.create(user=engineer).key
     with asgi_server_started(tmp_path, workers=1) as url:
         events = f"{url}/api/experiments/{experiment.pk}/events/"
+        channel = experiment_channel(experiment.pk)
         opened, stop = [], threading.Event()
 
         def listen():
@@ -74,4 +79,11 @@ def test_open_streams_neither_starve_sync_views_nor_hold_connections(transaction
         # The pool's bound (DB_POOL_MAX_SIZE, 10), not one connection per stream (35 with DB_POOL=false:
         # a stream's thread would keep its persistent connection for the stream's lifetime).
         assert _server_connections() <= 10
+
+        # Browsers that leave: each stream's subscription ends with its connection.
+        subscribers = lambda: redis.Redis.from_url(settings.REDIS_URL).pubsub_numsub(channel)[0][1]  # noqa: E731
+        assert subscribers() == STREAMS
         stop.set()
+        for listener in listeners:
+            listener.join(timeout=10)
+        wait_for(lambda: subscribers() == 0, timeout=10, what="the streams' subscriptions to end")
