@@ -123,9 +123,20 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"].setdefault(
         "OPTIONS", {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+# DB_POOL (on under ASGI, see raterapp/asgi.py): PostgreSQL connections from a pool per process,
+# as Django advises under ASGI instead of CONN_MAX_AGE; DB_POOL_MAX_SIZE bounds each process's share.
+if env.bool("DB_POOL", default=False) and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
+        "timeout": 10,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
+# Before every Redis channel name (raterapp/services/live.py): apps sharing one Redis stay apart.
+REDIS_CHANNEL_PREFIX = env.str("REDIS_CHANNEL_PREFIX", default="")
 # The embedded broker: folders under DATA_DIR (the demo has a DATA_DIR of its own, see the
 # Makefile, so it never shares a broker with the tests). "localhost" only keeps kombu from
 # warning that no host name was given.
@@ -389,7 +400,15 @@ else:
 NEW_EXPERIMENT_OPEN_TO = env.str("NEW_EXPERIMENT_OPEN_TO", default="assigned").strip().lower()
 if NEW_EXPERIMENT_OPEN_TO not in {"assigned", "all"}:
     raise ImproperlyConfigured("NEW_EXPERIMENT_OPEN_TO must be 'assigned' or 'all'")
-ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.5)
+# Most of the time from a verdict to the open dashboards: a burst within it shares one recompute.
+# At most one recompute per experiment runs and one waits, whatever the pace of verdicts.
+ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.25)
+# The dashboard's live stream (raterapp/api/events.py): a comment every EVENTS_HEARTBEAT_SECONDS
+# keeps proxies from closing an idle stream; the server re-reads the dashboard's version at that
+# pace too (for changes nothing publishes: edits, batches), and ends a stream after
+# EVENTS_LIFETIME_SECONDS (the browser reconnects with Last-Event-ID).
+EVENTS_HEARTBEAT_SECONDS = env.float("EVENTS_HEARTBEAT_SECONDS", default=15.0)
+EVENTS_LIFETIME_SECONDS = env.float("EVENTS_LIFETIME_SECONDS", default=600.0)
 # ΔRecall and IQ: a bootstrap of this many replicates (seconds at 100k draws), so it runs
 # in its own task after the snapshots, at most once per DERIVED_DEBOUNCE_SECONDS.
 DERIVED_BOOTSTRAP_REPLICATES = env.int("DERIVED_BOOTSTRAP_REPLICATES", default=1000)

@@ -20,6 +20,7 @@ if XDIST_WORKER:
     for _cache in CACHES.values():  # noqa: F405
         _cache["KEY_PREFIX"] = XDIST_WORKER
     CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}-{XDIST_WORKER}"  # noqa: F405
+    REDIS_CHANNEL_PREFIX = f"{XDIST_WORKER}:"
     CELERY_TASK_ROUTES = {  # noqa: F405
         name: {"queue": f"{route['queue']}-{XDIST_WORKER}"}
         for name, route in CELERY_TASK_ROUTES.items()  # noqa: F405

@@ -12,6 +12,7 @@ from .dashboard import (
     ExperimentTargetApi,
 )
 from .decisions import ExperimentBatchesApi, ExperimentBatchPlanApi, ExperimentDecisionApi
+from .events import ExperimentEventsApi
 from .experiments import (
     ExperimentDetailApi,
     ExperimentEstimatesApi,
@@ -81,6 +82,7 @@ urlpatterns = [
     path(experiment + "gold-accuracy/", GoldAccuracyApi.as_view(), name="api-gold-accuracy"),
     path(experiment + "reports/", PairReportsApi.as_view(), name="api-pair-reports"),
     path(experiment + "dashboard/", ExperimentDashboardApi.as_view(), name="api-experiment-dashboard"),
+    path(experiment + "events/", ExperimentEventsApi.as_view(), name="api-experiment-events"),
     path(experiment + "derived/", ExperimentDerivedApi.as_view(), name="api-experiment-derived"),
     path(
         experiment + "estimates/convergence/",

@@ -341,12 +341,14 @@ def _rate_per_hour(experiment: Experiment, snapshot: EstimateSnapshot | None) ->
     return (snapshot.judgements - earlier[1]) / hours
 
 
-def estimate_convergence_get(*, experiment: Experiment, max_points: int = 200) -> dict:
+def estimate_convergence_get(*, experiment: Experiment, max_points: int = 200, after: int | None = None) -> dict:
     """Each metric's estimate and interval against the number of verdicts, from the stored
-    snapshots: all of them up to ``max_points``, else that many evenly spread (the last included)."""
-    ids = list(
-        EstimateSnapshot.objects.filter(experiment=experiment).order_by("created_at", "pk").values_list("pk", flat=True)
-    )
+    snapshots (only those with an id above ``after`` when given: what a live page lacks): all of
+    them up to ``max_points``, else that many evenly spread (the last included)."""
+    snapshots = EstimateSnapshot.objects.filter(experiment=experiment)
+    if after is not None:
+        snapshots = snapshots.filter(pk__gt=after)
+    ids = list(snapshots.order_by("created_at", "pk").values_list("pk", flat=True))
     if len(ids) > max_points:
         ids = [ids[k] for k in np.unique(np.linspace(0, len(ids) - 1, max_points).round().astype(int))]
     rows = (

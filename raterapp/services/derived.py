@@ -13,10 +13,12 @@ import time
 
 import numpy as np
 from django.conf import settings
+from django.db import transaction
 
 from metrics_core import calibration_against_gold, derived_metrics
 from raterapp.models import DerivedEstimate, Experiment
 from raterapp.selectors.samples import judged_sample_get
+from raterapp.services.live import experiment_change_publish
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
 
@@ -53,12 +55,15 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
     truth = (experiment.gold or {}).get("truth")
     if truth:
         payload["calibration"] = calibration_against_gold(derived.diagram, _numbers(truth))
-    return DerivedEstimate.objects.create(
+    derived = DerivedEstimate.objects.create(
         experiment=experiment,
         judgements=len(judged.verdict),
         seconds=time.monotonic() - started,
         payload=payload,
     )
+    message = {"derived": derived.pk, "experiment": experiment_id}
+    transaction.on_commit(lambda: experiment_change_publish(experiment_id=experiment_id, message=message), robust=True)
+    return derived
 
 
 def _numbers(stored: dict) -> dict[str, float]:

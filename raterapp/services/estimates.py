@@ -8,7 +8,6 @@ from metrics_core only; this module moves rows into arrays and back.
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
@@ -20,6 +19,7 @@ from metrics_core.growth import new_pair_share
 from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
 from raterapp.selectors.samples import judged_sample_get
+from raterapp.services.live import experiment_change_publish, experiment_channel
 from raterapp.services.outbox import outbox_add
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 def estimates_channel(experiment_id: int) -> str:
     """The Redis channel on which each new snapshot of an experiment is published."""
-    return f"experiment:{experiment_id}:estimates"
+    return experiment_channel(experiment_id)
 
 
 def estimates_refresh_schedule(*, experiment_id: int) -> bool:
@@ -65,7 +65,7 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
 
         # A named function (Django names a failing callback in its log); it never raises.
         def estimates_publish_after_commit() -> None:
-            _publish(snapshot)
+            experiment_change_publish(experiment_id=experiment_id, message=estimate_snapshot_as_dict(snapshot))
 
         transaction.on_commit(estimates_publish_after_commit, robust=True)
     return snapshot
@@ -107,18 +107,6 @@ def estimate_snapshot_as_dict(snapshot: EstimateSnapshot) -> dict:
 def _exact_metrics(experiment: Experiment, population) -> dict:
     stored = (experiment.impact or {}).get("metrics")
     return stored if stored is not None else impact_metrics(population).as_dict()["metrics"]
-
-
-def _publish(snapshot: EstimateSnapshot) -> None:
-    if not settings.REDIS_URL:
-        return
-    import redis
-
-    try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
-        client.publish(estimates_channel(snapshot.experiment_id), json.dumps(estimate_snapshot_as_dict(snapshot)))
-    except Exception as exc:  # the snapshot is stored; live pages catch up on the next one
-        logger.warning("estimates of experiment %s not published: %s", snapshot.experiment_id, exc)
 
 
 def _unordered_pair(i, j, n_items: int):

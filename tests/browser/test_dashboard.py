@@ -1,8 +1,9 @@
 """The engineer's dashboard in real headless Chromium, live: verdicts submitted through the API
 reach the open page, without a reload, within 2 seconds of the API having them.
 
-A real Celery worker recomputes the estimates (as in production); the page polls the dashboard
-API. Screenshots of the dashboard and the experiment list are saved for a person to look at.
+A real Celery worker recomputes the estimates (as in production); under the WSGI live server the
+page has no stream and polls the dashboard API (test_dashboard_stream.py: pushed, under ASGI).
+Screenshots of the dashboard and the experiment list are saved for a person to look at.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ def test_dashboard_follows_verdicts_live(celery_worker_process, browser, live_se
     record_problems(page, problems)
     sign_in(page, live_server, "erin", "pw-erin", f"/experiments/{experiment.pk}/")
     page.evaluate("window.__notReloaded = true")
+    # Django's live server is WSGI: no stream there (204), so the page polls.
+    page.wait_for_function("document.querySelector('[data-dashboard]').dataset.live === 'polling'")
 
     before = engineer.get(f"/api/experiments/{experiment.pk}/estimates/").json()["estimates"]["DeltaPrecision"]
     value, interval = _shown(before)

@@ -67,7 +67,7 @@ def test_stopping_make_demo_stops_every_process_it_started(demo_data_dir, tmp_pa
             tree = descendants()
             commands = [" ".join(p.cmdline()) for p in tree]
             assert any("celery" in c and "worker" in c for c in commands), commands
-            assert any("runserver" in c for c in commands), commands
+            assert any("uvicorn raterapp.asgi:application" in c for c in commands), commands
             assert any("celery" in c and " beat " in c for c in commands), commands
 
             if how.startswith("SIGTERM"):

@@ -342,3 +342,24 @@ def test_tokens_headers_and_links_under_the_compose_settings(production, transac
     ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now())
     status, _, answer = _call(f"{production.url}/api/experiments/", headers=auth)
     assert (status, json.loads(answer)) == (403, {"detail": "Token expired: make a new one."})
+
+
+def test_the_web_service_streams_the_dashboard_under_asgi(production, transactional_db, settings):
+    """compose's web (gunicorn with uvicorn workers) serves the dashboard's live stream."""
+    from raterapp.services.api_tokens import api_token_create
+    from tests.raterapp.factories import UserFactory
+    from tests.raterapp.prepared import experiment_prepared
+
+    settings.MEDIA_ROOT = production.data_dir / "media"
+    engineer = UserFactory(username="stream-engineer", roles=["engineer"])
+    experiment = experiment_prepared(owner=engineer, name="streamed")
+    request = urllib.request.Request(
+        f"{production.url}/api/experiments/{experiment.pk}/events/",
+        headers={"Authorization": f"Token {api_token_create(actor=engineer)[1]}", "Accept": "text/event-stream"},
+    )
+    with urllib.request.urlopen(request, timeout=20) as response:
+        assert response.status == 200 and response.headers["Content-Type"] == "text/event-stream"
+        assert response.readline().startswith(b"retry: ")
+        lines = [response.readline() for _ in range(4)]  # the blank line, then the first event
+    assert lines[1] == b"event: dashboard\n" and lines[2].startswith(b"id: ")
+    assert json.loads(lines[3].removeprefix(b"data: "))["dashboard"]["experiment"]["name"] == "streamed"

@@ -47,7 +47,11 @@ class Command(BaseCommand):
         _die_with_parent()
         python, manage = sys.executable, sys.argv[0]
         commands = {
-            "web": [python, manage, "runserver", f"127.0.0.1:{options['port']}", "--noreload"],
+            # ASGI like production; embedded (no Redis) its dashboards poll instead of streaming.
+            "web": [
+                python, "-m", "uvicorn", "raterapp.asgi:application", "--host", "127.0.0.1",
+                "--port", str(options["port"]), "--log-level", "warning", "--timeout-graceful-shutdown", "3",
+            ],
             "worker": [
                 python, "-m", "celery", "-A", "raterapp", "worker", "--pool=solo", "--loglevel=WARNING",
                 "-Q", "preparation,live", "--hostname", f"demo-{os.getpid()}@%h",

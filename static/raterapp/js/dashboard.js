@@ -1,8 +1,11 @@
 // The engineer's dashboard of one experiment: estimates with intervals, decompositions, the
 // expected situation of an affected item, convergence, progress to the precision target,
 // rater agreement and slices. Every number comes from the API (GET .../dashboard/, which the
-// page also embeds as #dashboard-data); this module only draws it. Live: the dashboard is
-// polled every second with If-None-Match, so an unchanged experiment costs an empty 304.
+// page also embeds as #dashboard-data); this module only draws it. Live: the page listens to
+// the server-sent events of .../events/ (the dashboard and the convergence points it lacks, as
+// the experiment changes), so an idle page sends nothing. When the stream cannot open (204: no
+// Redis or no ASGI server, as in the embedded demo) or keeps failing, it polls dashboard/ every
+// second with If-None-Match instead, where an unchanged experiment costs an empty 304.
 // Charts are Chart.js (vendored, global `Chart`). Text from the server goes in with
 // textContent only.
 
@@ -14,6 +17,11 @@ import { bindBatchForm, renderBatches } from "./batches.js";
 import { COLOURS, READING_TEXT, chartMaker, fmt, interval, percent, sequence, zeroGrid } from "./numbers.js";
 
 const POLL_MS = 1000;
+// Failures of the stream in a row (no event in between) before the page falls back to polling.
+const STREAM_FAILURES = 3;
+const STREAM_LASTED_MS = 10_000;
+// Convergence points kept on the page: past this, every other one goes (the last stays).
+const MAX_POINTS = 400;
 
 const root = document.querySelector("[data-dashboard]");
 const chart = root ? chartMaker(root) : null;
@@ -21,6 +29,7 @@ let etag = null;
 let state = null;
 let convergence = null;
 let sliceTable = null;
+let live = "starting"; // "stream" while events arrive, "polling" after the fallback
 
 function setText(selector, value, scope = root) {
   scope.querySelectorAll(selector).forEach((node) => {
@@ -446,7 +455,7 @@ function render(data) {
   renderDerivedPanels(root, data);
   const snapshotChanged = !previous || (previous.snapshot || {}).id !== (data.snapshot || {}).id;
   if (snapshotChanged) {
-    loadConvergence();
+    if (live === "polling") loadConvergence(); // the stream's events carry the new points
     if (sliceTable) loadSlices(sliceTable.attribute);
     if (previous && data.snapshot) {
       setText("[data-dashboard-announce]", `Estimates updated: ${data.snapshot.judgements} verdicts.`);
@@ -454,7 +463,7 @@ function render(data) {
   }
 }
 
-async function poll() {
+async function fetchDashboard() {
   try {
     const headers = { Accept: "application/json" };
     if (etag) headers["If-None-Match"] = etag;
@@ -464,9 +473,73 @@ async function poll() {
       render(await response.json());
     }
   } catch (error) {
-    // A network hiccup or a restarting server: the next tick tries again.
+    // A network hiccup or a restarting server: the next tick (or event) tries again.
   }
+}
+
+async function poll() {
+  await fetchDashboard();
   window.setTimeout(poll, document.hidden ? 5 * POLL_MS : POLL_MS);
+}
+
+function startPolling() {
+  if (live === "polling") return;
+  live = "polling";
+  root.dataset.live = live;
+  loadConvergence();
+  window.setTimeout(poll, POLL_MS);
+}
+
+function thinned(points) {
+  if (points.length <= MAX_POINTS) return points;
+  return points.filter((_, k) => k % 2 === 0 || k === points.length - 1);
+}
+
+function applyEvent(payload) {
+  const fresh = payload.convergence;
+  if (fresh.reset || !convergence) convergence = { metrics: fresh.metrics, points: fresh.points };
+  else if (fresh.points.length) convergence = { ...convergence, points: thinned(convergence.points.concat(fresh.points)) };
+  etag = `"${payload.dashboard.version}"`;
+  render(payload.dashboard);
+  renderConvergence();
+}
+
+// The browser reconnects by itself (with Last-Event-ID) after a dropped stream; an answer other
+// than 200 closes the stream for good, and repeated drops without an event mean a proxy or
+// server that cannot stream: either way, poll.
+function openStream() {
+  if (!root.dataset.eventsUrl || !("EventSource" in window)) {
+    startPolling();
+    return;
+  }
+  const stream = new EventSource(root.dataset.eventsUrl);
+  let failures = 0;
+  let openedAt = 0;
+  stream.addEventListener("open", () => {
+    openedAt = Date.now();
+    live = "stream";
+    root.dataset.live = live;
+  });
+  stream.addEventListener("dashboard", (event) => {
+    failures = 0;
+    applyEvent(JSON.parse(event.data));
+  });
+  stream.addEventListener("error", () => {
+    // A stream that lasted (one that reached its lifetime) starts a new count.
+    failures = openedAt && Date.now() - openedAt > STREAM_LASTED_MS ? 1 : failures + 1;
+    openedAt = 0;
+    if (stream.readyState === EventSource.CLOSED || failures >= STREAM_FAILURES) {
+      stream.close();
+      startPolling();
+    }
+  });
+}
+
+// After the page's own change (target, rating switch, decision rule, batch) or the end of the
+// preparation: the stream brings it too, but at once is better.
+function refreshNow() {
+  if (live === "polling") etag = null;
+  else fetchDashboard();
 }
 
 function bindControls() {
@@ -478,7 +551,7 @@ function bindControls() {
       try {
         await send(root.dataset.targetUrl, "PUT", { target_half_width: Number(form.elements.target_half_width.value) });
         status.textContent = "Target saved.";
-        etag = null;
+        refreshNow();
       } catch (error) {
         status.textContent = error.message;
       }
@@ -490,7 +563,7 @@ function bindControls() {
       if (closing && !window.confirm("Close rating? Raters get no more pairs of this experiment; every verdict stays.")) return;
       try {
         await send(button.dataset.url, "POST");
-        etag = null;
+        refreshNow();
       } catch (error) {
         window.alert(error.message);
       }
@@ -504,13 +577,11 @@ function start() {
   if (embedded) render(JSON.parse(embedded.textContent));
   etag = state ? `"${state.version}"` : null;
   bindControls();
-  const refresh = () => {
-    etag = null;
-  };
-  bindDecisionForm(refresh);
-  bindBatchForm(refresh);
+  bindDecisionForm(refreshNow);
+  bindBatchForm(refreshNow);
+  document.addEventListener("experiment:prepared", refreshNow);
   loadSliceAttributes();
-  window.setTimeout(poll, POLL_MS);
+  openStream();
 }
 
 start();

@@ -117,6 +117,8 @@ async function poll(section) {
   if (experiment.status === "rating" || experiment.status === "done") {
     await renderResults(section, experiment);
   }
+  // The dashboard (dashboard.js) shows itself now, without waiting for its live stream.
+  document.dispatchEvent(new CustomEvent("experiment:prepared"));
 }
 
 function start() {

@@ -156,5 +156,5 @@ def test_the_snapshot_is_published_on_the_experiments_channel(users, django_capt
         snapshot = estimates_refresh(experiment_id=experiment.pk)
     message = pubsub.get_message(timeout=5)
     pubsub.close()
-    assert message["channel"].decode() == f"experiment:{experiment.pk}:estimates"
+    assert message["channel"].decode() == f"{settings.REDIS_CHANNEL_PREFIX}experiment:{experiment.pk}:estimates"
     assert json.loads(message["data"]) == estimate_snapshot_as_dict(snapshot)

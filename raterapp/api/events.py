@@ -1,0 +1,139 @@
+"""The experiment page's live updates as server-sent events (``text/event-stream``).
+
+``GET /api/experiments/<id>/events/``. Roles and answers as ``dashboard/`` (the same permission
+and access check): engineers read the experiments they own or were granted, admins all; raters
+and anonymous users 403; an experiment that is not visible 404. Without Redis (the embedded demo),
+outside the ASGI server, or to a client that does not accept ``text/event-stream``, the answer is
+204 at once, which tells a browser's EventSource not to reconnect (the SSE standard), and the
+page polls ``dashboard/`` instead.
+
+The stream subscribes to the experiment's channel (:mod:`raterapp.services.live`) before it reads
+anything, then sends a ``dashboard`` event whenever the dashboard's version changed: at the start,
+after each message on the channel, and at each heartbeat (edits and batches publish nothing).
+Its data is ``{"dashboard": <dashboard/'s JSON>, "convergence": {"metrics", "points", "reset"}}``:
+the convergence points are only the snapshots the page has not had yet (``reset`` true: the
+whole history, thinned). Its id (``<last snapshot sent>/<version>``) comes back as
+``Last-Event-ID`` when the browser reconnects, and the stream then sends only what is newer.
+Between events, a comment every ``EVENTS_HEARTBEAT_SECONDS`` keeps proxies from closing it; it
+ends after ``EVENTS_LIFETIME_SECONDS`` and the browser reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from types import SimpleNamespace
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.handlers.asgi import ASGIRequest
+from django.db import close_old_connections
+from django.http import Http404, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from raterapp.access import access_experiment_for_engineer
+from raterapp.selectors.dashboard_events import DashboardCursor, dashboard_event_get
+from raterapp.services.live import experiment_channel
+
+from .common import IsEngineerOrAdmin
+
+# How long the browser waits before it reconnects after the stream ended (ms).
+RECONNECT_MS = 2000
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets DRF answer ``Accept: text/event-stream`` (the refusals are JSON all the same)."""
+
+    media_type = "text/event-stream"
+    format = "event-stream"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return json.dumps(data).encode()
+
+
+class ExperimentEventsApi(APIView):
+    """The experiment page's live updates (server-sent events): a ``dashboard`` event with
+    dashboard/'s JSON and the new convergence points whenever the dashboard changed.
+    ``Last-Event-ID`` resumes. 204 without Redis, outside ASGI or without ``Accept: text/event-stream``:
+    poll dashboard/.
+    Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    @extend_schema(
+        responses={
+            (200, "text/event-stream"): OpenApiTypes.STR,
+            404: OpenApiResponse(description="No such experiment, or not visible to you."),
+            204: OpenApiResponse(description="No stream (no Redis, not under ASGI, not asked for): poll dashboard/."),
+        }
+    )
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        streaming = request.accepted_renderer.media_type == EventStreamRenderer.media_type
+        if not (streaming and settings.REDIS_URL and isinstance(request._request, ASGIRequest)):
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        cursor = DashboardCursor.parse(request.headers.get("Last-Event-ID", ""))
+        events = dashboard_events(user_id=request.user.pk, experiment_id=experiment.pk, cursor=cursor)
+        response = StreamingHttpResponse(events, content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+        return response
+
+
+async def dashboard_events(*, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
+    """The stream's text: events as the dashboard changes, heartbeats between, for a bounded time.
+    It ends early when the user may no longer read the experiment (access is checked at each read)."""
+    import redis.asyncio as redis
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settings.EVENTS_LIFETIME_SECONDS
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    try:
+        await pubsub.subscribe(experiment_channel(experiment_id))
+        yield f"retry: {RECONNECT_MS}\n\n"
+        while True:
+            allowed, event, cursor = await _event_since(user_id, experiment_id, cursor)
+            if not allowed:
+                return
+            if event is not None:
+                yield event
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            message = await pubsub.get_message(timeout=min(settings.EVENTS_HEARTBEAT_SECONDS, remaining))
+            if message is None:
+                yield ": heartbeat\n\n"
+            else:  # one re-read for a burst of messages
+                while await pubsub.get_message(timeout=0) is not None:
+                    pass
+    finally:
+        await pubsub.aclose()
+        await client.aclose()
+
+
+@sync_to_async
+def _event_since(user_id: int, experiment_id: int, cursor: DashboardCursor | None):
+    """(whether the user may still read the experiment, the event's text or None, the new cursor)."""
+    try:
+        user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+        if user is None or not IsEngineerOrAdmin().has_permission(SimpleNamespace(user=user), None):
+            return False, None, cursor
+        try:
+            experiment = access_experiment_for_engineer(user, experiment_id)
+        except Http404:
+            return False, None, cursor
+        payload, cursor = dashboard_event_get(experiment=experiment, cursor=cursor)
+    finally:
+        # The stream holds no connection between events (returned to the pool under ASGI).
+        close_old_connections()
+    if payload is None:
+        return True, None, cursor
+    return True, f"event: dashboard\nid: {cursor}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n", cursor
