@@ -143,7 +143,12 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 # dashboards: docker-compose.yml runs one worker per queue; the demo and the end-to-end tests
 # run one worker that consumes both. A task not named here goes to "live".
 PREPARATION_TASKS = ["raterapp.experiment_prepare", "raterapp.sample_batch_draw"]
-LIVE_TASKS = ["raterapp.estimates_refresh", "raterapp.derived_refresh", "raterapp.raters_auto_pause"]
+LIVE_TASKS = [
+    "raterapp.estimates_refresh",
+    "raterapp.derived_refresh",
+    "raterapp.raters_auto_pause",
+    "raterapp.preparations_stalled_requeue",
+]
 CELERY_TASK_DEFAULT_QUEUE = "live"
 CELERY_TASK_ROUTES = {
     **{name: {"queue": "preparation"} for name in PREPARATION_TASKS},
@@ -151,8 +156,35 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# A task is acknowledged when it ends, and given back to the broker when its worker process dies
+# (killed for memory, say): it runs again rather than being lost. One message at a time per
+# process, so that an hour-long preparation holds no other task hostage in its prefetch.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis hands an unacknowledged message to another worker after this many seconds: longer than the
+# longest task (the preparations' one-hour limit), or a running preparation would start twice. A
+# whole worker lost mid-task is re-queued sooner by the heartbeat reconciler (below).
+CELERY_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=7200)
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# Periodic tasks (celery beat). raterapp/services/preparation_control.py: preparations whose
+# heartbeat stopped are re-queued (resuming at their step) or, after PREPARATION_MAX_ATTEMPTS
+# runs, failed with a message.
+PREPARATION_HEARTBEAT_SECONDS = env.float("PREPARATION_HEARTBEAT_SECONDS", default=10.0)
+PREPARATION_STALL_SECONDS = env.int("PREPARATION_STALL_SECONDS", default=60)
+PREPARATION_RECONCILE_SECONDS = env.float("PREPARATION_RECONCILE_SECONDS", default=20.0)
+PREPARATION_MAX_ATTEMPTS = env.int("PREPARATION_MAX_ATTEMPTS", default=3)
+CELERY_BEAT_SCHEDULE = {
+    "preparations-stalled-requeue": {
+        "task": "raterapp.preparations_stalled_requeue",
+        "schedule": PREPARATION_RECONCILE_SECONDS,
+    },
+}
+# Memory a preparation may take beyond what its worker process holds when it starts (an address-space
+# limit in the process, lifted afterwards): past it the experiment fails saying so, instead of the
+# kernel killing the worker. 0: no limit.
+PREPARATION_MEMORY_LIMIT_MB = env.int("PREPARATION_MEMORY_LIMIT_MB", default=8192)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 

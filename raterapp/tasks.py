@@ -23,6 +23,14 @@ def experiment_prepare_task(experiment_id: int) -> None:
     experiment_prepare(experiment_id=experiment_id)
 
 
+@shared_task(name="raterapp.preparations_stalled_requeue", time_limit=120, soft_time_limit=100)
+def preparations_stalled_requeue_task() -> None:
+    """Re-queue (or fail, after too many runs) the preparations whose heartbeat stopped; run by celery beat."""
+    from raterapp.services.preparation_control import preparations_stalled_requeue
+
+    preparations_stalled_requeue()
+
+
 @shared_task(name="raterapp.sample_batch_draw", acks_late=True, time_limit=3600, soft_time_limit=3500, **RETRY)
 def sample_batch_draw_task(batch_id: int) -> None:
     """Draw a requested batch of more pairs and append it to its experiment's sample."""
