@@ -167,3 +167,23 @@ def _unacked_messages_drop(queue: str) -> None:
         if json.loads(raw)[-1] == queue:
             client.hdel("unacked", tag)
             client.zrem("unacked_index", tag)
+
+
+def test_a_preparation_over_the_memory_cap_fails_saying_so_and_the_worker_lives_on(owner, million, tmp_path):
+    env = {**WORKER_ENV, "PREPARATION_MEMORY_LIMIT_MB": "100"}
+    with celery_worker_started(tmp_path, name="capped", pool="prefork", env=env) as worker:
+        child = psutil.Process(worker.pid).children(recursive=True)[0]
+        experiment = uploaded(owner, million)
+        started = time.monotonic()
+        wait_for(lambda: status_of(experiment) in (Status.RATING, Status.FAILED), timeout=RECOVERY_SECONDS,
+                 what="the capped preparation to end")  # fmt: skip
+        took = time.monotonic() - started
+        experiment.refresh_from_db()
+        assert psutil.Process(worker.pid).children(recursive=True) == [child]  # not killed: the same pool process
+    print(f"\nmemory cap of 100 MB: {experiment.status} after {took:.1f} s: {experiment.error}")
+    assert (experiment.status, experiment.preparation_attempts) == (Status.FAILED, 1)
+    assert experiment.error.startswith("The preparation needed more than 100 MB of memory while ")
+    assert experiment.error.endswith(
+        f"; raise PREPARATION_MEMORY_LIMIT_MB or use the Dask engine (error id {experiment.error_id})"
+    )
+    assert rows_of(experiment) == {"items": [], "pairs": [], "tasks": [], "groups": []}
