@@ -183,7 +183,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Memory a preparation may take beyond what its worker process holds when it starts (an address-space
 # limit in the process, lifted afterwards): past it the experiment fails saying so, instead of the
-# kernel killing the worker. 0: no limit.
+# kernel killing the worker. 0: no limit. The in-memory engine only (Dask's cluster manages its own).
 PREPARATION_MEMORY_LIMIT_MB = env.int("PREPARATION_MEMORY_LIMIT_MB", default=8192)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -136,9 +136,11 @@ def _steps_run(experiment: Experiment) -> None:
     steps, session = _engine_of(experiment)
     with uploads_local_open(experiment=experiment) as uploads, session:
         run = _Run(experiment, uploads)
+        # Inside the uploads' block, so that their clean-up runs with the limit lifted. Not for Dask:
+        # its cluster keeps the population and spills to disk by itself.
+        cap = settings.PREPARATION_MEMORY_LIMIT_MB if experiment.engine == Experiment.Engine.MEMORY else 0
         try:
-            # The cap is inside the uploads' block: their clean-up runs with the limit restored.
-            with memory_capped(limit_mb=settings.PREPARATION_MEMORY_LIMIT_MB):
+            with memory_capped(limit_mb=cap):
                 while experiment.status in steps:
                     started, status = time.monotonic(), experiment.status
                     steps[status](run)
