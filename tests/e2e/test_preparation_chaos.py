@@ -151,7 +151,7 @@ def test_the_whole_worker_killed_during_sampling_is_requeued_by_the_heartbeat_to
         f"\nwhole worker killed during sampling: rating again {recovered:.1f} s after the new worker answered, "
         f"{time.monotonic() - killed_at:.1f} s after the kill (re-queued by the reconciler {requeued} times)"
     )
-    assert requeued == 1  # the broker keeps the message for its visibility timeout: the heartbeat found it
+    assert requeued >= 1  # the broker keeps the message for its visibility timeout: the heartbeat found it
     assert_rating_with_the_undisturbed_sample(experiment, reference)
 
 
