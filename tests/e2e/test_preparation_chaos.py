@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation import experiment_prepare
 from raterapp.services.preparation_control import preparations_stalled_requeue
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.services.files import tiny_files
 from tests.raterapp.services.test_preparation import rows_of
 
 from .conftest import celery_worker_started, queue_of, wait_for
@@ -82,7 +84,7 @@ def status_of(experiment: Experiment) -> str:
 
 def killed_during_sampling(experiment: Experiment, processes) -> float:
     """SIGKILL ``processes()`` as soon as the experiment is sampling; the time of the kill."""
-    wait_for(lambda: status_of(experiment) in (Status.SAMPLING, Status.RATING, Status.FAILED), timeout=120,
+    wait_for(lambda: status_of(experiment) in (Status.SAMPLING, Status.RATING, Status.FAILED), timeout=60,
              interval=0.01, what="the worker to reach sampling")  # fmt: skip
     assert status_of(experiment) == Status.SAMPLING, "the preparation went past sampling before the kill"
     for process in processes():
@@ -185,5 +187,30 @@ def test_a_preparation_over_the_memory_cap_fails_saying_so_and_the_worker_lives_
     assert experiment.error.startswith("The preparation needed more than 100 MB of memory while ")
     assert experiment.error.endswith(
         f"; raise PREPARATION_MEMORY_LIMIT_MB or use the Dask engine (error id {experiment.error_id})"
+    )
+    assert rows_of(experiment) == {"items": [], "pairs": [], "tasks": [], "groups": []}
+
+
+def test_a_preparation_killed_at_every_run_fails_after_the_maximum_of_runs(owner, tmp_path, settings):
+    """The out-of-memory killer at every run: the task comes back each time, and the run after
+    the last allowed one fails the experiment with a message instead of looping for ever."""
+    settings.PREPARATION_STALL_SECONDS = 5
+    killing = [sys.executable, "-m", "tests.e2e.killing_preparation"]
+    env = {**WORKER_ENV, "PREPARATION_MAX_ATTEMPTS": "3"}
+    with celery_worker_started(tmp_path, name="killing", pool="prefork", env=env, command=killing):
+        experiment = experiment_create(owner=owner, name="killed", files=tiny_files(), seed=7, n_draws=50)
+        started = time.monotonic()
+        experiment, requeued = settled(experiment)
+        took = time.monotonic() - started
+    log = (tmp_path / "worker-killing.log").read_text()
+    print(f"\nkilled at every run: {experiment.status} after {took:.1f} s ({requeued} re-queued by the reconciler): "
+          f"{experiment.error}")  # fmt: skip
+    assert log.count("signal 9 (SIGKILL)") >= 3, log[-3000:]
+    assert (experiment.status, experiment.error_step, experiment.preparation_attempts) == (
+        Status.FAILED, Status.SAMPLING, 4
+    )  # fmt: skip
+    assert experiment.error.startswith(
+        "The preparation was interrupted 3 times while sampling pairs (PREPARATION_MAX_ATTEMPTS): the worker process "
+        "was killed (often for lack of memory: see PREPARATION_MEMORY_LIMIT_MB) or lost. Re-run it once the cause is fixed"
     )
     assert rows_of(experiment) == {"items": [], "pairs": [], "tasks": [], "groups": []}
