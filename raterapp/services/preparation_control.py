@@ -5,6 +5,10 @@ A preparation is *stalled* when it is in a preparing step and its heartbeat
 ``PREPARATION_STALL_SECONDS``: the worker was killed or lost, and the broker will redeliver the
 task only after its visibility timeout (hours, as preparations are long). Celery beat runs
 :func:`preparations_stalled_requeue` every ``PREPARATION_RECONCILE_SECONDS``.
+
+A re-queued message that waits in a busy queue longer than the stall time is re-queued again;
+the extra messages are harmless: a run that finds the experiment prepared does nothing, and
+runs are counted only when they start (``preparation_attempts``), so waiting is never failure.
 """
 
 from __future__ import annotations
