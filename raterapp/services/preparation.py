@@ -108,7 +108,7 @@ def experiment_prepare(*, experiment_id: int) -> None:
     if experiment is None:
         return
     if experiment.preparation_attempts > settings.PREPARATION_MAX_ATTEMPTS:
-        _fail_unexpected(experiment, _interrupted_message(experiment))
+        preparation_fail_interrupted(experiment=experiment, runs=experiment.preparation_attempts - 1)
         return
     try:
         with preparation_heartbeat(experiment_id=experiment_id):
@@ -302,7 +302,18 @@ def preparation_rows_delete(*, experiment_id: int) -> None:
     ImpactGroup.objects.filter(experiment_id=experiment_id).delete()
 
 
-def _fail_unexpected(experiment: Experiment, message: str, exc: BaseException | None = None) -> None:
+def preparation_fail_interrupted(*, experiment: Experiment, runs: int) -> bool:
+    """FAILED because ``runs`` runs were interrupted (their process killed or lost) at the
+    experiment's current step; False when it was not preparing any more."""
+    message = (
+        f"The preparation was interrupted {runs} times while {_step_label(experiment)} (PREPARATION_MAX_ATTEMPTS): "
+        "the worker process was killed (often for lack of memory: see PREPARATION_MEMORY_LIMIT_MB) or lost. "
+        "Re-run it once the cause is fixed"
+    )
+    return _fail_unexpected(experiment, message)
+
+
+def _fail_unexpected(experiment: Experiment, message: str, exc: BaseException | None = None) -> bool:
     error_id = uuid.uuid4().hex[:12]
     logger.error(
         "experiment %s: preparation failed in step %s, error id %s: %s",
@@ -313,7 +324,7 @@ def _fail_unexpected(experiment: Experiment, message: str, exc: BaseException | 
         exc_info=exc,
     )
     message = f"{message} (error id {error_id})"
-    preparation_fail(experiment_id=experiment.pk, message=message, step=experiment.status, error_id=error_id)
+    return preparation_fail(experiment_id=experiment.pk, message=message, step=experiment.status, error_id=error_id)
 
 
 def _step_label(experiment: Experiment) -> str:
@@ -336,12 +347,3 @@ def _memory_message(experiment: Experiment) -> str:
 
 def _time_limit_message(experiment: Experiment) -> str:
     return f"The preparation took longer than its time limit while {_step_label(experiment)}"
-
-
-def _interrupted_message(experiment: Experiment) -> str:
-    runs = experiment.preparation_attempts - 1
-    return (
-        f"The preparation was interrupted {runs} times while {_step_label(experiment)} (PREPARATION_MAX_ATTEMPTS): "
-        "the worker process was killed (often for lack of memory: see PREPARATION_MEMORY_LIMIT_MB) or lost. "
-        "Re-run it once the cause is fixed"
-    )

@@ -24,7 +24,7 @@ from django.utils import timezone
 from raterapp.exceptions import StateConflict
 from raterapp.models import Experiment
 from raterapp.services.population import population_delete
-from raterapp.services.preparation import preparation_fail, preparation_rows_delete
+from raterapp.services.preparation import preparation_fail_interrupted, preparation_rows_delete
 from raterapp.tasks import experiment_prepare_task
 
 logger = logging.getLogger(__name__)
@@ -37,23 +37,19 @@ def preparations_stalled_requeue(*, now: datetime | None = None) -> dict[str, li
     it has started ``PREPARATION_MAX_ATTEMPTS`` runs. Returns the ids, by what was done."""
     now = now or timezone.now()
     done: dict[str, list[int]] = {"requeued": [], "failed": []}
-    stalled = Experiment.objects.filter(_stalled(now), status__in=STEPS)
-    for pk, status, heartbeat, attempts in stalled.values_list("pk", "status", "heartbeat_at", "preparation_attempts"):
-        if attempts >= settings.PREPARATION_MAX_ATTEMPTS:
-            message = (
-                f"The preparation stopped {attempts} times without finishing while "
-                f"{Status(status).label.lower()} (PREPARATION_MAX_ATTEMPTS): the worker process was killed "
-                "(often for lack of memory: see PREPARATION_MEMORY_LIMIT_MB) or lost. Re-run it once the cause is fixed"
-            )
-            if preparation_fail(experiment_id=pk, message=message, step=status):
-                done["failed"].append(pk)
+    for experiment in Experiment.objects.filter(_stalled(now), status__in=STEPS):
+        if experiment.preparation_attempts >= settings.PREPARATION_MAX_ATTEMPTS:
+            if preparation_fail_interrupted(experiment=experiment, runs=experiment.preparation_attempts):
+                done["failed"].append(experiment.pk)
             continue
         with transaction.atomic():
             # Conditional on the heartbeat read: two reconcilers, or a run that came back to life, win once.
-            claimed = Experiment.objects.filter(pk=pk, status=status, heartbeat_at=heartbeat).update(heartbeat_at=now)
+            claimed = Experiment.objects.filter(
+                pk=experiment.pk, status=experiment.status, heartbeat_at=experiment.heartbeat_at
+            ).update(heartbeat_at=now)
             if claimed:
-                experiment_prepare_task.delay_on_commit(pk)
-                done["requeued"].append(pk)
+                experiment_prepare_task.delay_on_commit(experiment.pk)
+                done["requeued"].append(experiment.pk)
     if done["requeued"] or done["failed"]:
         logger.warning("stalled preparations: re-queued %s, failed %s", done["requeued"], done["failed"])
     return done

@@ -206,9 +206,9 @@ def test_a_preparation_killed_at_every_run_fails_after_the_maximum_of_runs(owner
     print(f"\nkilled at every run: {experiment.status} after {took:.1f} s ({requeued} re-queued by the reconciler): "
           f"{experiment.error}")  # fmt: skip
     assert log.count("signal 9 (SIGKILL)") >= 3, log[-3000:]
-    assert (experiment.status, experiment.error_step, experiment.preparation_attempts) == (
-        Status.FAILED, Status.SAMPLING, 4
-    )  # fmt: skip
+    assert (experiment.status, experiment.error_step) == (Status.FAILED, Status.SAMPLING)
+    # The fourth run refuses to start, or (when it comes late) the reconciler fails it first.
+    assert experiment.preparation_attempts in (3, 4)
     assert experiment.error.startswith(
         "The preparation was interrupted 3 times while sampling pairs (PREPARATION_MAX_ATTEMPTS): the worker process "
         "was killed (often for lack of memory: see PREPARATION_MEMORY_LIMIT_MB) or lost. Re-run it once the cause is fixed"

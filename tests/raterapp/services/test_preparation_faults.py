@@ -218,7 +218,11 @@ def test_a_preparation_stalled_too_often_fails_with_a_message(engineer, media, s
     assert preparations_stalled_requeue() == {"requeued": [], "failed": [experiment.pk]}
     experiment.refresh_from_db()
     assert (experiment.status, experiment.error_step) == (Status.FAILED, Status.VALIDATING)
-    assert experiment.error.startswith("The preparation stopped 3 times without finishing while validating the upload")
+    assert experiment.error == (
+        "The preparation was interrupted 3 times while validating the upload (PREPARATION_MAX_ATTEMPTS): the worker "
+        "process was killed (often for lack of memory: see PREPARATION_MEMORY_LIMIT_MB) or lost. Re-run it once the "
+        f"cause is fixed (error id {experiment.error_id})"
+    )
     delay.assert_not_called()
     assert_nothing_left(experiment)
 
