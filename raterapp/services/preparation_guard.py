@@ -25,7 +25,7 @@ from raterapp.models import Experiment
 
 try:
     import resource
-except ImportError:  # not on Windows: no cap there
+except ImportError:  # Windows: no cap there
     resource = None
 
 logger = logging.getLogger(__name__)
@@ -60,11 +60,12 @@ def preparation_heartbeat(*, experiment_id: int) -> Iterator[None]:
 @contextlib.contextmanager
 def memory_capped(*, limit_mb: int) -> Iterator[None]:
     """Allow the process ``limit_mb`` MB of address space beyond what it holds now (no cap for 0)."""
-    if not limit_mb or resource is None:
+    held = address_space_bytes() if limit_mb and resource is not None else None
+    if held is None:
         yield
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = address_space_bytes() + limit_mb * MIB
+    cap = held + limit_mb * MIB
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
     if soft != resource.RLIM_INFINITY:
@@ -76,10 +77,15 @@ def memory_capped(*, limit_mb: int) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def address_space_bytes() -> int:
-    """The process's virtual memory size (what ``RLIMIT_AS`` counts), from /proc."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmSize in /proc/self/status")
+def address_space_bytes() -> int | None:
+    """The process's virtual memory size (what ``RLIMIT_AS`` counts), from /proc; None without
+    one (not Linux: then there is no cap)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    logger.warning("no /proc/self/status VmSize: preparations run without PREPARATION_MEMORY_LIMIT_MB")
+    return None

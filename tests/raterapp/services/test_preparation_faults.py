@@ -284,3 +284,17 @@ def test_a_healthy_or_finished_preparation_is_not_rerun(engineer, media, setting
     assert Experiment.objects.get(pk=experiment.pk).status == status
     assert rows_of(experiment) == before
     delay.assert_not_called()
+
+
+def test_without_proc_there_is_no_cap_and_the_preparation_runs(engineer, media, monkeypatch, settings):
+    from raterapp.services import preparation_guard
+
+    def no_proc(*args, **kwargs):
+        raise FileNotFoundError("/proc/self/status")
+
+    settings.PREPARATION_MEMORY_LIMIT_MB = 1
+    limits_before = resource.getrlimit(resource.RLIMIT_AS)
+    monkeypatch.setattr(preparation_guard, "open", no_proc, raising=False)
+    experiment = prepared(engineer)
+    assert (experiment.status, experiment.error) == (Status.RATING, "")
+    assert resource.getrlimit(resource.RLIMIT_AS) == limits_before
