@@ -10,7 +10,8 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 # A lost database connection or a full disk is worth another try; bad data is not (the
-# services store it on the experiment and return).
+# services store it on the experiment and return). The preparation stores every error but a lost
+# database connection as its failure, which its owner may re-run.
 TRANSIENT = (OperationalError, InterfaceError, OSError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 2, "retry_backoff_max": 120, "max_retries": 5}
 
