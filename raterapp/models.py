@@ -97,6 +97,16 @@ class Experiment(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="Progress of the current step, 0 to 1.")
     error = models.TextField(blank=True, help_text="Why the preparation failed, naming file, row and problem.")
+    error_id = models.CharField(
+        max_length=32, blank=True, help_text="An unexpected failure's id: the worker's log has its traceback under it."
+    )
+    error_step = models.CharField(max_length=20, blank=True, help_text="The preparation step that failed (a status).")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the running preparation (PREPARATION_HEARTBEAT_SECONDS)."
+    )
+    preparation_attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Runs of the preparation started since the upload or the last re-run."
+    )
     items_count = models.PositiveIntegerField(null=True, blank=True)
     dropped_items = models.PositiveIntegerField(null=True, blank=True)
     population_file = models.CharField(max_length=300, blank=True, help_text="Normalised Parquet in media storage.")

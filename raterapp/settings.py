@@ -160,6 +160,7 @@ LIVE_TASKS = [
     "raterapp.derived_refresh",
     "raterapp.raters_auto_pause",
     "raterapp.reconcile",
+    "raterapp.preparations_stalled_requeue",
 ]
 CELERY_TASK_DEFAULT_QUEUE = "live"
 CELERY_TASK_ROUTES = {
@@ -168,8 +169,29 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# A task is acknowledged when it ends, and given back to the broker when its worker process dies
+# (killed for memory, say): it runs again rather than being lost. One message at a time per
+# process, so that an hour-long preparation holds no other task hostage in its prefetch.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis hands an unacknowledged message to another worker after this many seconds: longer than the
+# longest task (the preparations' one-hour limit), or a running preparation would start twice. A
+# whole worker lost mid-task is re-queued sooner by the heartbeat reconciler (below).
+CELERY_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=7200)
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# Periodic tasks (celery beat). raterapp/services/preparation_control.py: preparations whose
+# heartbeat stopped are re-queued (resuming at their step) or, after PREPARATION_MAX_ATTEMPTS
+# runs, failed with a message.
+PREPARATION_HEARTBEAT_SECONDS = env.float("PREPARATION_HEARTBEAT_SECONDS", default=10.0)
+PREPARATION_STALL_SECONDS = env.int("PREPARATION_STALL_SECONDS", default=60)
+PREPARATION_RECONCILE_SECONDS = env.float("PREPARATION_RECONCILE_SECONDS", default=20.0)
+PREPARATION_MAX_ATTEMPTS = env.int("PREPARATION_MAX_ATTEMPTS", default=3)
+# Memory a preparation may take beyond what its worker process holds when it starts (an address-space
+# limit in the process, lifted afterwards): past it the experiment fails saying so, instead of the
+# kernel killing the worker. 0: no limit. The in-memory engine only (Dask's cluster manages its own).
+PREPARATION_MEMORY_LIMIT_MB = env.int("PREPARATION_MEMORY_LIMIT_MB", default=8192)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
@@ -192,6 +214,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "raterapp.reconcile",
         "schedule": RECONCILE_INTERVAL_SECONDS,
         "options": {"expires": RECONCILE_INTERVAL_SECONDS},
+    },
+    "preparations-stalled-requeue": {
+        "task": "raterapp.preparations_stalled_requeue",
+        "schedule": PREPARATION_RECONCILE_SECONDS,
     },
 }
 

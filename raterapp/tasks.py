@@ -10,7 +10,8 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 # A lost database connection or a full disk is worth another try; bad data is not (the
-# services store it on the experiment and return).
+# services store it on the experiment and return). The preparation stores every error but a lost
+# database connection as its failure, which its owner may re-run.
 TRANSIENT = (OperationalError, InterfaceError, OSError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 2, "retry_backoff_max": 120, "max_retries": 5}
 
@@ -21,6 +22,14 @@ def experiment_prepare_task(experiment_id: int) -> None:
     from raterapp.services.preparation import experiment_prepare
 
     experiment_prepare(experiment_id=experiment_id)
+
+
+@shared_task(name="raterapp.preparations_stalled_requeue", time_limit=120, soft_time_limit=100)
+def preparations_stalled_requeue_task() -> None:
+    """Re-queue (or fail, after too many runs) the preparations whose heartbeat stopped; run by celery beat."""
+    from raterapp.services.preparation_control import preparations_stalled_requeue
+
+    preparations_stalled_requeue()
 
 
 @shared_task(name="raterapp.sample_batch_draw", acks_late=True, time_limit=3600, soft_time_limit=3500, **RETRY)

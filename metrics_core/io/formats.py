@@ -50,6 +50,8 @@ def _require_nonempty_file(path: Any) -> None:
 def _parquet_schema(path: Any) -> pa.Schema:
     try:
         return pq.read_schema(path)
+    except MemoryError:
+        raise  # out of memory is no fault of the file
     except (pa.ArrowException, OSError) as exc:
         raise InputError(path, f"not a readable Parquet file ({exc})") from None
 
@@ -57,6 +59,8 @@ def _parquet_schema(path: Any) -> pa.Schema:
 def _read_parquet(path: Any, columns: list[str]) -> pa.Table:
     try:
         return pq.read_table(path, columns=columns)
+    except MemoryError:
+        raise  # out of memory is no fault of the file
     except (pa.ArrowException, OSError) as exc:
         raise InputError(path, f"not a readable Parquet file ({exc})") from None
 
@@ -65,6 +69,8 @@ def _csv_names(path: Any) -> list[str]:
     try:
         with pcsv.open_csv(path, read_options=pcsv.ReadOptions(use_threads=False)) as reader:
             return reader.schema.names
+    except MemoryError:
+        raise  # out of memory is no fault of the file
     except (pa.ArrowException, OSError) as exc:
         raise _csv_failure(path, exc) from None
 
@@ -74,6 +80,8 @@ def _read_csv(path: Any, columns: list[str], names: list[str]) -> pa.Table:
     try:
         # Blocks of 16 MiB rather than 1 MiB: fewer chunks to combine, and faster on 10M rows.
         return pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 24), convert_options=convert)
+    except MemoryError:
+        raise  # out of memory is no fault of the file
     except (pa.ArrowException, OSError) as exc:
         raise _csv_failure(path, exc, convert, names) from None
 
@@ -102,6 +110,8 @@ def _csv_failure(
             parse_options=pcsv.ParseOptions(invalid_row_handler=remember),
             convert_options=convert or pcsv.ConvertOptions(),
         )
+    except MemoryError:
+        raise  # out of memory is no fault of the file
     except (pa.ArrowException, OSError) as again:
         message = str(again)
     if bad:

@@ -15,7 +15,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from raterapp.access import access_experiment_for_engineer
+from raterapp.access import access_experiment_for_engineer, access_experiment_for_owner
 from raterapp.models import EstimateSnapshot, Experiment, ImpactGroup, SampledPair
 from raterapp.selectors.experiments import (
     estimate_snapshot_latest,
@@ -27,6 +27,7 @@ from raterapp.selectors.experiments import (
 )
 from raterapp.selectors.samples import sampled_pairs_rows
 from raterapp.services.experiments import experiment_create
+from raterapp.services.preparation_control import experiment_preparation_rerun
 
 from .common import IsEngineerOrAdmin, drf_validation_error
 from .serializers import (
@@ -153,3 +154,24 @@ class ExperimentEstimatesHistoryApi(generics.ListAPIView):
     def get_queryset(self):
         experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
         return estimate_snapshots_list(experiment=experiment)
+
+
+class ExperimentPrepareApi(APIView):
+    """Re-run a failed or stalled preparation from the upload (202; it runs in the background).
+    409 with a message while it runs and is healthy, or once it is prepared. Roles: owner, admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: ExperimentSerializer,
+            403: OpenApiResponse(description="Not the owner or an admin."),
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="Running and healthy, or prepared already."),
+        },
+    )
+    def post(self, request, experiment_id: int):
+        experiment = access_experiment_for_owner(request.user, experiment_id)
+        experiment = experiment_preparation_rerun(experiment=experiment)
+        return Response(ExperimentSerializer(experiment).data, status=status.HTTP_202_ACCEPTED)

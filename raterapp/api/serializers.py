@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from metrics_core import metrics_for_scheme
 from raterapp.models import BudgetChange, Experiment, ImpactGroup, Judgement, PairReport, PairTask
+from raterapp.services.preparation_control import preparation_stalled
 
 FILE_KINDS = ("items", "base", "exp", "weights", "catalogue", "gold")
 
@@ -61,7 +62,8 @@ class ExperimentSerializer(serializers.ModelSerializer):
             "id", "name", "description", "kind", "engine", "items_location", "catalogue_location", "question",
             "guidelines", "owner",
             "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",
-            "status", "status_label", "progress", "error", "items_count", "dropped_items", "created_at", "updated_at",
+            "status", "status_label", "progress", "error", "error_id", "error_step", "heartbeat_at",
+            "preparation_attempts", "items_count", "dropped_items", "created_at", "updated_at",
         )  # fmt: skip
         read_only_fields = fields
 
@@ -75,10 +77,16 @@ class JudgingProgressSerializer(serializers.Serializer):
 
 class ExperimentDetailSerializer(ExperimentSerializer):
     judging = JudgingProgressSerializer(read_only=True)
+    stalled = serializers.SerializerMethodField(
+        help_text="Preparing with no sign of life for PREPARATION_STALL_SECONDS: the owner may re-run it."
+    )
 
     class Meta(ExperimentSerializer.Meta):
-        fields = (*ExperimentSerializer.Meta.fields, "judging")
+        fields = (*ExperimentSerializer.Meta.fields, "judging", "stalled")
         read_only_fields = fields
+
+    def get_stalled(self, experiment) -> bool:
+        return preparation_stalled(experiment=experiment)
 
 
 class ExperimentImpactSerializer(serializers.Serializer):

@@ -21,6 +21,7 @@ from .experiments import (
     ExperimentImpactGroupsApi,
     ExperimentListCreateApi,
     ExperimentPairsApi,
+    ExperimentPrepareApi,
 )
 from .explorer import ExplorerClustersApi, ExplorerPairDetailApi, ExplorerPairsApi
 from .exports import (
@@ -51,6 +52,7 @@ urlpatterns = [
     path("overview/", OverviewApi.as_view(), name="api-overview"),
     path("experiments/", ExperimentListCreateApi.as_view(), name="api-experiments"),
     path(experiment, ExperimentDetailApi.as_view(), name="api-experiment"),
+    path(experiment + "prepare/", ExperimentPrepareApi.as_view(), name="api-experiment-prepare"),
     path(experiment + "impact/", ExperimentImpactApi.as_view(), name="api-experiment-impact"),
     path(experiment + "impact/groups/", ExperimentImpactGroupsApi.as_view(), name="api-experiment-impact-groups"),
     path(experiment + "pairs/", ExperimentPairsApi.as_view(), name="api-experiment-pairs"),

@@ -1,12 +1,17 @@
 """Preparing an uploaded experiment for rating: validate and load, impact metrics, sample.
 
 Status: QUEUED -> VALIDATING -> COMPUTING_IMPACT -> SAMPLING -> RATING, or FAILED with the
-one-line metrics_core error (file, line or row, problem) in ``Experiment.error``.
+one-line metrics_core error (file, line or row, problem) in ``Experiment.error``. Any other
+error fails it too, with the step (``error_step``) and an error id (``error_id``) under which
+the worker logs the traceback; only a lost database connection propagates (the task retries
+it, and the heartbeat reconciler takes over if that never succeeds).
 
 Every step is idempotent, so the task may run twice (``acks_late``): a step computes
 outside any transaction (updating ``progress``), then in one transaction advances the
 status with a conditional update and replaces the step's rows (delete, then create).
-A crash leaves the status at the step that was running; the next run resumes there.
+A crash (the worker process killed) leaves the status at the step that was running; the
+next run (the broker's redelivery, or ``preparation_control.preparations_stalled_requeue`` once
+the heartbeat stops) resumes there, up to ``PREPARATION_MAX_ATTEMPTS`` runs.
 A run that finds the status moved on (another run finished the step) stops quietly.
 Failure is all or nothing: no Item, SampledPair, PairTask or ImpactGroup rows and no
 population file are left.
@@ -17,12 +22,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from django.db import transaction
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from metrics_core.io import (
@@ -42,6 +51,7 @@ from raterapp.services.catalogue import (
 from raterapp.services.gold_clustering import gold_measure
 from raterapp.services.impact_groups import impact_groups_build
 from raterapp.services.population import population_delete, population_write
+from raterapp.services.preparation_guard import memory_capped, preparation_heartbeat
 from raterapp.services.sampled_rows import sampled_rows_build, sampled_rows_save
 from raterapp.services.uploads import LocalUpload, upload_message_for_user, uploads_local_open
 
@@ -94,24 +104,57 @@ class _Run:
 
 def experiment_prepare(*, experiment_id: int) -> None:
     """Prepare an experiment for rating; resumes a crashed run; does nothing once prepared or failed."""
-    Experiment.objects.filter(pk=experiment_id, status=Status.QUEUED).update(status=Status.VALIDATING, progress=0.0)
-    experiment = Experiment.objects.filter(pk=experiment_id).first()
-    if experiment is None or experiment.status not in _STEP_OF:
+    experiment = _run_start(experiment_id)
+    if experiment is None:
         return
+    if experiment.preparation_attempts > settings.PREPARATION_MAX_ATTEMPTS:
+        preparation_fail_interrupted(experiment=experiment, runs=experiment.preparation_attempts - 1)
+        return
+    try:
+        with preparation_heartbeat(experiment_id=experiment_id):
+            _steps_run(experiment)
+    except (OperationalError, InterfaceError):
+        raise  # the database is out of reach: nothing can be stored; the task retries
+    except MemoryError as exc:
+        _fail_unexpected(experiment, _memory_message(experiment), exc)
+    except SoftTimeLimitExceeded as exc:
+        _fail_unexpected(experiment, _time_limit_message(experiment), exc)
+    except Exception as exc:
+        _fail_unexpected(experiment, _unexpected_message(experiment, exc), exc)
+
+
+def _run_start(experiment_id: int) -> Experiment | None:
+    """The experiment, counted as one more run with a fresh heartbeat; None unless it is preparing."""
+    Experiment.objects.filter(pk=experiment_id, status=Status.QUEUED).update(status=Status.VALIDATING, progress=0.0)
+    started = Experiment.objects.filter(pk=experiment_id, status__in=list(_STEP_OF)).update(
+        heartbeat_at=timezone.now(), preparation_attempts=F("preparation_attempts") + 1
+    )
+    return Experiment.objects.filter(pk=experiment_id).first() if started else None
+
+
+def _steps_run(experiment: Experiment) -> None:
     steps, session = _engine_of(experiment)
     with uploads_local_open(experiment=experiment) as uploads, session:
         run = _Run(experiment, uploads)
+        # Inside the uploads' block, so that their clean-up runs with the limit lifted. Not for Dask:
+        # its cluster keeps the population and spills to disk by itself.
+        cap = settings.PREPARATION_MEMORY_LIMIT_MB if experiment.engine == Experiment.Engine.MEMORY else 0
         try:
-            while experiment.status in steps:
-                started, status = time.monotonic(), experiment.status
-                steps[status](run)
-                # Arrow's allocator keeps freed blocks; a worker would hold the peak between jobs.
-                pa.default_memory_pool().release_unused()
-                logger.info("experiment %s: step %s took %.2f s", experiment_id, status, time.monotonic() - started)
+            with memory_capped(limit_mb=cap):
+                while experiment.status in steps:
+                    started, status = time.monotonic(), experiment.status
+                    steps[status](run)
+                    # Arrow's allocator keeps freed blocks; a worker would hold the peak between jobs.
+                    pa.default_memory_pool().release_unused()
+                    logger.info("experiment %s: step %s took %.2f s", experiment.pk, status, time.monotonic() - started)
         except InputError as exc:
-            _fail(run, upload_message_for_user(message=str(exc), uploads=uploads))
+            preparation_fail(
+                experiment_id=experiment.pk,
+                message=upload_message_for_user(message=str(exc), uploads=uploads),
+                step=experiment.status,
+            )
         except _Superseded as exc:
-            logger.info("experiment %s: left step %s to another run", experiment_id, exc)
+            logger.info("experiment %s: left step %s to another run", experiment.pk, exc)
 
 
 # ---------------------------------------------------------------------------- steps
@@ -227,14 +270,17 @@ def _rows_delete(experiment_id: int) -> None:
         model.objects.filter(experiment_id=experiment_id).delete()
 
 
-def _fail(run: _Run, message: str) -> None:
-    """FAILED with ``message``, and nothing of the preparation left behind."""
-    experiment_id = run.experiment.pk
+def preparation_fail(*, experiment_id: int, message: str, step: str = "", error_id: str = "") -> bool:
+    """FAILED with ``message`` (and the step and error id), and nothing of the preparation left
+    behind; False when the experiment was not preparing (then nothing changes)."""
+    message = message.replace("\x00", "\\x00")  # PostgreSQL text holds no NUL; data may put one in a message
     with transaction.atomic():
-        failed = Experiment.objects.filter(pk=experiment_id, status__in=list(_STEP_OF)).update(
+        failed = Experiment.objects.filter(pk=experiment_id, status__in=[Status.QUEUED, *_STEP_OF]).update(
             status=Status.FAILED,
             updated_at=timezone.now(),
             error=message,
+            error_id=error_id,
+            error_step=step,
             progress=0.0,
             population_file="",
             items_count=None,
@@ -243,8 +289,61 @@ def _fail(run: _Run, message: str) -> None:
             gold=None,
         )
         if failed:
-            _rows_delete(experiment_id)
-            ImpactGroup.objects.filter(experiment_id=experiment_id).delete()
+            preparation_rows_delete(experiment_id=experiment_id)
     if failed:
         population_delete(experiment_id=experiment_id)
-    logger.info("experiment %s failed: %s", experiment_id, message)
+    logger.info("experiment %s failed in step %s: %s", experiment_id, step or "-", message)
+    return bool(failed)
+
+
+def preparation_rows_delete(*, experiment_id: int) -> None:
+    """Every row a preparation writes (call inside the transaction that changes the status)."""
+    _rows_delete(experiment_id)
+    ImpactGroup.objects.filter(experiment_id=experiment_id).delete()
+
+
+def preparation_fail_interrupted(*, experiment: Experiment, runs: int) -> bool:
+    """FAILED because ``runs`` runs were interrupted (their process killed or lost) at the
+    experiment's current step; False when it was not preparing any more."""
+    message = (
+        f"The preparation was interrupted {runs} times while {_step_label(experiment)} (PREPARATION_MAX_ATTEMPTS): "
+        "the worker process was killed (often for lack of memory: see PREPARATION_MEMORY_LIMIT_MB) or lost. "
+        "Re-run it once the cause is fixed"
+    )
+    return _fail_unexpected(experiment, message)
+
+
+def _fail_unexpected(experiment: Experiment, message: str, exc: BaseException | None = None) -> bool:
+    error_id = uuid.uuid4().hex[:12]
+    logger.error(
+        "experiment %s: preparation failed in step %s, error id %s: %s",
+        experiment.pk,
+        experiment.status,
+        error_id,
+        message,
+        exc_info=exc,
+    )
+    message = f"{message} (error id {error_id})"
+    return preparation_fail(experiment_id=experiment.pk, message=message, step=experiment.status, error_id=error_id)
+
+
+def _step_label(experiment: Experiment) -> str:
+    return Status(experiment.status).label.lower() if experiment.status in Status.values else experiment.status
+
+
+def _unexpected_message(experiment: Experiment, exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    text = f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+    return f"Unexpected error while {_step_label(experiment)}: {text}. Re-run the preparation, or report the error id"
+
+
+def _memory_message(experiment: Experiment) -> str:
+    limit = settings.PREPARATION_MEMORY_LIMIT_MB
+    return (
+        f"The preparation needed more than {limit:,} MB of memory while {_step_label(experiment)}; "
+        "raise PREPARATION_MEMORY_LIMIT_MB or use the Dask engine"
+    )
+
+
+def _time_limit_message(experiment: Experiment) -> str:
+    return f"The preparation took longer than its time limit while {_step_label(experiment)}"

@@ -14,7 +14,8 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views import View
 
-from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, user_roles
+from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, access_experiment_for_owner, user_roles
+from raterapp.exceptions import StateConflict
 from raterapp.forms import BudgetForm, ExperimentCreateForm
 from raterapp.models import BudgetChange, Experiment
 from raterapp.selectors.budgets import budget_changes_list, budget_summary_get
@@ -23,6 +24,7 @@ from raterapp.selectors.experiments import experiment_judging_progress_get, expe
 from raterapp.services.budgets import budget_for, budget_update
 from raterapp.services.experiment_control import deciding_metrics_for
 from raterapp.services.experiments import experiment_create
+from raterapp.services.preparation_control import experiment_preparation_rerun, preparation_stalled
 from raterapp.services.sample_batches import MAX_BATCH_DRAWS
 from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, TERMS, metric_label
 
@@ -150,7 +152,9 @@ class ExperimentPageView(EngineerPageMixin, View):
     def get(self, request, experiment_id: int):
         return self.render_page(request, access_experiment_for_engineer(request.user, experiment_id))
 
-    def render_page(self, request, experiment: Experiment, *, budget_form: BudgetForm | None = None, status=200):
+    def render_page(
+        self, request, experiment: Experiment, *, budget_form: BudgetForm | None = None, rerun_refused="", status=200
+    ):
         steps = preparation_steps(experiment)
         budget = budget_for(experiment)
         dashboard = experiment_dashboard_get(experiment=experiment)
@@ -159,6 +163,9 @@ class ExperimentPageView(EngineerPageMixin, View):
             steps=steps,
             preparing=experiment.status in PREPARING,
             failed=experiment.status == Status.FAILED,
+            failed_step=Status(experiment.error_step).label if experiment.error_step in Status.values else "",
+            stalled=preparation_stalled(experiment=experiment),
+            rerun_refused=rerun_refused,
             ready=experiment.status in (Status.RATING, Status.DONE),
             progress_percent=round(100 * min(max(experiment.progress, 0.0), 1.0)),
             impact_rows=_impact_rows(experiment),
@@ -207,6 +214,22 @@ class ExperimentBudgetPageView(ExperimentPageView):
             else:
                 return redirect(reverse("experiment-detail", args=[experiment.pk]) + "#budget")
         return self.render_page(request, experiment, budget_form=form, status=400)
+
+
+class ExperimentPreparePageView(ExperimentPageView):
+    """The experiment page's "Re-run the preparation" button (owner, admin): back to the page,
+    which follows the new run; a refusal (running and healthy, prepared already) shows on it."""
+
+    def get(self, request, experiment_id: int):
+        return redirect("experiment-detail", experiment_id=experiment_id)
+
+    def post(self, request, experiment_id: int):
+        experiment = access_experiment_for_owner(request.user, experiment_id)
+        try:
+            experiment_preparation_rerun(experiment=experiment)
+        except StateConflict as exc:
+            return self.render_page(request, experiment, rerun_refused=str(exc), status=409)
+        return redirect(reverse("experiment-detail", args=[experiment.pk]) + "#preparation")
 
 
 def _budget_form_of(budget) -> BudgetForm:

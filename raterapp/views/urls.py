@@ -9,6 +9,7 @@ from .experiments import (
     ExperimentCreatePageView,
     ExperimentListPageView,
     ExperimentPageView,
+    ExperimentPreparePageView,
     GlossaryPageView,
 )
 from .explorer import ExplorerPageView
@@ -20,6 +21,7 @@ urlpatterns = [
     path("experiments/new/", ExperimentCreatePageView.as_view(), name="experiment-new"),
     path("experiments/<int:experiment_id>/", ExperimentPageView.as_view(), name="experiment-detail"),
     path("experiments/<int:experiment_id>/budget/", ExperimentBudgetPageView.as_view(), name="experiment-budget"),
+    path("experiments/<int:experiment_id>/prepare/", ExperimentPreparePageView.as_view(), name="experiment-prepare"),
     path("experiments/<int:experiment_id>/pairs/", ExplorerPageView.as_view(), name="experiment-pairs"),
     path("overview/", OverviewPageView.as_view(), name="overview"),
     path("raters/", RatersPageView.as_view(), name="raters"),

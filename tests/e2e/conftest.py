@@ -38,10 +38,12 @@ def all_queues() -> str:
 
 
 @contextmanager
-def celery_worker_started(log_dir: Path, *, queues: str = "", name: str = "all", command=()):
+def celery_worker_started(
+    log_dir: Path, *, queues: str = "", name: str = "all", command=(), pool: str = "solo", env: dict | None = None
+):
     """A ``celery worker`` process on ``queues`` (default: every queue, like the demo's worker),
-    started with ``command`` (default: ``python -m celery -A raterapp``); yield it once it answers
-    a ping."""
+    started with ``command`` (default: ``python -m celery -A raterapp``), with the ``pool``
+    (``prefork``: one child process) and more environment ``env``; yield it once it answers a ping."""
     from raterapp.celery import app
 
     env = {
@@ -51,12 +53,13 @@ def celery_worker_started(log_dir: Path, *, queues: str = "", name: str = "all",
         "CONN_MAX_AGE": "0",
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "CELERY_TASK_ALWAYS_EAGER": "false",
+        **(env or {}),
     }
     hostname = f"e2e-{os.getpid()}-{name}@localhost"
     log_path = log_dir / f"worker-{name}.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed below
     worker = subprocess.Popen(
-        [*(command or [sys.executable, "-m", "celery", "-A", "raterapp"]), "worker", "--pool=solo", "--loglevel=INFO",
+        [*(command or [sys.executable, "-m", "celery", "-A", "raterapp"]), "worker", f"--pool={pool}", "--concurrency=1", "--loglevel=INFO",
          "-Q", queues or all_queues(), "--hostname", hostname, "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )

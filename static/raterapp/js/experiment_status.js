@@ -1,7 +1,8 @@
 // Follows an experiment's preparation on its page without reloading it.
 // Polls GET /api/experiments/<id>/ every 2 s while the experiment is preparing, and updates
 // the step list, the current step's progress bar, the failure message and, once ready, the
-// impact table and judging progress (the status badge is dashboard.js's). Everything from the server is written with textContent
+// impact table and judging progress (the status badge is dashboard.js's), and whether the
+// preparation has stalled (its worker lost: the re-run button shows). Everything from the server is written with textContent
 // (never innerHTML): error texts and names are untrusted. The step rule mirrors
 // raterapp/views/experiments.py:preparation_steps.
 
@@ -45,12 +46,30 @@ function renderSteps(section, experiment) {
   if (queued) queued.hidden = experiment.status !== "queued";
 }
 
+const STEP_LABELS = { validating: "validating the upload", computing_impact: "computing impact metrics", sampling: "sampling pairs" };
+
 function renderFailure(experiment) {
   const box = document.querySelector("[data-failure]");
   if (!box) return;
   box.hidden = experiment.status !== "failed";
   if (experiment.status === "failed") {
     box.querySelector("[data-failure-message]").textContent = experiment.error || "";
+    const step = STEP_LABELS[experiment.error_step];
+    box.querySelector("[data-failure-step]").textContent = step ? `: ${step}` : "";
+    box.querySelector("[data-failure-id]").hidden = !experiment.error_id;
+    box.querySelector("[data-failure-id-value]").textContent = experiment.error_id || "";
+  }
+}
+
+function renderStalled(experiment) {
+  const box = document.querySelector("[data-stalled]");
+  if (!box) return;
+  box.hidden = !experiment.stalled;
+  const since = experiment.heartbeat_at || experiment.updated_at;
+  if (experiment.stalled && since) {
+    const time = box.querySelector("[data-stalled-since]");
+    time.dateTime = since;
+    time.textContent = new Date(since).toLocaleString();
   }
 }
 
@@ -104,6 +123,7 @@ async function poll(section) {
   const changed = experiment.status !== section.dataset.status;
   section.dataset.status = experiment.status;
   renderSteps(section, experiment);
+  renderStalled(experiment);
   if (changed) announce(section, experiment);
   const itemsCount = document.querySelector("[data-items-count]");
   if (itemsCount && experiment.items_count !== null && experiment.items_count !== undefined) {

@@ -179,25 +179,30 @@ def test_rerun_of_a_step_replaces_its_rows_without_duplicates(engineer, media, s
     assert Experiment.objects.get(pk=experiment.pk).status == Status.RATING
 
 
+class WorkerKilled(BaseException):
+    """What a run sees of its process being killed: nothing after this runs (no ``except Exception``)."""
+
+
 def test_a_crash_inside_a_step_leaves_nothing_of_it_and_the_next_run_resumes(engineer, media, monkeypatch):
     reference = rows_of(prepared(engineer))
     save = preparation.sampled_rows_save
 
     def save_then_crash(**kwargs):
         save(**kwargs)
-        raise RuntimeError("worker killed")
+        raise WorkerKilled
 
     monkeypatch.setattr(preparation, "sampled_rows_save", save_then_crash)
     experiment = created(engineer)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(WorkerKilled):
         experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()
-    assert experiment.status == Status.SAMPLING
+    assert (experiment.status, experiment.preparation_attempts) == (Status.SAMPLING, 1)
     assert (Item.objects.filter(experiment=experiment).count(), PairTask.objects.filter(experiment=experiment).count()) == (0, 0)
 
     monkeypatch.setattr(preparation, "sampled_rows_save", save)
     experiment_prepare(experiment_id=experiment.pk)
-    assert Experiment.objects.get(pk=experiment.pk).status == Status.RATING
+    experiment.refresh_from_db()
+    assert (experiment.status, experiment.preparation_attempts) == (Status.RATING, 2)
     assert rows_of(experiment) == reference
 
 

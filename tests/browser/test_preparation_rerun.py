@@ -1,0 +1,75 @@
+"""A stalled preparation, then a failed one, re-run from the experiment page: the page follows the
+new run, shows the failure's step and error id without a reload, and reaches rating."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.utils import timezone
+
+from raterapp.models import Experiment
+from raterapp.services import preparation
+from raterapp.services.experiments import experiment_create
+from raterapp.services.preparation import experiment_prepare
+from raterapp.tasks import experiment_prepare_task
+from tests.raterapp.factories import UserFactory
+from tests.raterapp.services.files import tiny_files
+
+from .conftest import record_problems, settle, sign_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+Status = Experiment.Status
+LAPTOP = {"width": 1280, "height": 800}
+
+
+def test_a_stalled_then_failed_preparation_is_rerun_from_the_page(browser, live_server, settings, monkeypatch, screenshots_dir):
+    settings.PREPARATION_STALL_SECONDS = 60
+    engineer = UserFactory(username="eve", roles=["engineer"])
+    engineer.set_password("pw-eve")
+    engineer.save()
+    experiment = experiment_create(owner=engineer, name="Stalls then fails", files=tiny_files(), seed=7, n_draws=50)
+    Experiment.objects.filter(pk=experiment.pk).update(
+        status=Status.SAMPLING, preparation_attempts=1, heartbeat_at=timezone.now() - timedelta(minutes=5)
+    )
+    delay = mock.MagicMock()
+    monkeypatch.setattr(experiment_prepare_task, "delay", delay)
+    page = browser.new_page(viewport=LAPTOP)
+    problems: list[str] = []
+    record_problems(page, problems)
+    path = f"/experiments/{experiment.pk}/"
+    sign_in(page, live_server, "eve", "pw-eve", path)
+
+    stalled = page.locator("[data-stalled]")
+    assert stalled.is_visible()
+    assert "No sign of life from its worker since" in stalled.inner_text()
+    settle(page)
+    page.screenshot(path=str(screenshots_dir / "preparation-stalled-1280x800.png"), full_page=True)
+    stalled.get_by_role("button", name="Re-run the preparation").click()
+    page.wait_for_url(f"{live_server.url}{path}#preparation")
+    assert page.locator("[data-queued]").is_visible()
+    assert stalled.is_hidden()
+    delay.assert_called_once_with(experiment.pk)
+
+    # The worker's run breaks in the impact step: the page shows it without a reload.
+    page.evaluate("window.__notReloaded = true")
+    with mock.patch.object(preparation, "impact_groups_build", side_effect=ValueError("Take operation overflowed")):
+        experiment_prepare(experiment_id=experiment.pk)
+    failure = page.locator("[data-failure]")
+    failure.wait_for(state="visible", timeout=20_000)
+    experiment.refresh_from_db()
+    assert page.locator("[data-failure-step]").inner_text() == ": computing impact metrics"
+    assert page.locator("[data-failure-message]").inner_text() == experiment.error
+    assert page.locator("[data-failure-id-value]").inner_text() == experiment.error_id
+    assert page.evaluate("window.__notReloaded") is True
+    settle(page)
+    page.screenshot(path=str(screenshots_dir / "preparation-failed-1280x800.png"), full_page=True)
+
+    failure.get_by_role("button", name="Re-run the preparation").click()
+    page.wait_for_url(f"{live_server.url}{path}#preparation")
+    assert failure.is_hidden()
+    experiment_prepare(experiment_id=experiment.pk)
+    page.locator("[data-results]").wait_for(state="visible", timeout=20_000)
+    assert Experiment.objects.get(pk=experiment.pk).status == Status.RATING
+    assert problems == []
