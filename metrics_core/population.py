@@ -83,6 +83,9 @@ class Population:
 
     @cached_property
     def _cell_affected(self) -> np.ndarray:
+        if self.unit_weights:
+            sets = self.cell_sets  # unit weights: the split and merge weights are item counts
+            return (sets["split"] != 0.0) | (sets["merge"] != 0.0)
         return cells_affected(
             base_size=self.base_size[self.cell_base], exp_size=self.exp_size[self.cell_exp], cell_size=self.cell_size
         )
@@ -97,6 +100,13 @@ class Population:
         merge weights are exactly zero where the item counts say the set is empty,
         so that unchanged items never carry rounding noise.
         """
+        if self.unit_weights:
+            # Weights are item counts, exact in float64: the differences are the counts'
+            # differences, zero exactly where cell_set_weights finds the sizes equal.
+            base, exp, both = self.base_weight[self.cell_base], self.exp_weight[self.cell_exp], self.cell_weight
+            split, merge = base - both, exp - both
+            union = both + split + merge
+            return {"base": base, "exp": exp, "both": both, "split": split, "merge": merge, "union": union}
         return cell_set_weights(
             base_weight=self.base_weight[self.cell_base],
             exp_weight=self.exp_weight[self.cell_exp],
