@@ -90,7 +90,14 @@ def items_of_cells(population: Population, cells: np.ndarray) -> Segments:
     n_cells = len(population.cell_weight)
     wanted = np.zeros(n_cells, dtype=bool)
     wanted[cells] = True
-    items = np.flatnonzero(wanted[population.cell])
+    # By blocks: no N-sized mask.
+    block = 1 << 22
+    items = np.concatenate(
+        [
+            start + np.flatnonzero(wanted[population.cell[start : start + block]])
+            for start in range(0, len(population.cell), block)
+        ]
+    )
     return Segments.build(items, population.cell[items], n_cells, population.weight)
 
 

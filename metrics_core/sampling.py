@@ -397,7 +397,8 @@ def pick_classes(masses: np.ndarray, classes: tuple[int, ...], u: np.ndarray) ->
 def _choose(cumulative: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Indices drawn ∝ the increments of ``cumulative``; zero increments never drawn."""
     index = np.searchsorted(cumulative, u * cumulative[-1], side="right")
-    last_positive = int(np.flatnonzero(np.diff(cumulative, prepend=0.0) > 0)[-1])
+    # The sums never decrease: the last positive increment is where the total is first reached.
+    last_positive = int(np.searchsorted(cumulative, cumulative[-1], side="left"))
     return np.minimum(index, last_positive)
 
 
