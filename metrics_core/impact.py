@@ -11,6 +11,7 @@ pointwise metrics, so lifting to any grouping is a weighted ``bincount`` over un
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -119,6 +120,16 @@ def impact_metrics(population: Population) -> ImpactMetrics:
     >>> m.affected_items
     4
     """
+    if population not in _OVERALL:
+        _OVERALL[population] = _overall(population)
+    return _OVERALL[population]
+
+
+# Estimates read the overall metrics of their population on every call: computed once.
+_OVERALL: weakref.WeakKeyDictionary[Population, ImpactMetrics] = weakref.WeakKeyDictionary()
+
+
+def _overall(population: Population) -> ImpactMetrics:
     units = _cell_units(population, None)
     table = _lift(population, units, n_groups=1, labels=np.array(["all"], dtype=object))
     return ImpactMetrics(
