@@ -415,6 +415,11 @@ class _Frame:
             share[present],
         )
 
+    @cached_property
+    def k(self) -> np.ndarray:
+        """The spec's ``k_u`` of each present unit: its draws and their within-unit pairs."""
+        return self.unit_draws + (1.0 - self.q) * self.unit_draws * (self.unit_draws - 1.0)
+
     def unit_sums(self, d: _Draws, values: np.ndarray) -> np.ndarray:
         """Σ draws·values over the rows of each present unit."""
         local = d.unit[self.rows] - self.units.start
@@ -451,28 +456,26 @@ class _Estimator:
         judged, drawn = sum(f.judged for f in frames), sum(f.drawn for f in frames)
         if judged == 0:
             return _Mean(math.nan, math.nan, 0.0, 0, drawn, horizon)
-        frames = [f for f in frames if f.judged]
-        weights, weighted = [], []
+        parts = []
         for f in frames:
+            if not f.judged:
+                continue
             w = f.unit_draws if importance is None else f.unit_sums(d, importance)
             # A unit's rows share its verdicts: x is the share times a per-row factor at most.
             wx = w * f.share if x == "share" else f.share * f.unit_sums(d, d.precision_label)
-            weights.append(f.v * w)
-            weighted.append(f.v * wx)
-        unit_weight, unit_wx = np.concatenate(weights), np.concatenate(weighted)
-        total = float(unit_weight.sum())
-        m = float(unit_wx.sum()) / total
+            parts.append((f, f.v * w, f.v * wx))
+        total = sum(float(unit_weight.sum()) for _, unit_weight, _ in parts)
+        m = sum(float(unit_wx.sum()) for _, _, unit_wx in parts) / total
         if self.points_only:
             return _Mean(m, math.nan, math.nan, judged, drawn, horizon)
-        unit_draws = np.concatenate([f.unit_draws for f in frames])
-        unit_q = np.concatenate([np.full(len(f.unit_draws), f.q) for f in frames])
-        unit_x = unit_wx / unit_weight
-        unit_v = unit_weight / unit_draws
-        k = unit_draws + (1.0 - unit_q) * unit_draws * (unit_draws - 1.0)
-        vk = unit_v**2 * k
-        spread = float(np.dot(vk, (unit_x - m) ** 2))
+        spread = vk_total = 0.0
+        for f, unit_weight, unit_wx in parts:
+            unit_v = unit_weight / f.unit_draws
+            vk = unit_v * unit_v * f.k
+            spread += float(np.dot(vk, (unit_wx / unit_weight - m) ** 2))
+            vk_total += float(vk.sum())
         stderr = math.sqrt(judged / (judged - 1) * spread) / total if judged > 1 else math.nan
-        n_eff = total**2 / float(vk.sum())
+        n_eff = total**2 / vk_total
         return _Mean(m, stderr, n_eff, judged, drawn, horizon)
 
     def _frame(self, group: int) -> _Frame:
