@@ -1,4 +1,4 @@
-"""Sorted layouts of the affected items and cells, for drawing partners in O(log N).
+"""Sorted layouts of items and cells, for drawing partners in O(log N).
 
 Every set a partner is drawn from is a contiguous segment of a sorted array minus
 at most one element:
@@ -6,13 +6,15 @@ at most one element:
   * cells grouped by Base cluster: the cells of Base(i) minus i's own cell (split);
   * cells grouped by Exp cluster: the cells of Exp(i) minus i's own cell (merge).
 A weighted draw from a segment is a binary search in a cumulative weight array.
-Only affected items are laid out: every partner of an affected item is affected.
+
+A sample of S draws touches at most a few S cells and clusters, so a draw lays out only
+those (:func:`items_of_cells`, :func:`cells_of_clusters`): one pass over the items' cell
+codes and a sort of the touched items, instead of sorting every affected item.
 """
 
 from __future__ import annotations
 
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,27 +25,29 @@ from .population import Population
 
 @dataclass(frozen=True)
 class Segments:
-    """Elements sorted by group, with cumulative weights and per-group bounds."""
+    """Elements sorted by group, with cumulative weights; a group's bounds by binary search."""
 
     order: np.ndarray  # position -> element; ascending within each group
+    keys: np.ndarray  # position -> its group (ascending)
     cumulative: np.ndarray  # len(order) + 1
-    start: np.ndarray  # group -> first position
-    end: np.ndarray  # group -> one past the last position
 
     @classmethod
     def build(cls, elements: np.ndarray, group: np.ndarray, n_groups: int, weight: np.ndarray) -> Segments:
         """Lay out ascending ``elements`` by ``group`` (a stable sort keeps them ascending)."""
-        order = elements[stable_argsort_codes(group, n_groups)]
-        counts = np.bincount(group, minlength=n_groups)
-        end = np.cumsum(counts)
+        by_group = stable_argsort_codes(group, n_groups)
+        order = elements[by_group]
         cumulative = np.empty(len(order) + 1)
         cumulative[0] = 0.0
         np.cumsum(weight[order], out=cumulative[1:])
-        return cls(order=order, cumulative=cumulative, start=end - counts, end=end)
+        return cls(order=order, keys=group[by_group], cumulative=cumulative)
 
-    def locate(self, group: np.ndarray, element: np.ndarray) -> np.ndarray:
-        """Position of each ``element`` within its ``group``: a binary search in the segment."""
-        lo, hi = self.start[group].copy(), self.end[group].copy()
+    def bounds(self, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """First position and one past the last of each ``group``'s segment."""
+        return np.searchsorted(self.keys, group, side="left"), np.searchsorted(self.keys, group, side="right")
+
+    def locate(self, lo: np.ndarray, hi: np.ndarray, element: np.ndarray) -> np.ndarray:
+        """Position of each ``element`` within its segment ``[lo, hi)``: a binary search."""
+        lo, hi = lo.copy(), hi.copy()
         while True:
             active = lo < hi
             if not active.any():
@@ -71,35 +75,38 @@ class Segments:
         return self.order[pos]
 
 
-@dataclass(frozen=True)
-class Layout:
-    cells: np.ndarray  # affected cell codes, ascending
-    items_by_cell: Segments
-    cells_by_base: Segments
-    cells_by_exp: Segments
+_CACHE: weakref.WeakKeyDictionary[Population, np.ndarray] = weakref.WeakKeyDictionary()
 
 
-_CACHE: weakref.WeakKeyDictionary[Population, Layout] = weakref.WeakKeyDictionary()
-
-
-def layout_of(population: Population) -> Layout:
-    """The layout of a population, built once and cached while the population lives."""
+def affected_cells(population: Population) -> np.ndarray:
+    """The affected cell codes, ascending (cached while the population lives)."""
     if population not in _CACHE:
-        _CACHE[population] = _build(population)
+        _CACHE[population] = np.flatnonzero(population.cell_affected())
     return _CACHE[population]
 
 
-def _build(pop: Population) -> Layout:
-    n_cells = len(pop.cell_weight)
-    affected_cell = pop.cell_affected()
-    cells = np.flatnonzero(affected_cell)
-    items = np.flatnonzero(affected_cell[pop.cell])
-    jobs = (
-        (items, pop.cell[items], n_cells, pop.weight),
-        (cells, pop.cell_base[cells], len(pop.base_labels), pop.cell_weight),
-        (cells, pop.cell_exp[cells], len(pop.exp_labels), pop.cell_weight),
+def items_of_cells(population: Population, cells: np.ndarray) -> Segments:
+    """The items of ``cells`` grouped by cell: one pass over the items' cell codes."""
+    n_cells = len(population.cell_weight)
+    wanted = np.zeros(n_cells, dtype=bool)
+    wanted[cells] = True
+    # By blocks: no N-sized mask.
+    block = 1 << 22
+    items = np.concatenate(
+        [
+            start + np.flatnonzero(wanted[population.cell[start : start + block]])
+            for start in range(0, len(population.cell), block)
+        ]
     )
-    # numpy releases the GIL in sorts, gathers and cumsums: two threads use both cores.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        items_by_cell, cells_by_base, cells_by_exp = pool.map(lambda job: Segments.build(*job), jobs)
-    return Layout(cells, items_by_cell, cells_by_base, cells_by_exp)
+    return Segments.build(items, population.cell[items], n_cells, population.weight)
+
+
+def cells_of_clusters(
+    population: Population, cluster_of_cell: np.ndarray, clusters: np.ndarray, n_clusters: int
+) -> Segments:
+    """The affected cells of ``clusters`` grouped by cluster (``cluster_of_cell``: cell_base or cell_exp)."""
+    wanted = np.zeros(n_clusters, dtype=bool)
+    wanted[clusters] = True
+    cells = affected_cells(population)
+    cells = cells[wanted[cluster_of_cell[cells]]]
+    return Segments.build(cells, cluster_of_cell[cells], n_clusters, population.cell_weight)

@@ -85,6 +85,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def lean_allocation() -> None:
+    """Give freed buffers back to the system at once, for a one-shot process on large inputs.
+
+    pyarrow's default pool (mimalloc or jemalloc) keeps freed memory for reuse, and glibc's
+    malloc raises its mmap threshold after large frees, keeping freed arrays in the heap: the
+    chunks of a column read, once combined, would stay resident. The system pool and a fixed
+    1 MiB mmap threshold return every large buffer when it is freed.
+    """
+    import ctypes
+
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD (glibc)
+    except (OSError, AttributeError):
+        pass  # not glibc: its allocator's defaults stand
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="ABCDE clustering-change metrics.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{impact,sample,estimate,compare}")
@@ -184,6 +203,8 @@ def run_impact(args: argparse.Namespace) -> dict:
         raise InputError(args.per_cluster, "--per-item and --per-cluster name the same file")
     items = read_items(args.items)
     population = items.to_population()
+    if not args.per_item:
+        items = items.without_labels()  # the population holds their codes
     tables = {}
     if args.per_item:
         tables[args.per_item] = per_item_columns(items, population)
@@ -200,6 +221,7 @@ def run_sample(args: argparse.Namespace) -> None:
     check_output_path(args.out)
     items = read_items(args.items)
     population = items.to_population()
+    items = items.without_labels()  # the population holds their codes
     if not population.cell_affected().any():
         raise InputError(args.items, "no item is affected (Base and Exp are identical): nothing to sample")
     diff_share = 0.5 if args.diff_share is None else args.diff_share
@@ -412,8 +434,8 @@ def per_cluster_columns(population: Population) -> dict[str, Any]:
 def pairs_columns(items: ItemTable, sample: PairSample) -> dict[str, Any]:
     """The PAIRS file: item ids, class and stratum names, draw counts, the scheme."""
     return {
-        "i": items.item_id.take(sample.i),
-        "j": items.item_id.take(sample.j),
+        "i": items.item_ids_at(sample.i),
+        "j": items.item_ids_at(sample.j),
         "pair_class": np.asarray(PAIR_CLASSES, dtype=object)[sample.pair_class],
         "stratum": np.asarray(STRATA, dtype=object)[sample.stratum],
         "draws": sample.draws,

@@ -97,26 +97,36 @@ def sample_context(population: Population, sample: PairSample, vantage=None) -> 
     >>> sorted(set(context.base.tolist())), round(float(context.totals[1]), 4)
     ([3.0], 0.4444)
     """
-    pop = population
-    rows = np.arange(len(sample))
-    mask = None
-    if vantage is not None:
-        mask = as_1d("vantage", vantage).astype(bool)
-        if len(mask) != pop.n_items:
-            raise ValueError(f"vantage has {len(mask)} values, expected {pop.n_items}")
-        rows = rows[mask[sample.i]]
-    cell = pop.cell[sample.i[rows]]
-    sets = pop.cell_sets
-    totals = class_totals(pop, sample.scheme, mask)
-    rate_totals = totals if sample.scheme == "precision" else class_totals(pop, "precision", mask)
-    metrics = impact_metrics(pop).metrics
+    rows, mask = context_rows(population, sample, vantage)
+    cell = population.cell[sample.i[rows]]
+    sets = population.cell_sets
     return SampleContext(
         rows=rows,
         union=sets["union"][cell],
         base=sets["base"][cell],
         exp=sets["exp"][cell],
-        totals=totals,
-        rate_totals=rate_totals,
-        exact={name: metrics[name] for name in CONTEXT_EXACT},
-        sampling_totals=None if mask is None else class_totals(pop, sample.scheme),
+        **context_totals(population, sample.scheme, mask),
     )
+
+
+def context_rows(population: Population, sample: PairSample, vantage=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows of ``sample`` whose vantage item is in the ``vantage`` mask (all without one), and the mask."""
+    rows = np.arange(len(sample))
+    if vantage is None:
+        return rows, None
+    mask = as_1d("vantage", vantage).astype(bool)
+    if len(mask) != population.n_items:
+        raise ValueError(f"vantage has {len(mask)} values, expected {population.n_items}")
+    return rows[mask[sample.i]], mask
+
+
+def context_totals(population: Population, scheme: str, mask: np.ndarray | None) -> dict:
+    """The population totals of a :class:`SampleContext` (its fields but the per-row ones)."""
+    totals = class_totals(population, scheme, mask)
+    metrics = impact_metrics(population).metrics
+    return {
+        "totals": totals,
+        "rate_totals": totals if scheme == "precision" else class_totals(population, "precision", mask),
+        "exact": {name: metrics[name] for name in CONTEXT_EXACT},
+        "sampling_totals": None if mask is None else class_totals(population, scheme),
+    }

@@ -39,14 +39,17 @@ with the unsure verdicts counted as judged.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import cached_property
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
+from ._sorting import stable_argsort_codes
 from ._validation import positive_int
-from .context import SampleContext, sample_context
+from .context import SampleContext, context_rows, context_totals
 from .judgements import PairVerdicts
 from .masses import INTERSECTION, MERGE, SELF, SPLIT
 from .population import Population
@@ -135,14 +138,16 @@ def estimate_quality(
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     horizon = sample.n_draws if horizon is None else positive_int("horizon", horizon)
-    draws = _Draws.build(population, sample, verdicts, vantage)
+    return quality_of_draws(_Draws.build(population, sample, verdicts, vantage), sample.scheme, confidence, horizon)
+
+
+def quality_of_draws(draws: _Draws, scheme: str, confidence: float, horizon: int) -> QualityEstimates:
+    """:func:`estimate_quality` of draws already built (the derived metrics reuse them)."""
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     estimator = _Estimator(draws, z, confidence, horizon)
-    estimates = _scheme_estimates(estimator, sample.scheme)
-    estimates = _with_unsure_bounds(estimates, estimator, sample.scheme)
-    return QualityEstimates(
-        sample.scheme, confidence, {name: estimates[name] for name in metrics_for_scheme(sample.scheme)}
-    )
+    estimates = _scheme_estimates(estimator, scheme)
+    estimates = _with_unsure_bounds(estimates, estimator, scheme)
+    return QualityEstimates(scheme, confidence, {name: estimates[name] for name in metrics_for_scheme(scheme)})
 
 
 _STRATUM_OF = {
@@ -154,93 +159,115 @@ _STRATUM_OF = {
 
 @dataclass(frozen=True)
 class _Draws:
-    """Per sample row (within the vantage mask): what the estimators need."""
+    """Per sample row (within the vantage mask): what the estimators need.
+
+    Rows are ordered by ``(stratum, class, unordered pair)``: each (stratum, class) is a
+    contiguous range of rows, and the rows of one *unit* (the distinct unordered pair, drawn
+    in one or both orientations; its rows share one verdict) are adjacent. Class sums are then
+    slices and unit sums sequential, and the verdicts are looked up once per unit.
+    """
 
     stratum: np.ndarray
     pair_class: np.ndarray
     draws: np.ndarray
-    equivalent: np.ndarray  # share of equivalent verdicts; NaN when unjudged
-    unit: np.ndarray  # code of the distinct unordered pair within its stratum, ordered by (stratum, class)
+    unit: np.ndarray  # code of the row's unit, ascending with the rows
     union_over_base: np.ndarray  # weight(U)/weight(Base(i)): importance of a split draw for the rates
     union_over_exp: np.ndarray
     precision_label: np.ndarray  # l_ij of ΔPrecision for this scheme (JDD eqs 92-94; spec §4c)
     totals: np.ndarray  # exact sampling-weight total per (stratum, class), shape (3, 4)
     split_rate: float  # exact SplitRate(T) (or the vantage slice's contribution)
     merge_rate: float
-    verdict_counts: np.ndarray  # (3, rows): equivalent, not equivalent, unsure verdicts of the row's pair
+    unit_verdicts: np.ndarray  # (3, units): equivalent, not equivalent, unsure verdicts of the unit's pair
+    unit_share: np.ndarray  # (units,): share of equivalent verdicts; NaN unjudged, 1 for self pairs
+    unit_draws: np.ndarray  # (units,): draws of the unit's rows (float64)
     stratum_mass: np.ndarray  # (3,): the whole population's sampling mass of each stratum
     stratum_share: np.ndarray  # (3,): each stratum's share of the whole sample's draws
-    # (stratum, class) -> its rows, and the range [start, end) of its unit codes
-    class_rows: dict[tuple[int, int], np.ndarray]
-    class_units: dict[tuple[int, int], tuple[int, int]]
+    # bounds of the rows and of the unit codes of each (stratum, class) g = 4·stratum + class
+    row_bounds: np.ndarray  # (13,)
+    unit_bounds: np.ndarray  # (13,)
+
+    @cached_property
+    def equivalent(self) -> np.ndarray:
+        """Each row's share of equivalent verdicts; NaN when unjudged."""
+        return self.unit_share[self.unit]
 
     @classmethod
     def build(
         cls, source: Population | SampleContext, sample: PairSample, verdicts: PairVerdicts, vantage: Any
     ) -> _Draws:
+        mask = None
         if isinstance(source, SampleContext):
             if vantage is not None:
                 raise ValueError("vantage needs the population; restrict a SampleContext where it is built")
-            context = source
+            rows = source.rows
         else:
-            context = sample_context(source, sample, vantage)
-        rows = context.rows
+            rows, mask = context_rows(source, sample, vantage)
         if len(rows) and rows.max() >= len(sample):
             raise ValueError(f"the context has rows up to {rows.max()}; the sample has {len(sample)}")
-        i, j = sample.i[rows], sample.j[rows]
-        n = int(max(sample.i.max(initial=0), sample.j.max(initial=0))) + 1
-        pair_class = sample.pair_class[rows]
-        # A pair and its reverse are of one class: with the class in the key, the units of each
-        # (stratum, class) are a contiguous range of codes.
-        group = sample.stratum[rows].astype(np.int64) * 4 + pair_class
-        unit_keys = (group * n + np.minimum(i, j)) * n + np.maximum(i, j)
-        unit_of_key, unit = np.unique(unit_keys, return_inverse=True)
-        class_rows, class_units = _class_layout(group, unit, unit_of_key // (n * n))
-        sets = {"union": context.union, "base": context.base, "exp": context.exp}
+        if len(rows) == len(sample):
+            rows = None  # every row, in order
+        # numpy releases the GIL: the rows' weights are gathered while the rows are sorted.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            if isinstance(source, SampleContext):
+                gathering = pool.submit(_context_ratios, source)
+            else:
+                gathering = pool.submit(_population_ratios, source, sample, rows, mask)
+            units = _Units.build(sample, rows, verdicts)
+            ratios, context = gathering.result()
+        order = units.order
+        union_over_base, union_over_exp = ratios[0][order], ratios[1][order]
+        pair_class = (units.group % 4).astype(np.int8)
         if sample.scheme == "precision":
-            stable = np.sign(1.0 / sets["exp"] - 1.0 / sets["base"])
-            label = np.select([pair_class == MERGE, pair_class == SPLIT], [1.0, -1.0], stable)
+            stable = ratios[2][order]  # the sign of 1/weight(Exp) − 1/weight(Base)
+            label = np.where(pair_class == MERGE, 1.0, np.where(pair_class == SPLIT, -1.0, stable))
         else:
-            a, b = sets["union"] / sets["exp"], sets["union"] / sets["base"]
-            label = np.select([pair_class == MERGE, pair_class == SPLIT], [a, -b], a - b)
+            label = np.where(
+                pair_class == MERGE,
+                union_over_exp,
+                np.where(pair_class == SPLIT, -union_over_base, union_over_exp - union_over_base),
+            )
         totals = np.zeros((3, 4))
         stratum_mass = np.zeros(3)
-        whole = context.totals if context.sampling_totals is None else context.sampling_totals
-        for stratum, classes in SCHEME_STRATA[sample.scheme].items():
-            totals[stratum, list(classes)] = context.totals[list(classes)]
-            stratum_mass[stratum] = float(np.sum(whole[list(classes)]))
+        whole_totals = context["totals"] if context["sampling_totals"] is None else context["sampling_totals"]
+        for s, classes in SCHEME_STRATA[sample.scheme].items():
+            totals[s, list(classes)] = context["totals"][list(classes)]
+            stratum_mass[s] = float(np.sum(whole_totals[list(classes)]))
         all_draws = max(sample.n_draws, 1)
         stratum_share = np.bincount(sample.stratum, weights=sample.draws, minlength=3)[:3] / all_draws
-        counts = verdicts.counts(i, j)
+        draws = sample.draws[order if rows is None else rows[order]]
+        unit_verdicts = _unit_verdicts(verdicts, units.pair_key, units.n)
+        equivalent, not_equivalent, _ = unit_verdicts
+        unit_bounds = np.searchsorted(units.group[units.starts], np.arange(13))
         return cls(
-            stratum=sample.stratum[rows],
+            stratum=(units.group // 4).astype(np.int8),
             pair_class=pair_class,
-            draws=sample.draws[rows],
-            equivalent=verdicts.share_of_counts(i, j, counts),
-            unit=unit,
-            union_over_base=sets["union"] / sets["base"],
-            union_over_exp=sets["union"] / sets["exp"],
+            draws=draws,
+            unit=units.unit,
+            union_over_base=union_over_base,
+            union_over_exp=union_over_exp,
             precision_label=label,
             totals=totals,
-            split_rate=float(context.rate_totals[SPLIT]),
-            merge_rate=float(context.rate_totals[MERGE]),
-            verdict_counts=np.stack(counts),
+            split_rate=float(context["rate_totals"][SPLIT]),
+            merge_rate=float(context["rate_totals"][MERGE]),
+            unit_verdicts=unit_verdicts,
+            unit_share=_share(equivalent, equivalent + not_equivalent, _self_units(unit_bounds)),
+            unit_draws=np.add.reduceat(draws, units.starts).astype(np.float64) if len(draws) else np.zeros(0),
             stratum_mass=stratum_mass,
             stratum_share=stratum_share,
-            class_rows=class_rows,
-            class_units=class_units,
+            row_bounds=np.searchsorted(units.group, np.arange(13)),
+            unit_bounds=unit_bounds,
         )
 
+    @property
+    def has_unsure(self) -> bool:
+        return bool(self.unit_verdicts[2].any())
+
     def resolved(self, unsure_as: np.ndarray | float) -> _Draws:
-        """These draws had every unsure verdict said *equivalent* (``unsure_as`` 1) or not (0), per row."""
-        equivalent, not_equivalent, unsure = self.verdict_counts
-        verdicts = equivalent + not_equivalent + unsure
-        share = np.full(len(verdicts), np.nan)
-        usable = verdicts > 0
-        resolved = equivalent + np.broadcast_to(np.asarray(unsure_as, dtype=np.float64), verdicts.shape) * unsure
-        share[usable] = resolved[usable] / verdicts[usable]
-        share[self.pair_class == SELF] = 1.0
-        return replace(self, equivalent=share)
+        """These draws had every unsure verdict said *equivalent* (``unsure_as`` 1) or not (0), per unit."""
+        equivalent, not_equivalent, unsure = self.unit_verdicts
+        resolved = equivalent + np.asarray(unsure_as, dtype=np.float64) * unsure
+        is_self = _self_units(self.unit_bounds)
+        return replace(self, unit_share=_share(resolved, equivalent + not_equivalent + unsure, is_self))
 
     def class_horizon(self, stratum: int, classes: tuple[int, ...], horizon: int) -> float:
         """The planned judged draws of ``classes``: horizon × the stratum's draws × their mass share."""
@@ -248,6 +275,96 @@ class _Draws:
         if mass <= 0:
             return math.nan
         return horizon * self.stratum_share[stratum] * float(self.totals[stratum, list(classes)].sum()) / mass
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Sample rows sorted by ``(stratum, class, unordered pair)`` and their units (distinct pairs)."""
+
+    order: np.ndarray  # sorted position -> row (of the rows in scope)
+    group: np.ndarray  # 4·stratum + class of each sorted row
+    unit: np.ndarray  # unit code of each sorted row
+    starts: np.ndarray  # first sorted row of each unit
+    pair_key: np.ndarray  # low·n + high of each unit's pair
+    n: int
+
+    @classmethod
+    def build(cls, sample: PairSample, rows: np.ndarray | None, verdicts: PairVerdicts) -> _Units:
+        pick = (lambda values: values) if rows is None else (lambda values: values[rows])  # noqa: E731
+        i, j = pick(sample.i), pick(sample.j)
+        n = int(max(i.max(initial=0), j.max(initial=0), verdicts.b.max(initial=0))) + 1
+        # A pair and its reverse are of one class: with the class in the key, the units of each
+        # (stratum, class) are a contiguous range of codes.
+        key = pick(sample.stratum).astype(np.int64) * 4 + pick(sample.pair_class)
+        key *= n
+        key += np.minimum(i, j)
+        key *= n
+        key += np.maximum(i, j)
+        order = stable_argsort_codes(key, 12 * n * n)
+        key = key[order]
+        first = np.empty(len(key), dtype=bool)
+        first[:1] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        unit = np.cumsum(first) - 1
+        del first
+        pair_key = key[starts] % (n * n)
+        key //= n * n
+        return cls(order, key, unit, starts, pair_key, n)
+
+
+def _population_ratios(
+    population: Population, sample: PairSample, rows: np.ndarray | None, mask: np.ndarray | None
+) -> tuple[tuple[np.ndarray, ...], dict]:
+    """Per row (in scope, in order): weight(U)/weight(Base(i)), weight(U)/weight(Exp(i)) and the sign
+    of 1/weight(Exp(i)) − 1/weight(Base(i)) (``precision`` only); and the context's totals."""
+    sets = population.cell_sets
+    cell = population.cell[sample.i if rows is None else sample.i[rows]]
+    per_cell = [sets["union"] / sets["base"], sets["union"] / sets["exp"]]
+    if sample.scheme == "precision":
+        per_cell.append(np.sign(1.0 / sets["exp"] - 1.0 / sets["base"]))
+    return tuple(values[cell] for values in per_cell), context_totals(population, sample.scheme, mask)
+
+
+def _context_ratios(context: SampleContext) -> tuple[tuple[np.ndarray, ...], dict]:
+    """:func:`_population_ratios` of a :class:`SampleContext`."""
+    union, base, exp = context.union, context.base, context.exp
+    ratios = (union / base, union / exp, np.sign(1.0 / exp - 1.0 / base))
+    fields = ("totals", "rate_totals", "exact", "sampling_totals")
+    return ratios, {name: getattr(context, name) for name in fields}
+
+
+def _self_units(unit_bounds: np.ndarray) -> np.ndarray:
+    """Whether each unit is a self pair (from the unit bounds of each (stratum, class))."""
+    is_self = np.zeros(int(unit_bounds[-1]), dtype=bool)
+    for stratum in range(3):
+        is_self[unit_bounds[4 * stratum + SELF] : unit_bounds[4 * stratum + SELF + 1]] = True
+    return is_self
+
+
+def _unit_verdicts(verdicts: PairVerdicts, pair_key: np.ndarray, n: int) -> np.ndarray:
+    """Verdict counts (3, units) of each unit's pair (``low·n + high``; ascending within each class)."""
+    out = np.zeros((3, len(pair_key)), dtype=np.int64)
+    if len(verdicts.a) == 0 or len(pair_key) == 0:
+        return out
+    known = verdicts.a * n + verdicts.b
+    # The keys ascend within each of the 12 (stratum, class) runs: a cache-friendly search.
+    index = np.minimum(np.searchsorted(known, pair_key), len(known) - 1)
+    found = known[index] == pair_key
+    found &= pair_key // n != pair_key % n  # self pairs need no verdict
+    rows = np.flatnonzero(found)
+    index = index[rows]
+    for column, values in zip(out, (verdicts.equivalent, verdicts.not_equivalent, verdicts.unsure)):
+        column[rows] = values[index]
+    return out
+
+
+def _share(equivalent: np.ndarray, verdicts: np.ndarray, is_self: np.ndarray) -> np.ndarray:
+    """Share of equivalent verdicts; NaN without one, 1 for self pairs."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(verdicts > 0, equivalent / verdicts, np.nan)
+    share[is_self] = 1.0
+    return share
 
 
 @dataclass(frozen=True)
@@ -264,60 +381,50 @@ class _Mean:
 
 @dataclass(frozen=True)
 class _Frame:
-    """The judged rows of some classes of a stratum, with their reweighting and units."""
+    """The judged units of one (stratum, class), with the class's reweighting."""
 
-    judged: int
+    rows: slice
+    units: slice
     drawn: int
-    rows: np.ndarray
-    v: np.ndarray  # the class's drawn/judged, per row
-    q: np.ndarray  # the class's share of distinct pairs judged, per row
-    unit: np.ndarray  # unit code from 0 within the classes' range
-    draws: np.ndarray  # float64
-    n_units: int
-    present: np.ndarray
-    unit_draws: np.ndarray  # of the present units
+    judged: int
+    v: float  # drawn/judged
+    q: float  # share of the class's distinct pairs judged
+    present: np.ndarray  # the class's units with a verdict
+    unit_draws: np.ndarray  # draws of the present units
+    share: np.ndarray  # share of equivalent verdicts of the present units
 
     @classmethod
-    def build(cls, d: _Draws, stratum: int, classes: tuple[int, ...]) -> _Frame:
-        parts = [d.class_rows[(stratum, c)] for c in classes]
-        judged_parts = [rows[~np.isnan(d.equivalent[rows])] for rows in parts]
-        drawn = sum(int(d.draws[rows].sum()) for rows in parts)
-        judged = sum(int(d.draws[rows].sum()) for rows in judged_parts)
-        # Per class: reweighting v = drawn/judged and q = share of distinct pairs judged. Units are
-        # counted within the classes' range of unit codes only.
-        first = min(d.class_units[(stratum, c)][0] for c in classes)
-        n_units = max(d.class_units[(stratum, c)][1] for c in classes) - first
-        v_parts, q_parts = [], []
-        for c, rows, judged_rows in zip(classes, parts, judged_parts):
-            start, end = d.class_units[(stratum, c)]
-            v = d.draws[rows].sum() / d.draws[judged_rows].sum() if len(judged_rows) else 0.0
-            q = _distinct(d.unit[judged_rows] - start, end - start) / (end - start) if len(judged_rows) else 0.0
-            v_parts.append(np.full(len(judged_rows), v))
-            q_parts.append(np.full(len(judged_rows), q))
-        judged_rows = np.concatenate(judged_parts)
-        unit = d.unit[judged_rows] - first
-        draws = d.draws[judged_rows].astype(np.float64)
-        unit_draws = np.bincount(unit, weights=draws, minlength=n_units)
-        present = unit_draws > 0
+    def build(cls, d: _Draws, group: int) -> _Frame:
+        rows = slice(int(d.row_bounds[group]), int(d.row_bounds[group + 1]))
+        units = slice(int(d.unit_bounds[group]), int(d.unit_bounds[group + 1]))
+        share = d.unit_share[units]
+        present = ~np.isnan(share)
+        all_draws = d.unit_draws[units]
+        unit_draws = all_draws[present]
+        drawn, judged = int(all_draws.sum()), int(unit_draws.sum())
+        n_units = units.stop - units.start
         return cls(
-            judged,
+            rows,
+            units,
             drawn,
-            judged_rows,
-            np.concatenate(v_parts),
-            np.concatenate(q_parts),
-            unit,
-            draws,
-            n_units,
+            judged,
+            drawn / judged if judged else 0.0,
+            len(unit_draws) / n_units if n_units else 0.0,
             present,
-            unit_draws[present],
+            unit_draws,
+            share[present],
         )
 
-    def unit_q(self) -> np.ndarray:
-        """The mean ``q`` of each present unit's rows."""
-        return (
-            np.bincount(self.unit, weights=self.q, minlength=self.n_units)[self.present]
-            / np.bincount(self.unit, minlength=self.n_units)[self.present]
-        )
+    @cached_property
+    def k(self) -> np.ndarray:
+        """The spec's ``k_u`` of each present unit: its draws and their within-unit pairs."""
+        return self.unit_draws + (1.0 - self.q) * self.unit_draws * (self.unit_draws - 1.0)
+
+    def unit_sums(self, d: _Draws, values: np.ndarray) -> np.ndarray:
+        """Σ draws·values over the rows of each present unit."""
+        local = d.unit[self.rows] - self.units.start
+        n_units = self.units.stop - self.units.start
+        return np.bincount(local, weights=d.draws[self.rows] * values[self.rows], minlength=n_units)[self.present]
 
 
 class _Estimator:
@@ -329,51 +436,54 @@ class _Estimator:
         self.confidence = confidence
         self.horizon = horizon
         self.points_only = points_only
-        self._frames: dict[tuple[int, tuple[int, ...]], _Frame] = {}
+        self._frames: dict[int, _Frame] = {}
 
     def resolved(self, unsure_as: np.ndarray | float) -> _Estimator:
         """Point estimates had the unsure verdicts been decided (:meth:`_Draws.resolved`)."""
         return _Estimator(self.d.resolved(unsure_as), self.z, self.confidence, self.horizon, points_only=True)
 
-    def mean(
-        self, stratum: int, classes: tuple[int, ...], x: np.ndarray, importance: np.ndarray | None = None
-    ) -> _Mean:
-        """Weighted mean of ``x`` over the judged draws of ``classes`` in ``stratum`` (spec §6).
+    def mean(self, stratum: int, classes: tuple[int, ...], x: str, importance: np.ndarray | None = None) -> _Mean:
+        """Weighted mean over the judged draws of ``classes`` in ``stratum`` (spec §6) of ``x``:
+        ``"share"``, the share of equivalent verdicts, or ``"precision"``, ΔPrecision's label times it.
 
         A draw's weight is its class's drawn/judged reweighting times its
         ``importance`` (1 unless given). In the spec's SE formula ``v_u`` is then the
         unit's mean weight per draw.
         """
         d = self.d
-        frame = self._frame(stratum, classes)
+        frames = [self._frame(stratum * 4 + c) for c in classes]
         horizon = d.class_horizon(stratum, classes, self.horizon)
-        judged, drawn = frame.judged, frame.drawn
+        judged, drawn = sum(f.judged for f in frames), sum(f.drawn for f in frames)
         if judged == 0:
             return _Mean(math.nan, math.nan, 0.0, 0, drawn, horizon)
-        judged_rows, v_of_row, unit, draws = frame.rows, frame.v, frame.unit, frame.draws
-        n_units, present, unit_draws = frame.n_units, frame.present, frame.unit_draws
-        weight = v_of_row * (1.0 if importance is None else importance[judged_rows])
-        unit_weight = np.bincount(unit, weights=draws * weight, minlength=n_units)[present]
-        unit_x = np.bincount(unit, weights=draws * weight * x[judged_rows], minlength=n_units)[present] / unit_weight
-        unit_v = unit_weight / unit_draws
-        total = float(np.sum(unit_v * unit_draws))
-        m = float(np.sum(unit_v * unit_draws * unit_x) / total)
+        parts = []
+        for f in frames:
+            if not f.judged:
+                continue
+            w = f.unit_draws if importance is None else f.unit_sums(d, importance)
+            # A unit's rows share its verdicts: x is the share times a per-row factor at most.
+            wx = w * f.share if x == "share" else f.share * f.unit_sums(d, d.precision_label)
+            parts.append((f, f.v * w, f.v * wx))
+        total = sum(float(unit_weight.sum()) for _, unit_weight, _ in parts)
+        m = sum(float(unit_wx.sum()) for _, _, unit_wx in parts) / total
         if self.points_only:
             return _Mean(m, math.nan, math.nan, judged, drawn, horizon)
-        unit_q = frame.unit_q()
-        k = unit_draws + (1.0 - unit_q) * unit_draws * (unit_draws - 1.0)
-        spread = float(np.sum(unit_v**2 * k * (unit_x - m) ** 2))
+        spread = vk_total = 0.0
+        for f, unit_weight, unit_wx in parts:
+            unit_v = unit_weight / f.unit_draws
+            vk = unit_v * unit_v * f.k
+            spread += float(np.dot(vk, (unit_wx / unit_weight - m) ** 2))
+            vk_total += float(vk.sum())
         stderr = math.sqrt(judged / (judged - 1) * spread) / total if judged > 1 else math.nan
-        n_eff = total**2 / float(np.sum(unit_v**2 * k))
+        n_eff = total**2 / vk_total
         return _Mean(m, stderr, n_eff, judged, drawn, horizon)
 
-    def _frame(self, stratum: int, classes: tuple[int, ...]) -> _Frame:
-        """The judged draws of ``classes`` in ``stratum`` and their units (what :meth:`mean`
-        needs whatever it averages), built once per estimator."""
-        key = (stratum, classes)
-        if key not in self._frames:
-            self._frames[key] = _Frame.build(self.d, stratum, classes)
-        return self._frames[key]
+    def _frame(self, group: int) -> _Frame:
+        """The judged units of one (stratum, class) (what :meth:`mean` needs whatever it
+        averages), built once per estimator."""
+        if group not in self._frames:
+            self._frames[group] = _Frame.build(self.d, group)
+        return self._frames[group]
 
     def indicator(self, multiplier: float, mean: _Mean, complement: bool = False) -> Estimate:
         """``multiplier × share`` with a Wilson interval on the effective size and a clipped sequence."""
@@ -455,7 +565,7 @@ def _scheme_estimates(est: _Estimator, scheme: str) -> dict[str, Estimate]:
 
 def _jaccard_schemes(est: _Estimator, stratum_of: dict[int, int]) -> dict[str, Estimate]:
     d = est.d
-    p = d.equivalent
+    p = "share"
     total = lambda c: float(d.totals[stratum_of[c], c])  # noqa: E731
     split = est.mean(stratum_of[SPLIT], (SPLIT,), p)
     merge = est.mean(stratum_of[MERGE], (MERGE,), p)
@@ -489,7 +599,7 @@ def _jaccard_schemes(est: _Estimator, stratum_of: dict[int, int]) -> dict[str, E
 def _delta_precision(est: _Estimator, stratum_of: dict[int, int]) -> Estimate:
     """ΔPrecision: each stratum's mean of ``l_ij · 1(i≡j)`` times its exact total, summed."""
     d = est.d
-    x = d.precision_label * d.equivalent
+    x = "precision"
     strata = sorted(set(stratum_of.values()))
     return est.normal(
         [(float(d.totals[s].sum()), est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), x)) for s in strata]
@@ -498,7 +608,7 @@ def _delta_precision(est: _Estimator, stratum_of: dict[int, int]) -> Estimate:
 
 def _precision_scheme(est: _Estimator) -> dict[str, Estimate]:
     d = est.d
-    p = d.equivalent
+    p = "share"
     split = est.mean(ALL, (SPLIT,), p)
     merge = est.mean(ALL, (MERGE,), p)
     return {
@@ -519,14 +629,17 @@ def _with_unsure_bounds(estimates: dict[str, Estimate], est: _Estimator, scheme:
     ΔPrecision, a mean of ``l_ij · 1(i≡j)`` over all classes, is highest with the unsure pairs
     that pull it up (positive label) equivalent and the others not, lowest the other way round.
     """
+    if not est.d.has_unsure:
+        # Every pass below would repeat the estimates' own arithmetic.
+        return {name: replace(e, unsure_low=e.value, unsure_high=e.value) for name, e in estimates.items()}
     as_equivalent = _scheme_estimates(est.resolved(1.0), scheme)
     as_not = _scheme_estimates(est.resolved(0.0), scheme)
     # With unsure verdicts counted as judged the weights no longer depend on them, so ΔPrecision
     # moves with a pair's verdict by Σ over its rows of draws × label (its rows, one per
     # orientation, lie in one cell: they share the label's sign).
     d = est.d
-    pull = np.bincount(d.unit, weights=d.draws * d.precision_label, minlength=d.unit.max(initial=-1) + 1)
-    positive = (pull[d.unit] > 0).astype(np.float64)
+    pull = np.bincount(d.unit, weights=d.draws * d.precision_label, minlength=d.unit_verdicts.shape[1])
+    positive = (pull > 0).astype(np.float64)
     stratum_of = _STRATUM_OF[scheme]
     highest = _delta_precision(est.resolved(positive), stratum_of).value
     lowest = _delta_precision(est.resolved(1.0 - positive), stratum_of).value
@@ -592,23 +705,3 @@ def _difference(good: Estimate, bad: Estimate) -> Estimate:
         good.cs_low - bad.cs_high,
         good.cs_high - bad.cs_low,
     )
-
-
-def _class_layout(
-    group: np.ndarray, unit: np.ndarray, group_of_unit: np.ndarray
-) -> tuple[dict[tuple[int, int], np.ndarray], dict[tuple[int, int], tuple[int, int]]]:
-    """The rows of each (stratum, class) ``group`` (ascending) and the range of its unit codes."""
-    order = np.argsort(group, kind="stable")
-    row_counts = np.bincount(group, minlength=12)
-    unit_counts = np.bincount(group_of_unit, minlength=12)
-    row_end, unit_end = np.cumsum(row_counts), np.cumsum(unit_counts)
-    rows, units = {}, {}
-    for g in range(12):
-        key = (g // 4, g % 4)
-        rows[key] = order[row_end[g] - row_counts[g] : row_end[g]]
-        units[key] = (int(unit_end[g] - unit_counts[g]), int(unit_end[g]))
-    return rows, units
-
-
-def _distinct(units: np.ndarray, n_units: int) -> int:
-    return int(np.count_nonzero(np.bincount(units, minlength=n_units)))

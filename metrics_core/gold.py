@@ -129,10 +129,12 @@ def _gold_weights(pop: Population, gold_labels: Any) -> dict[str, np.ndarray]:
         raise ValueError(f"gold_labels has {len(gold_labels)} values, expected {pop.n_items}")
     gold, gold_names = factorize_labels("gold_labels", gold_labels)
     n_gold = len(gold_names)
+    # The population's codes may be int32: widen them before they are multiplied.
+    base, exp, cell = (codes.astype(np.int64) for codes in (pop.base, pop.exp, pop.cell))
     return {
-        "with_base": _group_weight(pop, pop.base * n_gold + gold, len(pop.base_labels) * n_gold),
-        "with_exp": _group_weight(pop, pop.exp * n_gold + gold, len(pop.exp_labels) * n_gold),
-        "with_both": _group_weight(pop, pop.cell * n_gold + gold, len(pop.cell_weight) * n_gold),
+        "with_base": _group_weight(pop, base * n_gold + gold, len(pop.base_labels) * n_gold),
+        "with_exp": _group_weight(pop, exp * n_gold + gold, len(pop.exp_labels) * n_gold),
+        "with_both": _group_weight(pop, cell * n_gold + gold, len(pop.cell_weight) * n_gold),
         "ideal": np.bincount(gold, weights=pop.weight, minlength=n_gold)[gold],
     }
 

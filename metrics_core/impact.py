@@ -31,27 +31,52 @@ POINTWISE_METRICS: tuple[str, ...] = (
 )
 
 
-def cell_pointwise_metrics(population: Population) -> dict[str, np.ndarray]:
-    """Pointwise metrics of the items of each cell (JDD eqs 1-3, 37; MQM eqs 11-12)."""
-    if population not in _POINTWISE_CACHE:
-        _POINTWISE_CACHE[population] = _cell_pointwise(population.cell_sets)
-    return _POINTWISE_CACHE[population]
+def cell_pointwise_metrics(population: Population) -> Mapping[str, np.ndarray]:
+    """Pointwise metrics of the items of each cell (JDD eqs 1-3, 37; MQM eqs 11-12).
+
+    Each metric is computed when it is read, and not kept: at most one per-cell array at a
+    time instead of six (cells can number nearly as many as items).
+    """
+    return _cell_pointwise(population.cell_sets)
 
 
-_POINTWISE_CACHE: weakref.WeakKeyDictionary[Population, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+def _cell_pointwise(w: Mapping[str, np.ndarray]) -> _Pointwise:
+    """The pointwise metrics of cells from their set weights (every backend's one formula)."""
+    return _Pointwise(w)
 
 
-def _cell_pointwise(w: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    split_distance = w["split"] / w["union"]
-    merge_distance = w["merge"] / w["union"]
-    return {
-        "SplitDistance": split_distance,
-        "MergeDistance": merge_distance,
-        "JaccardDistance": split_distance + merge_distance,
-        "JaccardIndex": w["both"] / w["union"],
-        "SplitRate": w["split"] / w["base"],
-        "MergeRate": w["merge"] / w["exp"],
-    }
+class _Pointwise(Mapping):
+    """The :data:`POINTWISE_METRICS` of some cells, each computed when read (of the cells ``pick``)."""
+
+    def __init__(self, sets: Mapping[str, np.ndarray], pick: np.ndarray | None = None):
+        self._sets, self._pick = sets, pick
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        w = self._sets
+        if name == "JaccardDistance":
+            value = w["split"] / w["union"] + w["merge"] / w["union"]
+        else:
+            numerator, denominator = _RATIOS[name]
+            value = w[numerator] / w[denominator]
+        return value if self._pick is None else value[self._pick]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(POINTWISE_METRICS)
+
+    def __len__(self) -> int:
+        return len(POINTWISE_METRICS)
+
+    def of_cells(self, pick: np.ndarray | None) -> _Pointwise:
+        return self if pick is None else _Pointwise(self._sets, pick)
+
+
+_RATIOS = {
+    "SplitDistance": ("split", "union"),
+    "MergeDistance": ("merge", "union"),
+    "JaccardIndex": ("both", "union"),
+    "SplitRate": ("split", "base"),
+    "MergeRate": ("merge", "exp"),
+}
 
 
 def impact_per_item(population: Population) -> dict[str, np.ndarray]:
@@ -95,6 +120,16 @@ def impact_metrics(population: Population) -> ImpactMetrics:
     >>> m.affected_items
     4
     """
+    if population not in _OVERALL:
+        _OVERALL[population] = _overall(population)
+    return _OVERALL[population]
+
+
+# Estimates read the overall metrics of their population on every call: computed once.
+_OVERALL: weakref.WeakKeyDictionary[Population, ImpactMetrics] = weakref.WeakKeyDictionary()
+
+
+def _overall(population: Population) -> ImpactMetrics:
     units = _cell_units(population, None)
     table = _lift(population, units, n_groups=1, labels=np.array(["all"], dtype=object))
     return ImpactMetrics(
@@ -185,9 +220,8 @@ def _lift(population: Population, units: _Units, *, n_groups: int, labels: np.nd
             return np.array([values.sum()])
         return np.bincount(units.group, weights=values, minlength=n_groups)
 
-    per_cell = cell_pointwise_metrics(pop)
     terms = impact_unit_terms(
-        {name: of_unit(values) for name, values in per_cell.items()},
+        cell_pointwise_metrics(pop).of_cells(units.cell),
         affected=of_unit(pop.cell_affected()),
         weight=units.weight,
         weight_sq=units.weight_sq,

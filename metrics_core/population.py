@@ -32,8 +32,9 @@ class Population:
 
     Attributes
     ----------
-    base, exp, cell : ndarray of int64, shape (N,)
-        Codes of each item's Base cluster, Exp cluster and cell.
+    base, exp, cell : ndarray of int32 (int64 past 2**31 - 1 items), shape (N,)
+        Codes of each item's Base cluster, Exp cluster and cell: the smallest integer type
+        that holds every code N items can need, for indexing (widen before arithmetic).
     weight : ndarray of float64, shape (N,)
     base_labels, exp_labels : ndarray
         The original cluster label of each code.
@@ -83,6 +84,9 @@ class Population:
 
     @cached_property
     def _cell_affected(self) -> np.ndarray:
+        if self.unit_weights:
+            sets = self.cell_sets  # unit weights: the split and merge weights are item counts
+            return (sets["split"] != 0.0) | (sets["merge"] != 0.0)
         return cells_affected(
             base_size=self.base_size[self.cell_base], exp_size=self.exp_size[self.cell_exp], cell_size=self.cell_size
         )
@@ -97,6 +101,13 @@ class Population:
         merge weights are exactly zero where the item counts say the set is empty,
         so that unchanged items never carry rounding noise.
         """
+        if self.unit_weights:
+            # Weights are item counts, exact in float64: the differences are the counts'
+            # differences, zero exactly where cell_set_weights finds the sizes equal.
+            base, exp, both = self.base_weight[self.cell_base], self.exp_weight[self.cell_exp], self.cell_weight
+            split, merge = base - both, exp - both
+            union = both + split + merge
+            return {"base": base, "exp": exp, "both": both, "split": split, "merge": merge, "union": union}
         return cell_set_weights(
             base_weight=self.base_weight[self.cell_base],
             exp_weight=self.exp_weight[self.cell_exp],
@@ -110,7 +121,7 @@ class Population:
     def cell_weight_sq(self) -> np.ndarray:
         """Sum of squared item weights per cell."""
         if self.unit_weights:
-            return self.cell_size.astype(np.float64)
+            return self.cell_weight  # the item counts, as floats
         return np.bincount(self.cell, weights=self.weight**2, minlength=len(self.cell_weight))
 
 
@@ -175,8 +186,11 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
     n = same_length(base=_length(base), exp=_length(exp))
     if n == 0:
         raise ValueError("base and exp are empty: a population needs at least one item")
+    dtype = code_dtype(n)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        (base_codes, base_labels), (exp_codes, exp_labels) = pool.map(_factorize, ("base", "exp"), (base, exp))
+        (base_codes, base_labels), (exp_codes, exp_labels) = pool.map(
+            lambda name, labels: _factorize(name, labels, dtype), ("base", "exp"), (base, exp)
+        )
     cell_codes, cell_base, cell_exp = _cells(base_codes, exp_codes, len(base_labels), len(exp_labels))
     groups = ((base_codes, len(base_labels)), (exp_codes, len(exp_labels)), (cell_codes, len(cell_base)))
     sizes = [np.bincount(codes, minlength=k) for codes, k in groups]
@@ -206,23 +220,29 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
 
 
 def _cells(base: np.ndarray, exp: np.ndarray, n_base: int, n_exp: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Codes of the (Base, Exp) cells, and the Base and Exp code of each cell.
+    """Codes of the (Base, Exp) cells (of the item codes' type), and the Base and Exp code of each cell.
 
     Each Base cluster gets a representative Exp cluster (that of its last item);
     the cell they form gets the Base cluster's code, with no hashing. Only items
     elsewhere, typically the few the diff touched, are hashed.
     """
-    representative = np.empty(n_base, dtype=np.int64)
+    representative = np.empty(n_base, dtype=exp.dtype)
     representative[base] = exp
     elsewhere = np.flatnonzero(exp != representative[base])
     cell = base.copy()
-    cell_base, cell_exp = np.arange(n_base, dtype=np.int64), representative
+    cell_base, cell_exp = np.arange(n_base, dtype=np.int64), representative.astype(np.int64)
     if len(elsewhere):
-        codes, keys = factorize_keys(base[elsewhere] * n_exp + exp[elsewhere], n_base * n_exp)
+        keys = base[elsewhere].astype(np.int64) * n_exp + exp[elsewhere]
+        codes, keys = factorize_keys(keys, n_base * n_exp, dtype=cell.dtype)
         cell[elsewhere] = codes + n_base
         cell_base = np.concatenate((cell_base, keys // n_exp))
         cell_exp = np.concatenate((cell_exp, keys % n_exp))
     return cell, cell_base, cell_exp
+
+
+def code_dtype(n_codes: int) -> type:
+    """The smallest integer type for the codes of ``n_codes`` things (indices, never multiplied)."""
+    return np.int32 if n_codes < 2**31 else np.int64
 
 
 def factorize_labels(name: str, labels: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -237,46 +257,47 @@ def _length(values: Any) -> np.ndarray:
     return np.empty(len(values), dtype=np.bool_)
 
 
-def _factorize(name: str, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+def _factorize(name: str, labels: Any, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
     if is_arrow(labels):
-        return _factorize_arrow(name, labels)
+        return _factorize_arrow(name, labels, dtype)
     array = as_1d(name, labels)
     if array.dtype.kind in "iu" and len(array):
         low, high = int(array.min()), int(array.max())
         if high - low < _DENSE_RANGE_PER_ITEM * len(array) + 1024:
             keys = array.astype(np.int64, copy=False)
             keys = keys - low if low else keys
-            codes, present = factorize_keys(keys, high - low + 1)
+            codes, present = factorize_keys(keys, high - low + 1, dtype=dtype)
             return codes, present + low
     if array.dtype.kind in "iuUSO":
         # Arrow's hash table factorises integers and strings faster than pandas'.
         try:
-            return _factorize_arrow(name, pa.array(array, from_pandas=True))
+            return _factorize_arrow(name, pa.array(array, from_pandas=True), dtype)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             pass  # mixed types in an object array
     codes, uniques = pd.factorize(array, use_na_sentinel=True)
     _reject_missing(name, codes)
-    return codes.astype(np.int64, copy=False), np.asarray(uniques)
+    return codes.astype(dtype, copy=False), np.asarray(uniques)
 
 
-def _factorize_arrow(name: str, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+def _factorize_arrow(name: str, labels: Any, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(labels, pa.ChunkedArray):
         labels = labels.combine_chunks()
     if labels.null_count:
         _reject_missing(name, np.where(labels.is_null().to_numpy(zero_copy_only=False), -1, 0))
     encoded = labels.dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
     return codes, encoded.dictionary.to_numpy(zero_copy_only=False)
 
 
-def factorize_keys(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
-    """Factorise non-negative int64 keys; returns (codes, the key of each code)."""
+def factorize_keys(keys: np.ndarray, key_range: int, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """Factorise non-negative int64 keys; returns (codes of ``dtype``, the key of each code)."""
     if key_range <= _DENSE_RANGE_PER_ITEM * len(keys) + 1024:
         present = np.bincount(keys, minlength=key_range) > 0
-        remap = np.cumsum(present) - 1
+        remap = np.cumsum(present, dtype=dtype)
+        remap -= 1
         return remap[keys], np.flatnonzero(present)
     encoded = pa.array(keys).dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
     return codes, encoded.dictionary.to_numpy(zero_copy_only=False)
 
 

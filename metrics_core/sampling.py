@@ -11,9 +11,9 @@ every pair a sampling weight (:mod:`metrics_core.masses`). A draw picks
    ``split`` = a cell of Base(i) other than i's own ∝ its weight, then an item of it;
    ``merge`` likewise in Exp(i); ``intersection`` = i's cell minus i; ``self`` = i.
 
-Each step is a binary search in a cumulative weight array of a sorted layout
-(:mod:`metrics_core._layout`): O(N) once per population, then O(log N) a draw,
-memory O(N + S).
+Each step is a binary search in a cumulative weight array of a sorted layout of the
+cells and items the draws touch (:mod:`metrics_core._layout`): one O(N) pass over the
+items' cell codes, then O(log N) a draw, memory O(N + S).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ._layout import Layout, layout_of
+from ._layout import Segments, affected_cells, cells_of_clusters, items_of_cells
 from ._validation import as_1d, generator, one_of, open_unit_interval, positive_int
 from .impact import cell_pointwise_metrics
 from .masses import INTERSECTION, MERGE, SELF, SPLIT, cell_stratum_factor, class_masses
@@ -169,11 +169,10 @@ def sample_pairs(
         diff_share = open_unit_interval("diff_share", diff_share)
     if not pop.cell_affected().any():
         raise ValueError("nothing to sample: no item is affected (Base and Exp are identical)")
-    layout = layout_of(pop)
     parts = []
     for stratum, count in _allocate(scheme, n_draws, diff_share).items():
         classes = SCHEME_STRATA[scheme][stratum]
-        parts.append(_draw(pop, layout, scheme, classes, count, rng) + (np.full(count, stratum, np.int8),))
+        parts.append(_draw(pop, scheme, classes, count, rng) + (np.full(count, stratum, np.int8),))
     i, j, pair_class, stratum = (np.concatenate(columns) for columns in zip(*parts))
     return _distinct(scheme, pop.n_items, i, j, pair_class, stratum, diff_share if scheme == "stratified" else None)
 
@@ -364,14 +363,19 @@ def _allocate(scheme: str, n_draws: int, diff_share: float) -> dict[int, int]:
 
 
 def _draw(
-    pop: Population, layout: Layout, scheme: str, classes: tuple[int, ...], count: int, rng: np.random.Generator
+    pop: Population, scheme: str, classes: tuple[int, ...], count: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    cell_mass = pop.cell_weight[layout.cells] * cell_stratum_factor(pop, scheme, classes)[layout.cells]
-    cell = layout.cells[_choose(np.cumsum(cell_mass), rng.random(count))]
-    items = layout.items_by_cell
-    i = items.draw(items.start[cell], items.end[cell], None, rng.random(count))
+    affected = affected_cells(pop)
+    cell_mass = pop.cell_weight[affected] * cell_stratum_factor(pop, scheme, classes)[affected]
+    cell = affected[_choose(np.cumsum(cell_mass), rng.random(count))]
+    # Only the touched cells are laid out: the vantage cells and every affected cell of their
+    # Base and Exp clusters (where the partners are).
+    by_base = cells_of_clusters(pop, pop.cell_base, pop.cell_base[cell], len(pop.base_labels))
+    by_exp = cells_of_clusters(pop, pop.cell_exp, pop.cell_exp[cell], len(pop.exp_labels))
+    items = items_of_cells(pop, np.concatenate((cell, by_base.order, by_exp.order)))
+    i = items.draw(*items.bounds(cell), None, rng.random(count))
     pair_class = pick_classes(class_masses(pop, scheme, i), classes, rng.random(count))
-    j = _partners(pop, layout, i, pair_class, rng.random((2, count)))
+    j = _partners(pop, items, by_base, by_exp, i, pair_class, rng.random((2, count)))
     return i, j, pair_class
 
 
@@ -393,27 +397,32 @@ def pick_classes(masses: np.ndarray, classes: tuple[int, ...], u: np.ndarray) ->
 def _choose(cumulative: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Indices drawn ∝ the increments of ``cumulative``; zero increments never drawn."""
     index = np.searchsorted(cumulative, u * cumulative[-1], side="right")
-    last_positive = int(np.flatnonzero(np.diff(cumulative, prepend=0.0) > 0)[-1])
+    # The sums never decrease: the last positive increment is where the total is first reached.
+    last_positive = int(np.searchsorted(cumulative, cumulative[-1], side="left"))
     return np.minimum(index, last_positive)
 
 
-def _partners(pop: Population, layout: Layout, i: np.ndarray, pair_class: np.ndarray, u: np.ndarray) -> np.ndarray:
+def _partners(
+    pop: Population,
+    items: Segments,
+    by_base: Segments,
+    by_exp: Segments,
+    i: np.ndarray,
+    pair_class: np.ndarray,
+    u: np.ndarray,
+) -> np.ndarray:
     j = i.copy()
     cell = pop.cell[i]
-    items = layout.items_by_cell
     rows = np.flatnonzero(pair_class == INTERSECTION)
-    own_cell = cell[rows]
-    skip = items.locate(own_cell, i[rows])
-    j[rows] = items.draw(items.start[own_cell], items.end[own_cell], skip, u[0, rows])
-    for cls, cells, group_of_cell in (
-        (SPLIT, layout.cells_by_base, pop.cell_base),
-        (MERGE, layout.cells_by_exp, pop.cell_exp),
-    ):
+    lo, hi = items.bounds(cell[rows])
+    skip = items.locate(lo, hi, i[rows])
+    j[rows] = items.draw(lo, hi, skip, u[0, rows])
+    for cls, cells, group_of_cell in ((SPLIT, by_base, pop.cell_base), (MERGE, by_exp, pop.cell_exp)):
         rows = np.flatnonzero(pair_class == cls)
         own = cell[rows]
-        group = group_of_cell[own]
-        other = cells.draw(cells.start[group], cells.end[group], cells.locate(group, own), u[0, rows])
-        j[rows] = items.draw(items.start[other], items.end[other], None, u[1, rows])
+        lo, hi = cells.bounds(group_of_cell[own])
+        other = cells.draw(lo, hi, cells.locate(lo, hi, own), u[0, rows])
+        j[rows] = items.draw(*items.bounds(other), None, u[1, rows])
     return j
 
 

@@ -47,9 +47,14 @@ _STRATUM_OF = {
 
 @dataclass(frozen=True)
 class _Columns:
-    """The fixed matrix ``A`` (rows × sums) and what each column is."""
+    """The sums a replicate needs: the columns of ``A`` (rows × sums), by what each is.
 
-    matrix: np.ndarray
+    A row of class ``c`` is non-zero only in the columns of ``c`` (drawn, judged, ΔPrecision and,
+    for splits and merges, the rate's), so ``A`` is never built: :meth:`values` gives the few
+    columns of some rows of one class.
+    """
+
+    n_columns: int
     # (stratum, class) -> column of drawn draws, of judged draws, of Σ draws·label·share
     drawn: dict[tuple[int, int], int]
     judged: dict[tuple[int, int], int]
@@ -57,6 +62,35 @@ class _Columns:
     # "split"/"merge" -> column of Σ draws·importance·share and of Σ draws·importance over judged rows
     rate_numerator: dict[str, int]
     rate_denominator: dict[str, int]
+    scheme: str
+
+    def values(self, draws: _Draws, rows: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """The columns that rows of one (stratum, class) fill, and their values, (len(rows), columns)."""
+        key = (int(draws.stratum[rows[0]]), int(draws.pair_class[rows[0]]))
+        if key not in self.drawn:
+            return [], np.zeros((len(rows), 0))
+        equivalent = draws.equivalent[rows]
+        judged = ~np.isnan(equivalent)
+        share = np.where(judged, equivalent, 0.0)
+        columns = [self.drawn[key], self.judged[key], self.precision[key]]
+        values = [np.ones(len(rows)), judged.astype(np.float64), draws.precision_label[rows] * share]
+        for kind, c, importance in (("split", SPLIT, draws.union_over_base), ("merge", MERGE, draws.union_over_exp)):
+            if key[1] == c:
+                weight = importance[rows] if self.scheme != "precision" else np.ones(len(rows))
+                columns += [self.rate_numerator[kind], self.rate_denominator[kind]]
+                values += [weight * share, np.where(judged, weight, 0.0)]
+        return columns, np.column_stack(values)
+
+    def weighted_sums(self, draws: _Draws, rows: np.ndarray) -> np.ndarray:
+        """Σ draws × column over ``rows`` (ascending), (columns,)."""
+        sums = np.zeros(self.n_columns)
+        bounds = np.searchsorted(rows, draws.row_bounds)
+        for g in range(12):
+            members = rows[bounds[g] : bounds[g + 1]]
+            if len(members):
+                columns, values = self.values(draws, members)
+                sums[columns] += draws.draws[members].astype(np.float64) @ values
+        return sums
 
 
 def replicate_inputs(draws: _Draws, scheme: str, *, n_boot: int, rng: np.random.Generator, within: str = "stratum"):
@@ -67,18 +101,18 @@ def replicate_inputs(draws: _Draws, scheme: str, *, n_boot: int, rng: np.random.
     """
     columns = _columns(draws, scheme)
     groups = _groups(draws, scheme, within)
-    fixed = draws.draws.astype(np.float64)
+    fixed = np.ones(len(draws.draws), dtype=bool)
     for rows in groups:
-        fixed[rows] = 0.0
-    sums = np.broadcast_to(fixed @ columns.matrix, (n_boot, columns.matrix.shape[1])).copy()
+        fixed[rows] = False
+    sums = np.broadcast_to(columns.weighted_sums(draws, np.flatnonzero(fixed)), (n_boot, columns.n_columns)).copy()
     judged = ~np.isnan(draws.equivalent)
     for rows in groups:
-        sums += _group_sums(rows, draws, judged, columns.matrix, n_boot, rng)
+        sums += _group_sums(rows, draws, judged, columns, n_boot, rng)
     return inputs_from_sums(sums, draws, scheme, columns)
 
 
 def _group_sums(
-    rows: np.ndarray, draws: _Draws, judged: np.ndarray, matrix: np.ndarray, n_boot: int, rng: np.random.Generator
+    rows: np.ndarray, draws: _Draws, judged: np.ndarray, columns: _Columns, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
     """Column sums of ``n_boot`` resamples of a group's draws, (n_boot, columns).
 
@@ -93,21 +127,27 @@ def _group_sums(
     """
     counts = draws.draws[rows]
     category = draws.pair_class[rows].astype(np.int64) * 2 + judged[rows]
-    present, category = np.unique(category, return_inverse=True)
+    present = np.flatnonzero(np.bincount(category, minlength=8))
+    code = np.zeros(8, dtype=np.int64)
+    code[present] = np.arange(len(present))
+    category = code[category]
     category_draws = np.bincount(category, weights=counts, minlength=len(present))
     total = category_draws.sum()
     per_category = rng.multinomial(int(total), category_draws / total, size=n_boot)
-    sums = np.zeros((n_boot, matrix.shape[1]))
+    sums = np.zeros((n_boot, columns.n_columns))
     for k in range(len(present)):
-        members = rows[category == k]
-        values, weights = matrix[members], counts[category == k].astype(np.float64)
+        in_category = category == k
+        members = rows[in_category]
+        where, values = columns.values(draws, members)
+        if not where:
+            continue
         m = per_category[:, k].astype(np.float64)
         if np.all(values == values[0]):
-            sums += m[:, None] * values[0]
+            sums[:, where] += m[:, None] * values[0]
         elif category_draws[k] <= EXACT_DRAWS:
-            sums += _exact_sums(values, counts[category == k], per_category[:, k], rng)
+            sums[:, where] += _exact_sums(values, counts[in_category], per_category[:, k], rng)
         else:
-            sums += _normal_sums(values, weights, m, rng)
+            sums[:, where] += _normal_sums(values, counts[in_category].astype(np.float64), m, rng)
     return sums
 
 
@@ -142,7 +182,7 @@ def _normal_sums(values: np.ndarray, weights: np.ndarray, picks: np.ndarray, rng
 def identity_inputs(draws: _Draws, scheme: str) -> dict[str, np.ndarray]:
     """The same statistics on the sample itself (one replicate with the original counts)."""
     columns = _columns(draws, scheme)
-    sums = draws.draws.astype(np.float64)[None, :] @ columns.matrix
+    sums = columns.weighted_sums(draws, np.arange(len(draws.draws)))[None, :]
     return inputs_from_sums(sums, draws, scheme, columns)
 
 
@@ -180,29 +220,15 @@ def inputs_from_sums(sums: np.ndarray, draws: _Draws, scheme: str, columns: _Col
 
 def _columns(draws: _Draws, scheme: str) -> _Columns:
     stratum_of = _STRATUM_OF[scheme]
-    judged = ~np.isnan(draws.equivalent)
-    share = np.where(judged, draws.equivalent, 0.0)
-    columns: list[np.ndarray] = []
-
-    def add(values: np.ndarray) -> int:
-        columns.append(values.astype(np.float64))
-        return len(columns) - 1
-
+    count = iter(range(1000))
     drawn_col, judged_col, precision_col = {}, {}, {}
     for c, stratum in stratum_of.items():
-        in_class = (draws.pair_class == c) & (draws.stratum == stratum)
         key = (stratum, c)
-        drawn_col[key] = add(in_class)
-        judged_col[key] = add(in_class & judged)
-        precision_col[key] = add(np.where(in_class & judged, draws.precision_label * share, 0.0))
+        drawn_col[key], judged_col[key], precision_col[key] = next(count), next(count), next(count)
     numerator, denominator = {}, {}
-    for kind, c, importance in (("split", SPLIT, draws.union_over_base), ("merge", MERGE, draws.union_over_exp)):
-        weight = importance if scheme != "precision" else np.ones(len(share))
-        rows = (draws.pair_class == c) & (draws.stratum == stratum_of[c]) & judged
-        numerator[kind] = add(np.where(rows, weight * share, 0.0))
-        denominator[kind] = add(np.where(rows, weight, 0.0))
-    matrix = np.column_stack(columns) if columns else np.zeros((len(share), 0))
-    return _Columns(matrix, drawn_col, judged_col, precision_col, numerator, denominator)
+    for kind in ("split", "merge"):
+        numerator[kind], denominator[kind] = next(count), next(count)
+    return _Columns(next(count), drawn_col, judged_col, precision_col, numerator, denominator, scheme)
 
 
 def _groups(draws: _Draws, scheme: str, within: str) -> list[np.ndarray]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import generator, open_unit_interval, positive_int
 from ..context import SampleContext
-from ..estimation import _Draws, estimate_quality
+from ..estimation import _Draws, quality_of_draws
 from ..impact import impact_metrics
 from ..judgements import PairVerdicts
 from ..population import Population
@@ -157,11 +157,11 @@ def derived_metrics(
         precision_base = unit_parameter("precision_base", precision_base)
     if resampling not in RESAMPLING:
         raise ValueError(f"resampling must be one of {', '.join(RESAMPLING)}; got {resampling!r}")
-    quality = estimate_quality(population, sample, verdicts, confidence=confidence)
+    draws = _Draws.build(population, sample, verdicts, None)
+    quality = quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)
     exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
     diagram = affected_item_diagram_from_metrics(quality, exact, recall_base=recall_base, precision_base=precision_base)
 
-    draws = _Draws.build(population, sample, verdicts, None)
     replicates = replicate_inputs(draws, sample.scheme, n_boot=n_boot, rng=rng, within=resampling)
     arrays = diagram_arrays(
         affected_weight_fraction=exact["AffectedWeightFraction"],

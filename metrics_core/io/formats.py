@@ -57,12 +57,34 @@ def _parquet_schema(path: Any) -> pa.Schema:
 
 
 def _read_parquet(path: Any, columns: list[str]) -> pa.Table:
+    """The columns, each read by row groups into one array (numbers straight into one buffer)."""
     try:
-        return pq.read_table(path, columns=columns)
+        with pq.ParquetFile(path) as file:
+            return pa.table([_parquet_column(file, name) for name in columns], names=columns)
     except MemoryError:
         raise  # out of memory is no fault of the file
     except (pa.ArrowException, OSError) as exc:
         raise InputError(path, f"not a readable Parquet file ({exc})") from None
+
+
+def _parquet_column(file: pq.ParquetFile, name: str, batch: int = 1 << 20) -> pa.Array:
+    """One column: a number column without nulls is copied batch by batch into one numpy
+    buffer (no chunks to combine afterwards); any other column is read whole and combined."""
+    kind = file.schema_arrow.field(name).type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        out = np.empty(file.metadata.num_rows, dtype=kind.to_pandas_dtype())
+        at = 0
+        for part in file.iter_batches(batch_size=batch, columns=[name], use_threads=False):
+            values = part.column(0)
+            if values.null_count:
+                break  # keep the nulls for the checks that name their row
+            out[at : at + len(values)] = values.to_numpy()
+            at += len(values)
+        else:
+            if at == len(out):
+                return pa.array(out)  # numpy's buffer, not copied
+    column = file.read(columns=[name]).column(0)
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 
 def _csv_names(path: Any) -> list[str]:

@@ -58,7 +58,7 @@ class TableSource:
             found = ", ".join(repr(name) for name in names)
             raise InputError(path, f"missing column {', '.join(map(repr, missing))} (columns found: {found})")
         wanted = names if keep_others else [n for n in names if n in required or n in optional]
-        table = _read_csv(path, wanted, names) if kind == "csv" else _read_parquet(path, wanted)
+        table = _one_chunk(_read_csv(path, wanted, names) if kind == "csv" else _read_parquet(path, wanted))
         if table.num_rows == 0 and not allow_no_rows:
             raise InputError(path, "no data rows")
         return cls(str(path), kind, table)
@@ -77,9 +77,11 @@ class TableSource:
     def place(self, row: int) -> str:
         return _place(row, _lines_of(self.path, [row], self.n_rows)[0])
 
-    def ids(self, name: str) -> pa.Array:
-        """A column of non-empty text (integers in Parquet become text)."""
-        values = _as_string(self._typed(name, _is_text_or_integer, "text or integers"))
+    def ids(self, name: str, *, as_text: bool = True) -> pa.Array:
+        """A column of non-empty text (integers in Parquet become text, unless not ``as_text``)."""
+        values = self._typed(name, _is_text_or_integer, "text or integers")
+        if as_text or not pa.types.is_integer(values.type):
+            values = _as_string(values)
         self._require_present(name, values)
         return values
 
@@ -137,6 +139,10 @@ class TableSource:
         return codes.to_numpy(zero_copy_only=False).astype(np.int8)
 
     def require_unique(self, name: str, values: pa.Array, n_distinct: int | None = None) -> None:
+        if pa.types.is_integer(values.type):
+            if _distinct_integers(values.to_numpy(zero_copy_only=False)):
+                return
+            values = _as_string(values)  # the error names the id as text, as it is read
         if (_count_distinct(values) if n_distinct is None else n_distinct) == len(values):
             return
         first = pc.index_in(values, value_set=values).to_numpy(zero_copy_only=False)
@@ -183,6 +189,17 @@ class TableSource:
         return repr(_combined(self.table.column(name))[row].as_py())
 
 
+def _one_chunk(table: pa.Table) -> pa.Table:
+    """The table with each column in one chunk, combined one column at a time: the chunks of a
+    column are released as soon as it is combined, so the file's data is held once, not twice."""
+    names = table.column_names
+    columns = []
+    for name in names:
+        columns.append(_combined(table.column(name)))
+        table = table.drop_columns([name])
+    return pa.table(columns, names=names)
+
+
 def _is_text(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
@@ -197,6 +214,21 @@ def _is_text_or_number(t: pa.DataType) -> bool:
 
 def _count_distinct(values: pa.Array) -> int:
     return len(pc.unique(values))
+
+
+def _distinct_integers(values: np.ndarray, block: int = 1 << 20) -> bool:
+    """Whether no integer repeats: marks in a bitmap of their range when it is small (ids
+    0..N-1, say), else a sorted copy; no hash table either way."""
+    if len(values) == 0:
+        return True
+    low, high = int(values.min()), int(values.max())
+    if high - low < 8 * len(values) + 1024:
+        seen = np.zeros(high - low + 1, dtype=bool)
+        for start in range(0, len(values), block):
+            seen[values[start : start + block].astype(np.int64) - low] = True
+        return int(np.count_nonzero(seen)) == len(values)
+    ordered = np.sort(values)
+    return not bool(np.any(ordered[1:] == ordered[:-1]))
 
 
 def _text_lengths(values: pa.Array) -> np.ndarray:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -18,9 +19,9 @@ from .errors import InputError
 from .source import (
     TableSource,
     _arrow,
+    _as_string,
     _codes_in,
     _combined,
-    _count_distinct,
     _labels_for_population,
 )
 
@@ -43,7 +44,7 @@ class ItemTable:
     """
 
     path: str
-    item_id: pa.Array
+    ids: pa.Array  # as read: text, or integers (Parquet), which :attr:`item_id` casts to text when asked
     base_cluster: pa.Array
     exp_cluster: pa.Array
     weight: np.ndarray
@@ -51,7 +52,21 @@ class ItemTable:
     dropped_items: int = 0
 
     def __len__(self) -> int:
-        return len(self.item_id)
+        return len(self.ids)
+
+    @cached_property
+    def item_id(self) -> pa.Array:
+        """The item ids as text (integer ids of a Parquet file cast when first asked)."""
+        return _as_string(self.ids)
+
+    def without_labels(self) -> ItemTable:
+        """This table without its cluster columns (empty), once a population holds their codes."""
+        empty = pa.array([], type=pa.string())
+        return replace(self, base_cluster=empty, exp_cluster=empty)
+
+    def item_ids_at(self, positions: np.ndarray) -> pa.Array:
+        """The text ids of the items at ``positions`` (without casting every id)."""
+        return _as_string(self.ids.take(pa.array(positions)))
 
     def positions_of(self, ids: Any) -> np.ndarray:
         """Position of each id among the items, -1 where the id is unknown (int64).
@@ -85,7 +100,8 @@ class ItemTable:
         pyarrow hash pass (converting them to numpy objects first is several times
         slower on 10M rows); integer labels go in as numpy arrays (dense fast path).
         """
-        weights = None if bool(np.all(self.weight == 1.0)) else self.weight
+        unit = self.weight.strides == (0,) and (len(self.weight) == 0 or self.weight[0] == 1.0)
+        weights = None if unit or bool(np.all(self.weight == 1.0)) else self.weight
         base, exp = (_labels_for_population(labels) for labels in (self.base_cluster, self.exp_cluster))
         return population_from_labels(base, exp, weights)
 
@@ -126,19 +142,24 @@ class JudgementsTable:
 # ---------------------------------------------------------------------------- readers
 
 
+def unit_weights(n: int) -> np.ndarray:
+    """Weight 1.0 for each of ``n`` items, as a read-only zero-stride view (no N-sized buffer)."""
+    return np.broadcast_to(np.float64(1.0), (n,))
+
+
 def read_items(path: Any) -> ItemTable:
     """Read an items file: ``item_id, base_cluster, exp_cluster`` and optional ``weight``.
 
     Every other column is kept as an attribute. Raises :class:`InputError`.
     """
     src = TableSource.open(path, required=ITEM_COLUMNS[:3], optional=("weight",), keep_others=True)
-    item_id = src.ids("item_id")
+    item_id = src.ids("item_id", as_text=False)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # Hashing the ids is the slowest check: overlap it with the others.
-        n_distinct = pool.submit(_count_distinct, item_id)
+        # Checking the ids is the slowest check: overlap it with the others.
+        unique = pool.submit(src.require_unique, "item_id", item_id)
         base, exp = src.labels("base_cluster"), src.labels("exp_cluster")
-        weight = src.weights("weight") if "weight" in src.names else np.ones(src.n_rows)
-        src.require_unique("item_id", item_id, n_distinct.result())
+        weight = src.weights("weight") if "weight" in src.names else unit_weights(src.n_rows)
+        unique.result()
     attributes = {name: _combined(src.table.column(name)) for name in src.names if name not in ITEM_COLUMNS}
     return ItemTable(src.path, item_id, base, exp, weight, attributes)
 
@@ -157,7 +178,7 @@ def read_clusterings(base_path: Any, exp_path: Any, weights_path: Any = None) ->
     _, base_ids, base_labels, exp_labels, dropped = _common_items(
         base_path, base_ids, base_labels, exp_path, exp_ids, exp_labels
     )
-    weight = np.ones(len(base_ids)) if weights_path is None else _read_weights_for(weights_path, base_ids)
+    weight = unit_weights(len(base_ids)) if weights_path is None else _read_weights_for(weights_path, base_ids)
     return ItemTable(str(base_path), base_ids, base_labels, exp_labels, weight, {}, dropped)
 
 
@@ -168,7 +189,7 @@ def read_clustering_against_singletons(path: Any, weights_path: Any = None) -> I
     :func:`read_clusterings`. Raises :class:`InputError`.
     """
     ids, labels = _read_clustering(path)
-    weight = np.ones(len(ids)) if weights_path is None else _read_weights_for(weights_path, ids)
+    weight = unit_weights(len(ids)) if weights_path is None else _read_weights_for(weights_path, ids)
     return ItemTable(str(path), ids, labels, ids, weight, {})
 
 
