@@ -62,6 +62,7 @@ class ExperimentSerializer(serializers.ModelSerializer):
             "guidelines", "owner",
             "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",
             "status", "status_label", "progress", "error", "items_count", "dropped_items", "created_at", "updated_at",
+            "archived_at",
         )  # fmt: skip
         read_only_fields = fields
 

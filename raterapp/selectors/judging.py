@@ -181,7 +181,7 @@ def task_queue_for_rater(*, experiment: Experiment, rater, now) -> QuerySet[Pair
     )
     return (
         tasks_open_to_rater(rater)
-        .filter(experiment=experiment, gold_answer="", verdicts__lt=F("wanted"))
+        .filter(experiment=experiment, gold_answer="", retired_at__isnull=True, verdicts__lt=F("wanted"))
         .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater, expires_at__gt=now)))
         .alias(held=Coalesce(Subquery(held), Value(0)))
         .filter(verdicts__lt=F("wanted") - F("held"))

@@ -7,6 +7,7 @@ experiment that is not visible answers 404 like a missing one (``access_experime
 
 from __future__ import annotations
 
+from django.contrib import messages as flash
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.shortcuts import redirect, render
@@ -14,17 +15,24 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views import View
 
-from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, user_roles
+from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, access_experiment_for_owner, user_roles
 from raterapp.forms import BudgetForm, ExperimentCreateForm
 from raterapp.models import BudgetChange, Experiment
 from raterapp.selectors.budgets import budget_changes_list, budget_summary_get
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
 from raterapp.services.budgets import budget_for, budget_update
-from raterapp.services.experiment_control import deciding_metrics_for
+from raterapp.services.experiment_control import (
+    ARCHIVABLE,
+    deciding_metrics_for,
+    experiment_archive,
+    experiment_unarchive,
+)
 from raterapp.services.experiments import experiment_create
 from raterapp.services.sample_batches import MAX_BATCH_DRAWS
 from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, TERMS, metric_label
+
+from .form_errors import error_summary
 
 Status = Experiment.Status
 
@@ -150,7 +158,9 @@ class ExperimentPageView(EngineerPageMixin, View):
     def get(self, request, experiment_id: int):
         return self.render_page(request, access_experiment_for_engineer(request.user, experiment_id))
 
-    def render_page(self, request, experiment: Experiment, *, budget_form: BudgetForm | None = None, status=200):
+    def render_page(
+        self, request, experiment: Experiment, *, budget_form: BudgetForm | None = None, status=200, errors=()
+    ):
         steps = preparation_steps(experiment)
         budget = budget_for(experiment)
         dashboard = experiment_dashboard_get(experiment=experiment)
@@ -174,6 +184,8 @@ class ExperimentPageView(EngineerPageMixin, View):
             deciding_metrics=[(name, metric_label(name)) for name in deciding_metrics_for(experiment.scheme)],
             decision_sentence=(dashboard["decision"] or {}).get("sentence", ""),
             max_batch_draws=MAX_BATCH_DRAWS,
+            archivable=experiment.status in ARCHIVABLE,
+            error_summary=list(errors),
         )
         return render(request, "raterapp/experiments/detail.html", context, status=status)
 
@@ -206,7 +218,24 @@ class ExperimentBudgetPageView(ExperimentPageView):
                     form.add_error(field if field in form.fields else None, messages)
             else:
                 return redirect(reverse("experiment-detail", args=[experiment.pk]) + "#budget")
-        return self.render_page(request, experiment, budget_form=form, status=400)
+        return self.render_page(request, experiment, budget_form=form, status=400, errors=error_summary(form))
+
+
+class ExperimentArchivePageView(EngineerPageMixin, View):
+    """Archive (``archived=true``) or unarchive an experiment from its page: owner or admin."""
+
+    def post(self, request, experiment_id: int):
+        experiment = access_experiment_for_owner(request.user, experiment_id)
+        try:
+            if request.POST.get("archived") == "true":
+                experiment_archive(experiment=experiment)
+                flash.success(request, "Archived: the experiment list no longer shows it; its verdicts stay.")
+            else:
+                experiment_unarchive(experiment=experiment)
+                flash.success(request, "Unarchived: the experiment list shows it again.")
+        except ValidationError as exc:
+            flash.error(request, " ".join(exc.messages))
+        return redirect("experiment-detail", experiment_id=experiment.pk)
 
 
 def _budget_form_of(budget) -> BudgetForm:

@@ -2,8 +2,10 @@
 
 from django.urls import path
 
+from . import console
 from .admin_pages import OverviewPageView, RatersPageView
 from .experiments import (
+    ExperimentArchivePageView,
     ExperimentBudgetPageView,
     ExperimentCreatePageView,
     ExperimentListPageView,
@@ -19,9 +21,19 @@ urlpatterns = [
     path("experiments/new/", ExperimentCreatePageView.as_view(), name="experiment-new"),
     path("experiments/<int:experiment_id>/", ExperimentPageView.as_view(), name="experiment-detail"),
     path("experiments/<int:experiment_id>/budget/", ExperimentBudgetPageView.as_view(), name="experiment-budget"),
+    path("experiments/<int:experiment_id>/archive/", ExperimentArchivePageView.as_view(), name="experiment-archive"),
     path("experiments/<int:experiment_id>/pairs/", ExplorerPageView.as_view(), name="experiment-pairs"),
     path("overview/", OverviewPageView.as_view(), name="overview"),
     path("raters/", RatersPageView.as_view(), name="raters"),
     path("rate/", RaterHomePageView.as_view(), name="rate-home"),
     path("rate/<int:experiment_id>/", JudgePageView.as_view(), name="rate-experiment"),
+]
+
+urlpatterns += [
+    path("console/", console.ConsoleHomeView.as_view(), name="console"),
+    path("console/gold/", console.GoldPageView.as_view(), name="console-gold"),
+    path("console/reports/", console.ReportsPageView.as_view(), name="console-reports"),
+    path("console/assignments/", console.AssignmentsPageView.as_view(), name="console-assignments"),
+    path("console/pools/", console.PoolsPageView.as_view(), name="console-pools"),
+    path("console/audit/", console.AuditPageView.as_view(), name="console-audit"),
 ]

@@ -1,0 +1,56 @@
+"""What the admin console lists: experiments with their assigned raters, the raters, the pools
+with their experiments and spend, and the audit log of budgets."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db.models import Prefetch, QuerySet
+
+from raterapp.access import RATER
+from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget
+
+Status = Experiment.Status
+LIVE = (Status.RATING, Status.DONE, Status.SAMPLING, Status.QUEUED, Status.VALIDATING, Status.COMPUTING_IMPACT)
+
+
+def raters_list() -> QuerySet:
+    """Active raters by name."""
+    return get_user_model().objects.filter(groups__name=RATER, is_active=True).order_by("username").distinct()
+
+
+def experiments_for_console() -> QuerySet[Experiment]:
+    """Experiments that are not archived nor failed, newest first, with their assigned raters."""
+    raters = get_user_model().objects.order_by("username")
+    return (
+        Experiment.objects.filter(archived_at__isnull=True, status__in=LIVE)
+        .prefetch_related(Prefetch("assigned_raters", queryset=raters))
+        .order_by("-created_at", "-pk")
+    )
+
+
+def experiments_with_sample() -> QuerySet[Experiment]:
+    """Experiments whose pairs are drawn (rating or done), newest first: those gold questions fit."""
+    return Experiment.objects.filter(status__in=(Status.RATING, Status.DONE)).order_by("-created_at", "-pk")
+
+
+def pools_with_experiments() -> list[dict]:
+    """Every pool with its spend and the experiments it pays for."""
+    budgets = ExperimentBudget.objects.select_related("experiment").order_by("experiment__name")
+    rows = []
+    for pool in BudgetPool.objects.prefetch_related(Prefetch("budgets", queryset=budgets)).order_by("name"):
+        rows.append(
+            {
+                "pool": pool,
+                "remaining": max(pool.max_verdicts - pool.spent, 0),
+                "spent_share": pool.spent / pool.max_verdicts if pool.max_verdicts else 1.0,
+                "experiments": [budget.experiment for budget in pool.budgets.all()],
+            }
+        )
+    return rows
+
+
+def budget_changes_recent(*, limit: int = 200) -> QuerySet[BudgetChange]:
+    """The latest entries of the budget audit log, newest first."""
+    return BudgetChange.objects.select_related("actor", "budget__experiment", "pool").order_by("-created_at", "-pk")[
+        :limit
+    ]
