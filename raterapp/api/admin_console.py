@@ -48,6 +48,7 @@ class GoldPairChangeSerializer(serializers.Serializer):
 
 
 class GoldPairStateSerializer(serializers.ModelSerializer):
+    gold_answer = serializers.CharField(read_only=True, help_text="equivalent or not_equivalent")
     retired = serializers.SerializerMethodField()
 
     class Meta:

@@ -301,6 +301,7 @@ class GoldPairSerializer(serializers.Serializer):
     answer = serializers.CharField(source="gold_answer")
     judged = serializers.IntegerField(required=False, help_text="Verdicts given on it.")
     correct = serializers.IntegerField(required=False, help_text="Verdicts equal to the answer.")
+    retired_at = serializers.DateTimeField(allow_null=True, help_text="Served to no rater since (null: served).")
 
 
 class GoldAccuracySerializer(serializers.Serializer):
