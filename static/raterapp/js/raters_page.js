@@ -128,6 +128,7 @@ function fillActions(cell, row) {
     row.paused ? actionButton("unpause", "Unpause", row) : actionButton("pause", "Pause", row),
     actionButton("quota", "Quotas", row),
     row.is_active ? actionButton("deactivate", "Deactivate", row) : actionButton("reactivate", "Reactivate", row),
+    ...(row.is_active ? [actionButton("password", "Password link", row)] : []),
   );
 }
 
@@ -305,6 +306,11 @@ tbody.addEventListener("click", (event) => {
   const action = button.dataset.action;
   if (DIALOGS[action]) {
     openDialog(action, rater, button);
+  } else if (action === "password") {
+    button.disabled = true;
+    passwordLink(rater).finally(() => {
+      button.disabled = false;
+    });
   } else {
     button.disabled = true;
     quickChange(action, rater).finally(() => {
@@ -353,14 +359,30 @@ createForm.addEventListener("submit", async (event) => {
   const { set_password_url: link, ...row } = result.data;
   showRow(row);
   createForm.reset();
-  linkPanel.querySelector("[data-link-username]").textContent = row.username;
+  showLink(row.username, link, " can now choose a password at this link. It is shown only this once: copy it now.");
+  say(`${row.username} is created. Copy their one-time link to choose a password now: it is not shown again.`);
+});
+
+function showLink(username, link, title) {
+  linkPanel.querySelector(".new-rater-link__title").replaceChildren(el("strong", { text: username, attrs: { "data-link-username": "" } }), title);
   linkInput.value = link || "";
   copyButton.textContent = "Copy link";
   linkPanel.hidden = false;
-  say(`${row.username} is created. Copy their one-time link to choose a password now: it is not shown again.`);
+  linkPanel.scrollIntoView({ block: "center" });
   linkInput.focus();
   linkInput.select();
-});
+}
+
+// A new one-time link for a rater who forgot their password: shown once, like a new rater's.
+async function passwordLink(rater) {
+  const result = await requestJson("POST", config.password_link.replace(/\/0\/password-link\/$/, `/${rater.rater}/password-link/`));
+  if (result.status !== 200 || !result.data) {
+    say(`No link for ${rater.username}: ${plainMessages(result).join(" ")}`, { error: true });
+    return;
+  }
+  showLink(result.data.username, result.data.set_password_url, " can choose a new password at this link; the current one works until then. It is shown only this once: copy it now.");
+  say(`A one-time link for ${result.data.username} to choose a new password. Copy it now: it is not shown again.`);
+}
 
 copyButton.addEventListener("click", async () => {
   try {
