@@ -118,10 +118,13 @@ class EngineerPageMixin(LoginRequiredMixin):
 
 class ExperimentListPageView(EngineerPageMixin, View):
     def get(self, request):
-        rows = experiment_list_rows(experiments=experiment_list(user=request.user))
+        archived = request.GET.get("archived") == "true"
+        rows = experiment_list_rows(experiments=experiment_list(user=request.user, archived=archived))
         for row in rows:
             row["preparation_percent"] = preparation_percent(row["experiment"])
-        return render(request, "raterapp/experiments/list.html", self.page_context(rows=rows))
+        archived_count = experiment_list(user=request.user, archived=True).count()
+        context = self.page_context(rows=rows, archived=archived, archived_count=archived_count)
+        return render(request, "raterapp/experiments/list.html", context)
 
 
 class ExperimentCreatePageView(EngineerPageMixin, View):
@@ -139,7 +142,10 @@ class ExperimentCreatePageView(EngineerPageMixin, View):
                 _add_service_errors(form, exc)
             else:
                 return redirect("experiment-detail", experiment_id=experiment.pk)
-        return render(request, self.template_name, self.page_context(form=form), status=400)
+        errors = error_summary(form) + [
+            {"href": "#files_errors", "text": f"Files: {message}"} for message in getattr(form, "file_errors", [])
+        ]
+        return render(request, self.template_name, self.page_context(form=form, error_summary=errors), status=400)
 
 
 def _add_service_errors(form: ExperimentCreateForm, exc: ValidationError) -> None:
