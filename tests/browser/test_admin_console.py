@@ -182,3 +182,42 @@ def test_admin_works_in_the_console(browser, live_server, rating_experiment, scr
     _shoot(page, screenshots_dir, "audit")
     context.close()
     assert problems == [], problems
+
+
+def test_a_rater_gets_a_new_password_through_a_link_shown_once(browser, live_server, screenshots_dir):
+    admin = UserFactory(username="ada", roles=["admin"])
+    admin.set_password("pw-ada")
+    admin.save()
+    rita = UserFactory(username="rita", roles=["rater"])
+    rita.set_password("forgotten-long-ago")
+    rita.save()
+    context = browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    problems: list[str] = []
+    record_problems(page, problems)
+    sign_in(page, live_server, "ada", "pw-ada", "/raters/")
+    page.get_by_role("button", name="Password link rita").click()
+    link = page.get_by_label("One-time link to choose a password")
+    expect(link).to_be_focused()
+    url = link.input_value()
+    assert re.fullmatch(rf"{live_server.url}/accounts/set-password/[^/]+/[^/]+/", url)
+    expect(page.locator(".new-rater-link__title")).to_contain_text("rita can choose a new password at this link")
+    settle(page)
+    page.screenshot(path=str(screenshots_dir / "raters-password-link-1280.png"))
+    page.get_by_role("button", name="Done").click()
+    assert link.is_hidden()  # shown once: gone from the page
+
+    rater_page = browser.new_context(viewport=PHONE).new_page()
+    rater_page.goto(url)
+    rater_page.wait_for_url(re.compile(r"/set-password/[^/]+/set-password/$"))  # Django hides the token
+    rater_page.screenshot(path=str(screenshots_dir / "password-set-390.png"))
+    rater_page.locator("#id_new_password1").fill("a brand new passphrase")
+    rater_page.locator("#id_new_password2").fill("a brand new passphrase")
+    rater_page.get_by_role("button", name="Set password").click()
+    rater_page.wait_for_url(re.compile(r"/accounts/set-password/done/$"))
+    rita.refresh_from_db()
+    assert rita.check_password("a brand new passphrase")
+    rater_page.goto(url)  # used: it works no more
+    expect(rater_page.get_by_role("alert")).to_contain_text("This link does not work any more")
+    context.close()
+    assert problems == [], problems
