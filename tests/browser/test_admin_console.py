@@ -11,7 +11,15 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from raterapp.models import BudgetChange, BudgetPool, ExperimentBudget, PairReport, PairTask, SampledPair
+from raterapp.models import (
+    BudgetChange,
+    BudgetPool,
+    ExperimentBudget,
+    PairReport,
+    PairTask,
+    RaterProfile,
+    SampledPair,
+)
 from raterapp.services.judging import assignment_next, pair_report_create
 from tests.raterapp.factories import UserFactory
 
@@ -206,6 +214,24 @@ def test_a_rater_gets_a_new_password_through_a_link_shown_once(browser, live_ser
     page.screenshot(path=str(screenshots_dir / "raters-password-link-1280.png"))
     page.get_by_role("button", name="Done").click()
     assert link.is_hidden()  # shown once: gone from the page
+
+    # The quota form: a refusal at the top of the dialog, focused, the field marked beside it.
+    page.get_by_role("button", name="Quotas rita").click()
+    dialog = page.get_by_role("dialog", name="Quotas of rita")
+    dialog.get_by_label("Verdicts in all").fill("-3")
+    dialog.get_by_role("button", name="Save quotas").click()
+    errors = dialog.locator(".dialog-errors")
+    expect(errors).to_be_focused()
+    expect(errors).to_have_text("Verdicts in all: give a whole number of verdicts, 0 or more, or leave the box empty for no limit.")
+    expect(dialog.get_by_label("Verdicts in all")).to_have_attribute("aria-invalid", "")
+    assert dialog.get_by_label("Verdicts per day").get_attribute("aria-invalid") is None
+    assert page.evaluate(IN_VIEW, "#quota-dialog-errors")
+    settle(page)
+    page.screenshot(path=str(screenshots_dir / "raters-quota-refused-1280.png"))
+    dialog.get_by_label("Verdicts in all").fill("300")
+    dialog.get_by_role("button", name="Save quotas").click()
+    expect(dialog).to_be_hidden()
+    assert RaterProfile.objects.get(user=rita).total_quota == 300
 
     rater_page = browser.new_context(viewport=PHONE).new_page()
     rater_page.goto(url)

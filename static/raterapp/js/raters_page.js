@@ -189,6 +189,15 @@ function showErrors(node, texts) {
   node.hidden = !texts.length;
 }
 
+/** The refused fields, marked beside themselves (red border, aria-invalid); the others cleared. */
+function markInvalid(form, names) {
+  for (const input of form.querySelectorAll("input, textarea")) {
+    const bad = names.includes(input.name);
+    input.closest(".field")?.classList.toggle("field--invalid", bad);
+    input.toggleAttribute("aria-invalid", bad);
+  }
+}
+
 function quotaValue(input) {
   const text = input.value.trim();
   return text === "" ? null : Number(text);
@@ -202,6 +211,9 @@ const DIALOGS = {
     },
     body(form) {
       return { paused: true, paused_reason: form.elements.paused_reason.value };
+    },
+    invalid(form) {
+      return form.elements.paused_reason.value.trim() ? [] : ["paused_reason"];
     },
     check(form) {
       return form.elements.paused_reason.value.trim() ? [] : ["Say why the rater is paused."];
@@ -217,12 +229,17 @@ const DIALOGS = {
     body(form) {
       return { daily_quota: quotaValue(form.elements.daily_quota), total_quota: quotaValue(form.elements.total_quota) };
     },
+    invalid(form) {
+      return [form.elements.daily_quota, form.elements.total_quota]
+        .filter((input) => {
+          const value = quotaValue(input);
+          return !input.validity.valid || (value !== null && !(Number.isInteger(value) && value >= 0));
+        })
+        .map((input) => input.name);
+    },
     check(form) {
-      const bad = [form.elements.daily_quota, form.elements.total_quota].filter((input) => {
-        const value = quotaValue(input);
-        return !input.validity.valid || (value !== null && !(Number.isInteger(value) && value >= 0));
-      });
-      return bad.length ? ["Give a whole number of verdicts, 0 or more, or leave the box empty for no limit."] : [];
+      const labels = { daily_quota: "Verdicts per day", total_quota: "Verdicts in all" };
+      return this.invalid(form).map((name) => `${labels[name]}: give a whole number of verdicts, 0 or more, or leave the box empty for no limit.`);
     },
     done(row) {
       const daily = row.daily_quota === null ? "no daily limit" : `${row.daily_quota} a day`;
@@ -245,6 +262,7 @@ function openDialog(action, rater, trigger) {
   for (const node of spec.dialog.querySelectorAll("[data-dialog-username]")) node.textContent = rater.username;
   spec.fill(form, rater);
   showErrors(spec.dialog.querySelector(".errors"), []);
+  markInvalid(form, []);
   current = { spec, rater, action, trigger, updated: false };
   spec.dialog.showModal();
 }
@@ -271,7 +289,11 @@ for (const [action, spec] of Object.entries(DIALOGS)) {
     if (!current || submit.disabled) return;
     const problems = spec.check(form);
     showErrors(errors, problems);
-    if (problems.length) return;
+    markInvalid(form, spec.invalid ? spec.invalid(form) : []);
+    if (problems.length) {
+      errors.focus();
+      return;
+    }
     submit.disabled = true;
     const result = await requestJson("PATCH", raterUrl(current.rater.rater), spec.body(form));
     submit.disabled = false;
@@ -283,6 +305,8 @@ for (const [action, spec] of Object.entries(DIALOGS)) {
       return;
     }
     showErrors(errors, plainMessages(result));
+    markInvalid(form, Object.keys(result.data || {}).filter((name) => form.elements[name]));
+    errors.focus();
   });
 }
 
