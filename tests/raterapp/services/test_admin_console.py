@@ -13,6 +13,7 @@ from django.core.files.base import ContentFile
 
 from raterapp.models import BudgetPool, Experiment, Item, Judgement, Lease, PairReport, PairTask, UploadedFile
 from raterapp.selectors.experiments import experiment_list
+from raterapp.selectors.judging import rater_progress_get
 from raterapp.services.budgets import pool_create
 from raterapp.services.experiment_control import experiment_archive, experiment_unarchive
 from raterapp.services.gold import gold_answer_set, gold_pair_create, gold_restore, gold_retire
@@ -141,6 +142,7 @@ def test_excluding_a_reported_pair_stops_serving_it_and_keeps_its_verdicts(exper
     assert held.pk != first.pk
     report = _reported(experiment, rater)
     assert report.task_id == first.pk  # the rater's first pair: the one `other` judged first too
+    remaining = rater_progress_get(experiment=experiment, rater=rater)["remaining"]
     resolved = pair_report_resolve(report=report, actor=admin, resolution="excluded", note="  Title is mojibake.  ")
     assert (resolved.resolution, resolved.resolution_note, resolved.resolved_by) == (
         "excluded",
@@ -150,6 +152,7 @@ def test_excluding_a_reported_pair_stops_serving_it_and_keeps_its_verdicts(exper
     task = PairTask.objects.get(pk=first.pk)
     assert task.retired_at is not None and task.retired_by == admin
     assert Judgement.objects.filter(task=task).count() == 1
+    assert rater_progress_get(experiment=experiment, rater=rater)["remaining"] == remaining - 1  # 2 wanted, 1 given
     third = UserFactory(roles=["rater"])
     served = []
     while (t := assignment_next(experiment=experiment, rater=third)) is not None:
