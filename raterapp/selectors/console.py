@@ -43,10 +43,16 @@ def pools_with_experiments() -> list[dict]:
                 "pool": pool,
                 "remaining": max(pool.max_verdicts - pool.spent, 0),
                 "spent_share": pool.spent / pool.max_verdicts if pool.max_verdicts else 1.0,
-                "experiments": [budget.experiment for budget in pool.budgets.all()],
+                "experiments": [_with_spend(budget) for budget in pool.budgets.all()],
             }
         )
     return rows
+
+
+def _with_spend(budget: ExperimentBudget) -> Experiment:
+    experiment = budget.experiment
+    experiment.spent = budget.spent
+    return experiment
 
 
 def budget_changes_recent(*, limit: int = 200) -> QuerySet[BudgetChange]:

@@ -7,6 +7,7 @@ console page at 1280 and 390 pixels for a person to look at."""
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 from playwright.sync_api import expect
@@ -20,7 +21,7 @@ from raterapp.models import (
     RaterProfile,
     SampledPair,
 )
-from raterapp.services.judging import assignment_next, pair_report_create
+from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
 from tests.raterapp.factories import UserFactory
 
 from .conftest import record_problems, serve_portraits, settle, sign_in
@@ -159,6 +160,14 @@ def test_admin_works_in_the_console(browser, live_server, rating_experiment, scr
     section.get_by_role("button", name="Attach to Q4 rating").click()
     expect(page.locator(f"[data-pool='{pool.pk}'] [data-pool-experiment='{experiment.pk}']")).to_be_visible()
     assert ExperimentBudget.objects.get(experiment=experiment).pool == pool
+    ravi = experiment.assigned_raters.get()
+    for verdict in ("equivalent", "not_equivalent"):  # ravi rates: the pool spends
+        task = assignment_next(experiment=experiment, rater=ravi)
+        judgement_submit(task=task, rater=ravi, verdict=verdict, client_id=uuid.uuid4())
+    page.reload()
+    section = page.locator(f"[data-pool='{pool.pk}']")
+    expect(section.locator("[data-spend]")).to_contain_text("2 of 500 verdicts spent · 498 left")
+    expect(section.locator(f"[data-pool-experiment='{experiment.pk}'] [data-spent]")).to_have_text("2 spent")
     _shoot(page, screenshots_dir, "pools")
 
     # 5. A refused budget: the errors in view at the top, focused, each a link to its field.
