@@ -13,9 +13,12 @@ Status = Experiment.Status
 LIVE = (Status.RATING, Status.DONE, Status.SAMPLING, Status.QUEUED, Status.VALIDATING, Status.COMPUTING_IMPACT)
 
 
-def raters_list() -> QuerySet:
-    """Active raters by name."""
-    return get_user_model().objects.filter(groups__name=RATER, is_active=True).order_by("username").distinct()
+def raters_list(*, active_only: bool = True) -> QuerySet:
+    """Raters by name: the active ones, or all."""
+    raters = get_user_model().objects.filter(groups__name=RATER)
+    if active_only:
+        raters = raters.filter(is_active=True)
+    return raters.order_by("username").distinct()
 
 
 def experiments_for_console() -> QuerySet[Experiment]:

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from raterapp.access import access_experiment_for_engineer
+from raterapp.access import ADMIN, access_experiment_for_engineer
 from raterapp.forms import (
     AssignRaterForm,
     GoldAnswerForm,
@@ -70,7 +70,7 @@ class ConsolePageMixin(AdminPageMixin):
         return super().page_context(
             console_tabs=tabs,
             console_tab=self.tab,
-            open_reports=pair_reports_inbox().count() if getattr(self, "roles", None) else 0,
+            open_reports=pair_reports_inbox().count() if ADMIN in getattr(self, "roles", ()) else 0,
             error_summary=error_summary(failed) if failed is not None else [],
             **extra,
         )
@@ -236,7 +236,7 @@ class AssignmentsPageView(ConsolePageMixin, View):
 
     def post(self, request):
         experiment = access_experiment_for_engineer(request.user, request.POST.get("experiment"))
-        raters = list(raters_list())
+        raters = list(raters_list(active_only=request.POST.get("action") == "assign"))  # a deactivated one may go
         form = AssignRaterForm(request.POST, raters=raters, prefix=f"e{experiment.pk}")
         if form.is_valid():
             rater = next(r for r in raters if r.pk == form.cleaned_data["rater"])

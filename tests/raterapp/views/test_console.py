@@ -14,6 +14,7 @@ from django.urls import reverse
 from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, PairReport, PairTask
 from raterapp.services.gold import gold_pair_create
 from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
+from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
 pytestmark = pytest.mark.django_db
@@ -135,6 +136,20 @@ def test_unassigning_the_last_rater_opens_the_experiment_to_all(sign_in, experim
     )
     assert response.status_code == 302
     assert experiment.assigned_raters.count() == 0
+
+
+def test_a_deactivated_rater_can_be_unassigned_but_not_assigned(sign_in, experiment, users):
+    gone = UserFactory(username="gone", roles=["rater"], is_active=False)
+    experiment.assigned_raters.add(users["rater"], gone)
+    e, client = experiment.pk, sign_in("admin")
+    refused = client.post(reverse("console-assignments"), {"action": "assign", "experiment": e, f"e{e}-rater": gone.pk})
+    assert refused.status_code == 400
+    assert (f"#id_e{e}-rater", f"Rater: Select a valid choice. {gone.pk} is not one of the available choices.") in _summary(
+        refused.content.decode()
+    )
+    done = client.post(reverse("console-assignments"), {"action": "unassign", "experiment": e, f"e{e}-rater": gone.pk})
+    assert done.status_code == 302
+    assert list(experiment.assigned_raters.all()) == [users["rater"]]
 
 
 def _summary(content: str) -> list[str]:
