@@ -289,3 +289,17 @@ def test_the_django_admin_works_for_the_admin_role_without_deleting(sign_in, use
     judgements = reverse("admin:raterapp_experiment_delete", args=[experiment.pk])
     assert client.get(judgements).status_code == 403
     assert sign_in("engineer").get("/admin/").status_code == 302  # to the admin's sign-in
+
+
+def test_every_link_of_the_overview_and_the_console_answers_200_for_an_admin(sign_in, experiment, report, users):
+    """Where the budget links used to open bare 403 pages: every link on these pages now works."""
+    client = sign_in("admin")
+    pages = ["/overview/", *(reverse(page) for page in PAGES)]
+    links = set()
+    for url in pages:
+        links |= set(re.findall(r'<a [^>]*href="(/[^"#]*)', client.get(url).content.decode()))
+    assert {"/console/pools/", "/console/audit/", f"/experiments/{experiment.pk}/"} <= links
+    for link in sorted(links):
+        response = client.get(link.replace("&amp;", "&"), follow=True)
+        assert response.status_code == 200, link
+        assert all("login" not in hop for hop, _ in response.redirect_chain), link
