@@ -5,7 +5,10 @@ nothing may be deleted."""
 
 from __future__ import annotations
 
+from django.contrib.auth.forms import AuthenticationForm
+
 from raterapp.access import ADMIN, has_role
+from raterapp.services.login_limits import LockoutAdminAuthenticationForm
 
 APP = "raterapp"
 # Besides viewing every model of the app: what the Django admin's forms change through services.
@@ -41,3 +44,13 @@ def admin_site_has_permission(request) -> bool:
     """The Django admin's door: active staff, as Django has it, and the app's admins."""
     user = request.user
     return user.is_active and (user.is_staff or has_role(user, ADMIN))
+
+
+class AdminRoleLoginForm(LockoutAdminAuthenticationForm):
+    """The Django admin's sign-in, open to the app's admins as to staff (lockouts as the app's)."""
+
+    def confirm_login_allowed(self, user):
+        if has_role(user, ADMIN):
+            AuthenticationForm.confirm_login_allowed(self, user)  # active users only
+        else:
+            super().confirm_login_allowed(user)

@@ -303,3 +303,16 @@ def test_every_link_of_the_overview_and_the_console_answers_200_for_an_admin(sig
         response = client.get(link.replace("&amp;", "&"), follow=True)
         assert response.status_code == 200, link
         assert all("login" not in hop for hop, _ in response.redirect_chain), link
+
+
+@pytest.mark.parametrize(("who", "lands"), [("admin", "/admin/"), ("engineer", None)])
+def test_the_django_admin_sign_in_is_open_to_the_admin_role_only(client, users, who, lands):
+    response = client.post(
+        "/admin/login/?next=/admin/", {"username": who, "password": f"pw-{who}", "next": "/admin/"}
+    )
+    if lands:
+        assert response.status_code == 302 and response["Location"] == lands
+        assert client.get(lands).status_code == 200
+    else:
+        assert response.status_code == 200 and "staff account" in response.content.decode()
+        assert client.get("/admin/").status_code == 302
