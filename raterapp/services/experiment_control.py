@@ -49,9 +49,13 @@ def experiment_rating_close(*, experiment: Experiment) -> Experiment:
 
 
 def experiment_rating_reopen(*, experiment: Experiment) -> Experiment:
-    """Open a closed experiment for rating again."""
+    """Open a closed experiment for rating again (an archived one comes back to the list)."""
     return _move(
-        experiment, source=Status.DONE, target=Status.RATING, problem="Only a closed experiment can be reopened."
+        experiment,
+        source=Status.DONE,
+        target=Status.RATING,
+        problem="Only a closed experiment can be reopened.",
+        archived_at=None,
     )
 
 
@@ -78,10 +82,10 @@ def experiment_unarchive(*, experiment: Experiment) -> Experiment:
     return experiment
 
 
-def _move(experiment: Experiment, *, source: str, target: str, problem: str) -> Experiment:
+def _move(experiment: Experiment, *, source: str, target: str, problem: str, **also) -> Experiment:
     with transaction.atomic():
         moved = Experiment.objects.filter(pk=experiment.pk, status=source).update(
-            status=target, updated_at=timezone.now()
+            status=target, updated_at=timezone.now(), **also
         )
     if not moved:
         raise ValidationError({"status": problem})

@@ -15,7 +15,7 @@ from raterapp.models import BudgetPool, Experiment, Item, Judgement, Lease, Pair
 from raterapp.selectors.experiments import experiment_list
 from raterapp.selectors.judging import rater_progress_get
 from raterapp.services.budgets import pool_create
-from raterapp.services.experiment_control import experiment_archive, experiment_unarchive
+from raterapp.services.experiment_control import experiment_archive, experiment_rating_reopen, experiment_unarchive
 from raterapp.services.gold import gold_answer_set, gold_pair_create, gold_restore, gold_retire
 from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
 from raterapp.services.pair_reports import pair_report_resolve
@@ -239,4 +239,8 @@ def test_only_finished_or_failed_experiments_are_archived_and_the_list_hides_the
     assert list(experiment_list(user=admin, archived=None)) == [experiment]
     assert PairTask.objects.filter(experiment=experiment).count() == tasks
     experiment_unarchive(experiment=experiment)
+    assert list(experiment_list(user=admin)) == [experiment]
+    experiment_archive(experiment=experiment)
+    experiment_rating_reopen(experiment=experiment)  # rating again: back in the list
+    assert experiment.archived_at is None and experiment.status == Experiment.Status.RATING
     assert list(experiment_list(user=admin)) == [experiment]
