@@ -1,5 +1,5 @@
 """What the admin console lists: experiments with their assigned raters, the raters, the pools
-with their experiments and spend, and the audit log of budgets."""
+with their experiments and spend, the audit log of budgets and what admins did to pairs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Prefetch, QuerySet
 
 from raterapp.access import RATER
-from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget
+from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, PairReport, PairTask
 
 Status = Experiment.Status
 LIVE = (Status.RATING, Status.DONE, Status.SAMPLING, Status.QUEUED, Status.VALIDATING, Status.COMPUTING_IMPACT)
@@ -63,3 +63,38 @@ def budget_changes_recent(*, limit: int = 200) -> QuerySet[BudgetChange]:
     return BudgetChange.objects.select_related("actor", "budget__experiment", "pool").order_by("-created_at", "-pk")[
         :limit
     ]
+
+
+def console_actions_recent(*, limit: int = 100) -> list[dict]:
+    """What admins did to pairs, newest first, from the records themselves: reports resolved
+    (with the note) and pairs retired (gold questions, excluded pairs)."""
+    reports = (
+        PairReport.objects.filter(resolved_at__isnull=False)
+        .select_related("resolved_by", "task__experiment")
+        .order_by("-resolved_at")[:limit]
+    )
+    retired = (
+        PairTask.objects.filter(retired_at__isnull=False)
+        .select_related("retired_by", "experiment")
+        .order_by("-retired_at")[:limit]
+    )
+    rows = [
+        {
+            "when": report.resolved_at,
+            "who": report.resolved_by,
+            "experiment": report.task.experiment,
+            "what": f"Report {report.pk} resolved: {report.get_resolution_display().lower()}",
+            "why": report.resolution_note,
+        }
+        for report in reports
+    ] + [
+        {
+            "when": task.retired_at,
+            "who": task.retired_by,
+            "experiment": task.experiment,
+            "what": f"Gold question {task.pk} retired" if task.gold_answer else f"Pair task {task.pk} excluded",
+            "why": "",
+        }
+        for task in retired
+    ]
+    return sorted(rows, key=lambda row: row["when"], reverse=True)[:limit]

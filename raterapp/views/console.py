@@ -30,6 +30,7 @@ from raterapp.forms import (
 from raterapp.models import BudgetChange, BudgetPool, PairReport, PairTask
 from raterapp.selectors.console import (
     budget_changes_recent,
+    console_actions_recent,
     experiments_for_console,
     experiments_with_sample,
     pools_with_experiments,
@@ -332,7 +333,8 @@ class PoolsPageView(ConsolePageMixin, View):
 
 
 class AuditPageView(ConsolePageMixin, View):
-    """Every change to a budget or pool: who, when, from what to what, why and through which door."""
+    """Every change to a budget or pool: who, when, from what to what, why and through which door;
+    and the reports resolved and pairs retired, by whom and when."""
 
     tab = "audit"
 
@@ -340,7 +342,7 @@ class AuditPageView(ConsolePageMixin, View):
         return self.show(request)
 
     def show(self, request, *, status=200, **extra):
-        context = {"changes": budget_changes_recent(), **extra}
+        context = {"changes": budget_changes_recent(), "actions": console_actions_recent(), **extra}
         return render(request, "raterapp/console/audit.html", self.page_context(**context), status=status)
 
 

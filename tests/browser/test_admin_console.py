@@ -195,7 +195,14 @@ def test_admin_works_in_the_console(browser, live_server, rating_experiment, scr
 
     # 6. The audit log holds the pool and the budget changes.
     page.goto(f"{live_server.url}/console/audit/")
-    expect(page.locator("tbody tr")).to_have_count(BudgetChange.objects.count())
+    expect(page.locator("table").first.locator("tbody tr")).to_have_count(BudgetChange.objects.count())
+    actions = page.locator("[data-action-row]")  # the report resolved and the pair it excluded
+    expect(actions).to_have_count(2)
+    expect(actions.first).to_contain_text("ada")
+    assert {text.split("\t")[3] for text in actions.all_inner_texts()} == {
+        f"Report {report.pk} resolved: pair excluded from rating",
+        f"Pair task {reported.pk} excluded",
+    }
     _shoot(page, screenshots_dir, "audit")
     context.close()
     assert problems == [], problems
