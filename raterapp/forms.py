@@ -126,3 +126,72 @@ class ApiTokenForm(forms.Form):
     ttl_days = forms.IntegerField(
         label="Days it works", min_value=1, max_value=366, help_text="It stops working after this; revoke it sooner."
     )
+
+
+# ---- the admin console -------------------------------------------------------------------------
+
+GOLD_ANSWER_CHOICES = [("equivalent", "Equivalent"), ("not_equivalent", "Not equivalent")]
+
+
+class GoldPairForm(forms.Form):
+    """A gold question from any two items of the experiment."""
+
+    item_a = forms.CharField(label="First item id", max_length=255)
+    item_b = forms.CharField(label="Second item id", max_length=255)
+    answer = forms.ChoiceField(label="Answer", choices=GOLD_ANSWER_CHOICES, widget=forms.RadioSelect)
+
+
+class GoldRateForm(forms.Form):
+    gold_rate = forms.FloatField(
+        label="Gold rate", help_text="Share of a rater's pairs that are gold questions, 0 to 0.5 (0: none)."
+    )
+
+
+class GoldAnswerForm(forms.Form):
+    answer = forms.ChoiceField(label="Answer", choices=GOLD_ANSWER_CHOICES)
+
+
+class ReportResolveForm(forms.Form):
+    RESOLUTIONS = [
+        ("kept", "Keep the pair as it is"),
+        ("excluded", "Exclude the pair: no rater gets it any more"),
+        ("gold_equivalent", "Make it a gold question: equivalent"),
+        ("gold_not_equivalent", "Make it a gold question: not equivalent"),
+    ]
+
+    resolution = forms.ChoiceField(label="What to do", choices=RESOLUTIONS, widget=forms.RadioSelect)
+    note = forms.CharField(
+        label="Note",
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="What was wrong and what you did.",
+    )
+
+    def service_arguments(self) -> dict:
+        choice = self.cleaned_data["resolution"]
+        if choice.startswith("gold_"):
+            return {"resolution": "gold", "answer": choice.removeprefix("gold_"), "note": self.cleaned_data["note"]}
+        return {"resolution": choice, "note": self.cleaned_data["note"]}
+
+
+class AssignRaterForm(forms.Form):
+    rater = forms.TypedChoiceField(label="Rater", coerce=int)
+
+    def __init__(self, *args, raters=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["rater"].choices = [("", "Choose a rater")] + [(r.pk, r.get_username()) for r in raters]
+
+
+class PoolCreateForm(forms.Form):
+    name = forms.CharField(label="Name", max_length=200)
+    max_verdicts = forms.IntegerField(label="Verdicts it pays for", min_value=0, max_value=2**31 - 1)
+    reason = forms.CharField(label="Why", max_length=2000, help_text="Written to the audit log.")
+
+
+class PoolAttachForm(forms.Form):
+    experiment = forms.TypedChoiceField(label="Experiment", coerce=int)
+    reason = forms.CharField(label="Why", max_length=2000, help_text="Written to the audit log.")
+
+    def __init__(self, *args, experiments=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["experiment"].choices = [("", "Choose an experiment")] + [(e.pk, e.name) for e in experiments]

@@ -93,6 +93,9 @@ class Experiment(models.Model):
     sample_version = models.PositiveIntegerField(
         default=0, help_text="Batches of draws appended so far: changes whenever the sample grows."
     )
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text="Archived: hidden from the default experiment list; its verdicts stay."
+    )
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="Progress of the current step, 0 to 1.")
@@ -298,6 +301,14 @@ class PairTask(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    retired_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Served to no rater any more (a retired gold question, an excluded broken pair); verdicts stay.",
+    )
+    retired_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["experiment", "rank"]
@@ -375,8 +386,20 @@ class PairReport(models.Model):
     task = models.ForeignKey(PairTask, on_delete=models.CASCADE, related_name="reports")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pair_reports")
     reason = models.CharField(max_length=20, choices=Reason.choices)
+
+    class Resolution(models.TextChoices):
+        KEPT = "kept", "Pair kept as it is"
+        EXCLUDED = "excluded", "Pair excluded from rating"
+        GOLD = "gold", "Pair made a gold question"
+
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolution = models.CharField(max_length=10, choices=Resolution.choices, blank=True)
+    resolution_note = models.TextField(blank=True, help_text="The admin's note on what was done.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["task", "rater"], name="pair_report_one_per_rater")]

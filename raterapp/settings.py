@@ -240,7 +240,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 # raterapp/services/login_limits.py: wrong passwords before a username is locked out, and for how long.
-AUTHENTICATION_BACKENDS = ["raterapp.services.login_limits.LockoutModelBackend"]
+AUTHENTICATION_BACKENDS = [
+    "raterapp.services.login_limits.LockoutModelBackend",
+    "raterapp.admin_permissions.AdminRoleBackend",
+]
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
 LOGIN_URL = "login"

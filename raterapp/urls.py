@@ -7,11 +7,14 @@ from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from raterapp.services.login_limits import LockoutAdminAuthenticationForm, LockoutAuthenticationForm
+from raterapp.admin_permissions import AdminRoleLoginForm, admin_site_has_permission
+from raterapp.services.login_limits import LockoutAuthenticationForm
 from raterapp.views import rating
 
-# The admin's sign-in explains a lockout as the app's does.
-admin.site.login_form = LockoutAdminAuthenticationForm
+# The admin's sign-in explains a lockout as the app's does; the app's admins may use it.
+admin.site.login_form = AdminRoleLoginForm
+admin.site.has_permission = admin_site_has_permission
+handler403 = "raterapp.views.errors.permission_denied"
 
 urlpatterns = [
     path("", rating.home, name="home"),

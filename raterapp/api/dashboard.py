@@ -25,9 +25,11 @@ from raterapp.selectors.dashboard import dashboard_version_get, estimate_converg
 from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.slices import UnknownAttribute, experiment_slices_get, slice_attributes_list
 from raterapp.services.experiment_control import (
+    experiment_archive,
     experiment_rating_close,
     experiment_rating_reopen,
     experiment_target_set,
+    experiment_unarchive,
 )
 
 from .common import ExportApi, IsEngineerOrAdmin, drf_validation_error
@@ -187,6 +189,19 @@ class ExperimentReopenApi(_RatingSwitchApi):
     """Open a closed experiment for rating again. Roles: owner, admin."""
 
     switch = staticmethod(experiment_rating_reopen)
+
+
+class ExperimentArchiveApi(_RatingSwitchApi):
+    """Archive a finished or failed experiment: hidden from the default list (``?archived=true``
+    lists archived ones), every verdict and estimate kept. Roles: owner, admin."""
+
+    switch = staticmethod(experiment_archive)
+
+
+class ExperimentUnarchiveApi(_RatingSwitchApi):
+    """Show an archived experiment in the default list again. Roles: owner, admin."""
+
+    switch = staticmethod(experiment_unarchive)
 
 
 def _flat_slice_row(row: dict) -> dict:

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from raterapp.access import access_experiment_for_engineer, access_experiment_for_owner
 from raterapp.models import EstimateSnapshot, Experiment, ImpactGroup, SampledPair
 from raterapp.selectors.experiments import (
+    archived_filter,
     estimate_snapshot_latest,
     estimate_snapshots_list,
     experiment_judging_progress_get,
@@ -55,7 +56,17 @@ class ExperimentListCreateApi(generics.ListAPIView):
     queryset = Experiment.objects.none()  # the real one depends on the user: get_queryset
 
     def get_queryset(self):
-        return experiment_list(user=self.request.user)
+        return experiment_list(user=self.request.user, archived=archived_filter(self.request.query_params))
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "archived", str, enum=["false", "true", "all"], description="Archived: hidden (default), only, or all."
+            )
+        ]
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
 
     @extend_schema(request=ExperimentCreateSerializer, responses={201: ExperimentSerializer, 400: None})
     def post(self, request):

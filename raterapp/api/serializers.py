@@ -64,6 +64,7 @@ class ExperimentSerializer(serializers.ModelSerializer):
             "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",
             "status", "status_label", "progress", "error", "error_id", "error_step", "heartbeat_at",
             "preparation_attempts", "items_count", "dropped_items", "created_at", "updated_at",
+            "archived_at",
         )  # fmt: skip
         read_only_fields = fields
 
@@ -308,6 +309,7 @@ class GoldPairSerializer(serializers.Serializer):
     answer = serializers.CharField(source="gold_answer")
     judged = serializers.IntegerField(required=False, help_text="Verdicts given on it.")
     correct = serializers.IntegerField(required=False, help_text="Verdicts equal to the answer.")
+    retired_at = serializers.DateTimeField(allow_null=True, help_text="Served to no rater since (null: served).")
 
 
 class GoldAccuracySerializer(serializers.Serializer):

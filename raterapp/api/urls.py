@@ -1,8 +1,10 @@
 from django.urls import path
 
+from .admin_console import GoldPairApi, PairReportResolveApi, RaterPasswordLinkApi
 from .audit import AuditEntriesApi
 from .budgets import BudgetPoolApi, BudgetPoolsApi, ExperimentBudgetApi, ExperimentBudgetChangesApi
 from .dashboard import (
+    ExperimentArchiveApi,
     ExperimentCloseApi,
     ExperimentConvergenceApi,
     ExperimentDashboardApi,
@@ -10,6 +12,7 @@ from .dashboard import (
     ExperimentReopenApi,
     ExperimentSlicesApi,
     ExperimentTargetApi,
+    ExperimentUnarchiveApi,
 )
 from .decisions import ExperimentBatchesApi, ExperimentBatchPlanApi, ExperimentDecisionApi
 from .events import ExperimentEventsApi
@@ -98,6 +101,8 @@ urlpatterns = [
     path(experiment + "batches/plan/", ExperimentBatchPlanApi.as_view(), name="api-experiment-batch-plan"),
     path(experiment + "close/", ExperimentCloseApi.as_view(), name="api-experiment-close"),
     path(experiment + "reopen/", ExperimentReopenApi.as_view(), name="api-experiment-reopen"),
+    path(experiment + "archive/", ExperimentArchiveApi.as_view(), name="api-experiment-archive"),
+    path(experiment + "unarchive/", ExperimentUnarchiveApi.as_view(), name="api-experiment-unarchive"),
     path(experiment + "budget/", ExperimentBudgetApi.as_view(), name="api-experiment-budget"),
     path(experiment + "budget/changes/", ExperimentBudgetChangesApi.as_view(), name="api-experiment-budget-changes"),
     path("budget-pools/", BudgetPoolsApi.as_view(), name="api-budget-pools"),
@@ -106,6 +111,9 @@ urlpatterns = [
     path("raters/me/", RaterMeApi.as_view(), name="api-rater-me"),
     path("raters/<int:rater_id>/", RaterApi.as_view(), name="api-rater"),
     path(experiment + "raters/", ExperimentRatersApi.as_view(), name="api-experiment-raters"),
+    path("raters/<int:rater_id>/password-link/", RaterPasswordLinkApi.as_view(), name="api-rater-password-link"),
+    path("gold-pairs/<int:task_id>/", GoldPairApi.as_view(), name="api-gold-pair"),
+    path("reports/<int:report_id>/resolve/", PairReportResolveApi.as_view(), name="api-report-resolve"),
     path(experiment + "agreement/", ExperimentAgreementApi.as_view(), name="api-experiment-agreement"),
     path("audit/", AuditEntriesApi.as_view(), name="api-audit"),
     path("tokens/", ApiTokensApi.as_view(), name="api-tokens"),

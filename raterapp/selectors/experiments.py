@@ -13,9 +13,13 @@ from raterapp.access import experiments_visible_to
 from raterapp.models import EstimateSnapshot, Experiment, ImpactGroup, PairTask
 
 
-def experiment_list(*, user) -> QuerySet[Experiment]:
-    """Experiments the user may see, newest first."""
-    return experiments_visible_to(user).select_related("owner").order_by("-created_at", "-pk")
+def experiment_list(*, user, archived: bool | None = False) -> QuerySet[Experiment]:
+    """Experiments the user may see, newest first: those not archived (``archived=False``),
+    the archived ones (``True``) or all (``None``)."""
+    experiments = experiments_visible_to(user)
+    if archived is not None:
+        experiments = experiments.filter(archived_at__isnull=not archived)
+    return experiments.select_related("owner").order_by("-created_at", "-pk")
 
 
 def experiment_judging_progress_get(*, experiment: Experiment) -> dict:
@@ -51,3 +55,11 @@ def estimate_snapshot_latest(*, experiment: Experiment) -> EstimateSnapshot | No
 def estimate_snapshots_list(*, experiment: Experiment) -> QuerySet[EstimateSnapshot]:
     """Every snapshot, oldest first: the history of the estimates as verdicts came in."""
     return EstimateSnapshot.objects.filter(experiment=experiment).order_by("created_at", "pk")
+
+
+ARCHIVED_CHOICES = {"false": False, "true": True, "all": None}
+
+
+def archived_filter(params) -> bool | None:
+    """The ``archived`` query parameter as ``experiment_list`` takes it (anything else: hidden)."""
+    return ARCHIVED_CHOICES.get(str(params.get("archived", "false")).lower(), False)

@@ -58,11 +58,11 @@ def rater_quota_left(*, rater, besides_task_id: int | None = None) -> tuple[int 
 
 def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime | None = None) -> dict:
     """The rater's progress: this session and today, in the experiment, what the experiment
-    still wants (gold pairs excluded) and their quota."""
+    still wants (gold pairs and excluded pairs aside) and their quota."""
     profile = RaterProfile.objects.filter(user=rater).first()
     counts = _rater_counts(rater=rater, experiment=experiment, session_start=session_start)
     daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
-    wanted = PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
+    wanted = PairTask.objects.filter(experiment=experiment, gold_answer="", retired_at__isnull=True).aggregate(
         left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
     )
     return {
@@ -145,8 +145,8 @@ def experiments_open_for_rating(*, rater) -> list[dict]:
     """Experiments open for rating and to this rater (unrestricted, or assigned to them) with
     what they still want and this rater's verdicts, newest first."""
     experiments = experiments_open_to_rater(rater).annotate(
-        wanted=Coalesce(Sum("tasks__wanted", filter=Q(tasks__gold_answer="")), 0),
-        received=Coalesce(Sum("tasks__verdicts", filter=Q(tasks__gold_answer="")), 0),
+        wanted=Coalesce(Sum("tasks__wanted", filter=Q(tasks__gold_answer="", tasks__retired_at__isnull=True)), 0),
+        received=Coalesce(Sum("tasks__verdicts", filter=Q(tasks__gold_answer="", tasks__retired_at__isnull=True)), 0),
     )
     mine = dict(
         Judgement.objects.filter(rater=rater, task__experiment__status=Experiment.Status.RATING)
@@ -184,7 +184,7 @@ def task_queue_for_rater(*, experiment: Experiment, rater, now) -> QuerySet[Pair
     )
     return (
         tasks_open_to_rater(rater)
-        .filter(experiment=experiment, gold_answer="", verdicts__lt=F("wanted"))
+        .filter(experiment=experiment, gold_answer="", retired_at__isnull=True, verdicts__lt=F("wanted"))
         .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater, expires_at__gt=now)))
         .alias(held=Coalesce(Subquery(held), Value(0)))
         .filter(verdicts__lt=F("wanted") - F("held"))

@@ -68,3 +68,13 @@ def pair_reports_list(*, experiment: Experiment) -> QuerySet[PairReport]:
         .select_related("task__item_a", "task__item_b", "rater")
         .order_by("-created_at", "-pk")
     )
+
+
+def pair_reports_inbox(*, resolved: bool = False) -> QuerySet[PairReport]:
+    """Reports of every experiment, open ones (or resolved ones) newest first, with the pair's
+    items, the experiment, the reporter and who resolved it."""
+    return (
+        PairReport.objects.filter(resolved_at__isnull=not resolved)
+        .select_related("task__item_a", "task__item_b", "task__experiment", "rater", "resolved_by")
+        .order_by("-resolved_at" if resolved else "-created_at", "-pk")
+    )

@@ -89,6 +89,9 @@ def _replication_set(budget: ExperimentBudget, replication: int, *, actor, reaso
 def pool_create(*, actor, name: str, max_verdicts: int, reason: str, via: str) -> BudgetPool:
     _admin_only(actor)
     values = _clean_pool_changes({"name": name, "max_verdicts": max_verdicts})
+    values["name"] = str(values["name"]).strip()
+    if BudgetPool.objects.filter(name__iexact=values["name"]).exists():
+        raise ValidationError({"name": "A pool with this name exists already."})
     with transaction.atomic():
         pool = BudgetPool.objects.create(**values)
         for field, value in values.items():

@@ -1,5 +1,5 @@
 """What an experiment's owner (or an admin) changes after the upload: the precision target, the
-decision rule, and whether rating is open."""
+decision rule, whether rating is open, and whether it is archived."""
 
 from __future__ import annotations
 
@@ -49,16 +49,43 @@ def experiment_rating_close(*, experiment: Experiment) -> Experiment:
 
 
 def experiment_rating_reopen(*, experiment: Experiment) -> Experiment:
-    """Open a closed experiment for rating again."""
+    """Open a closed experiment for rating again (an archived one comes back to the list)."""
     return _move(
-        experiment, source=Status.DONE, target=Status.RATING, problem="Only a closed experiment can be reopened."
+        experiment,
+        source=Status.DONE,
+        target=Status.RATING,
+        problem="Only a closed experiment can be reopened.",
+        archived_at=None,
     )
 
 
-def _move(experiment: Experiment, *, source: str, target: str, problem: str) -> Experiment:
+ARCHIVABLE = (Status.DONE, Status.FAILED)
+
+
+def experiment_archive(*, experiment: Experiment) -> Experiment:
+    """Hide a finished or failed experiment from the default list; everything it holds stays.
+    One still preparing or in rating is refused: close its rating first."""
+    with transaction.atomic():
+        archived = Experiment.objects.filter(pk=experiment.pk, status__in=ARCHIVABLE, archived_at__isnull=True).update(
+            archived_at=timezone.now(), updated_at=timezone.now()
+        )
+    experiment.refresh_from_db()
+    if not archived and experiment.archived_at is None:
+        raise ValidationError({"archived": "Only a finished (rating closed) or failed experiment can be archived."})
+    return experiment
+
+
+def experiment_unarchive(*, experiment: Experiment) -> Experiment:
+    """Show an archived experiment in the default list again."""
+    Experiment.objects.filter(pk=experiment.pk).update(archived_at=None, updated_at=timezone.now())
+    experiment.refresh_from_db()
+    return experiment
+
+
+def _move(experiment: Experiment, *, source: str, target: str, problem: str, **also) -> Experiment:
     with transaction.atomic():
         moved = Experiment.objects.filter(pk=experiment.pk, status=source).update(
-            status=target, updated_at=timezone.now()
+            status=target, updated_at=timezone.now(), **also
         )
     if not moved:
         raise ValidationError({"status": problem})

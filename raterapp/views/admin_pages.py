@@ -56,6 +56,10 @@ class RatersPageView(AdminPageMixin, View):
             min_seconds=settings.RATER_MIN_SECONDS,
             min_gold_accuracy=settings.RATER_MIN_GOLD_ACCURACY,
             link_days=max(settings.PASSWORD_RESET_TIMEOUT // 86400, 1),
-            api_urls={"raters": reverse("api-raters"), "rater": reverse("api-rater", args=[0])},
+            api_urls={
+                "raters": reverse("api-raters"),
+                "rater": reverse("api-rater", args=[0]),
+                "password_link": reverse("api-rater-password-link", args=[0]),
+            },
         )
         return render(request, "raterapp/admin/raters.html", context)

@@ -7,6 +7,7 @@ experiment that is not visible answers 404 like a missing one (``access_experime
 
 from __future__ import annotations
 
+from django.contrib import messages as flash
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.shortcuts import redirect, render
@@ -22,11 +23,18 @@ from raterapp.selectors.budgets import budget_changes_list, budget_summary_get
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
 from raterapp.services.budgets import budget_for, budget_update
-from raterapp.services.experiment_control import deciding_metrics_for
+from raterapp.services.experiment_control import (
+    ARCHIVABLE,
+    deciding_metrics_for,
+    experiment_archive,
+    experiment_unarchive,
+)
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun, preparation_stalled
 from raterapp.services.sample_batches import MAX_BATCH_DRAWS
 from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, TERMS, metric_label
+
+from .form_errors import error_summary
 
 Status = Experiment.Status
 
@@ -112,10 +120,13 @@ class EngineerPageMixin(LoginRequiredMixin):
 
 class ExperimentListPageView(EngineerPageMixin, View):
     def get(self, request):
-        rows = experiment_list_rows(experiments=experiment_list(user=request.user))
+        archived = request.GET.get("archived") == "true"
+        rows = experiment_list_rows(experiments=experiment_list(user=request.user, archived=archived))
         for row in rows:
             row["preparation_percent"] = preparation_percent(row["experiment"])
-        return render(request, "raterapp/experiments/list.html", self.page_context(rows=rows))
+        archived_count = experiment_list(user=request.user, archived=True).count()
+        context = self.page_context(rows=rows, archived=archived, archived_count=archived_count)
+        return render(request, "raterapp/experiments/list.html", context)
 
 
 class ExperimentCreatePageView(EngineerPageMixin, View):
@@ -133,7 +144,10 @@ class ExperimentCreatePageView(EngineerPageMixin, View):
                 _add_service_errors(form, exc)
             else:
                 return redirect("experiment-detail", experiment_id=experiment.pk)
-        return render(request, self.template_name, self.page_context(form=form), status=400)
+        errors = error_summary(form) + [
+            {"href": "#files_errors", "text": f"Files: {message}"} for message in getattr(form, "file_errors", [])
+        ]
+        return render(request, self.template_name, self.page_context(form=form, error_summary=errors), status=400)
 
 
 def _add_service_errors(form: ExperimentCreateForm, exc: ValidationError) -> None:
@@ -153,7 +167,14 @@ class ExperimentPageView(EngineerPageMixin, View):
         return self.render_page(request, access_experiment_for_engineer(request.user, experiment_id))
 
     def render_page(
-        self, request, experiment: Experiment, *, budget_form: BudgetForm | None = None, rerun_refused="", status=200
+        self,
+        request,
+        experiment: Experiment,
+        *,
+        budget_form: BudgetForm | None = None,
+        rerun_refused="",
+        status=200,
+        errors=(),
     ):
         steps = preparation_steps(experiment)
         budget = budget_for(experiment)
@@ -181,6 +202,8 @@ class ExperimentPageView(EngineerPageMixin, View):
             deciding_metrics=[(name, metric_label(name)) for name in deciding_metrics_for(experiment.scheme)],
             decision_sentence=(dashboard["decision"] or {}).get("sentence", ""),
             max_batch_draws=MAX_BATCH_DRAWS,
+            archivable=experiment.status in ARCHIVABLE,
+            error_summary=list(errors),
         )
         return render(request, "raterapp/experiments/detail.html", context, status=status)
 
@@ -213,7 +236,24 @@ class ExperimentBudgetPageView(ExperimentPageView):
                     form.add_error(field if field in form.fields else None, messages)
             else:
                 return redirect(reverse("experiment-detail", args=[experiment.pk]) + "#budget")
-        return self.render_page(request, experiment, budget_form=form, status=400)
+        return self.render_page(request, experiment, budget_form=form, status=400, errors=error_summary(form))
+
+
+class ExperimentArchivePageView(EngineerPageMixin, View):
+    """Archive (``archived=true``) or unarchive an experiment from its page: owner or admin."""
+
+    def post(self, request, experiment_id: int):
+        experiment = access_experiment_for_owner(request.user, experiment_id)
+        try:
+            if request.POST.get("archived") == "true":
+                experiment_archive(experiment=experiment)
+                flash.success(request, "Archived: the experiment list no longer shows it; its verdicts stay.")
+            else:
+                experiment_unarchive(experiment=experiment)
+                flash.success(request, "Unarchived: the experiment list shows it again.")
+        except ValidationError as exc:
+            flash.error(request, " ".join(exc.messages))
+        return redirect("experiment-detail", experiment_id=experiment.pk)
 
 
 class ExperimentPreparePageView(ExperimentPageView):

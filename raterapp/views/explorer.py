@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views import View
 
 from metrics_core import PAIR_CLASSES
-from raterapp.access import access_experiment_for_engineer
+from raterapp.access import ADMIN, access_experiment_for_engineer
 from raterapp.selectors.dashboard import experiment_badge_for
 from raterapp.selectors.explorer import PAIR_CLASS_ORDER, VERDICT_SUMMARIES, explorer_page_get
 
@@ -50,6 +50,12 @@ class ExplorerPageView(EngineerPageMixin, View):
                 "pair": reverse("api-explorer-pair", args=[experiment.pk, ID_PLACEHOLDER]),
                 "clusters": reverse("api-explorer-clusters", args=[experiment.pk]),
             },
+            "gold": {
+                "create": reverse("api-gold-pairs", args=[experiment.pk]),
+                "page": reverse("console-gold") + f"?experiment={experiment.pk}",
+            }
+            if ADMIN in self.roles
+            else None,
         }
         context = self.page_context(
             experiment=experiment,

@@ -2,9 +2,11 @@
 
 from django.urls import path
 
+from . import console
 from .accounts import ApiTokenRevokePageView, ApiTokensPageView
 from .admin_pages import OverviewPageView, RatersPageView
 from .experiments import (
+    ExperimentArchivePageView,
     ExperimentBudgetPageView,
     ExperimentCreatePageView,
     ExperimentListPageView,
@@ -22,6 +24,7 @@ urlpatterns = [
     path("experiments/<int:experiment_id>/", ExperimentPageView.as_view(), name="experiment-detail"),
     path("experiments/<int:experiment_id>/budget/", ExperimentBudgetPageView.as_view(), name="experiment-budget"),
     path("experiments/<int:experiment_id>/prepare/", ExperimentPreparePageView.as_view(), name="experiment-prepare"),
+    path("experiments/<int:experiment_id>/archive/", ExperimentArchivePageView.as_view(), name="experiment-archive"),
     path("experiments/<int:experiment_id>/pairs/", ExplorerPageView.as_view(), name="experiment-pairs"),
     path("overview/", OverviewPageView.as_view(), name="overview"),
     path("raters/", RatersPageView.as_view(), name="raters"),
@@ -29,4 +32,13 @@ urlpatterns = [
     path("rate/<int:experiment_id>/", JudgePageView.as_view(), name="rate-experiment"),
     path("account/tokens/", ApiTokensPageView.as_view(), name="api-tokens-page"),
     path("account/tokens/<int:token_id>/revoke/", ApiTokenRevokePageView.as_view(), name="api-token-revoke-page"),
+]
+
+urlpatterns += [
+    path("console/", console.ConsoleHomeView.as_view(), name="console"),
+    path("console/gold/", console.GoldPageView.as_view(), name="console-gold"),
+    path("console/reports/", console.ReportsPageView.as_view(), name="console-reports"),
+    path("console/assignments/", console.AssignmentsPageView.as_view(), name="console-assignments"),
+    path("console/pools/", console.PoolsPageView.as_view(), name="console-pools"),
+    path("console/audit/", console.AuditPageView.as_view(), name="console-audit"),
 ]

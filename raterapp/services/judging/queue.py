@@ -135,7 +135,7 @@ def _gold_queue(*, experiment: Experiment, rater) -> QuerySet[PairTask]:
     """Gold tasks open to this rater and not leased to them already, in random order."""
     return (
         tasks_open_to_rater(rater)
-        .filter(experiment=experiment)
+        .filter(experiment=experiment, retired_at__isnull=True)
         .exclude(gold_answer="")
         .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater)))
         .order_by("?")

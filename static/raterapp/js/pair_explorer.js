@@ -491,7 +491,7 @@ function renderDetail(data) {
     columns.append(section);
   }
 
-  const body = [facts(pair), legend(), columns, verdictsBlock(pair, verdicts)];
+  const body = [facts(pair), ...(config.gold && pair.task !== null ? [goldBlock(vantage, partner)] : []), legend(), columns, verdictsBlock(pair, verdicts)];
   ui.detailBody.replaceChildren(...body);
   ui.detail.scrollTop = 0;
 }
@@ -565,6 +565,35 @@ function clusterBlock(cluster, side, pairIds, sameAsVantage) {
   if (cluster.items > cluster.members.length) {
     block.append(el("p", { className: "xp-cluster-members__more", text: `Showing ${cluster.members.length} of ${counts.format(cluster.items)} members.` }));
   }
+  return block;
+}
+
+// Admins make the pair a gold question, with its answer, in one click (POST .../gold-pairs/).
+function goldBlock(vantage, partner) {
+  const block = el("section", { className: "xp-gold", attrs: { "aria-label": "Gold question" } });
+  block.append(el("span", { className: "xp-gold__label", text: "Make it a gold question:" }));
+  const status = el("p", { className: "xp-gold__status small", attrs: { role: "status", "aria-live": "polite" } });
+  const buttons = [];
+  for (const [answer, label] of [["equivalent", "Equivalent"], ["not_equivalent", "Not equivalent"]]) {
+    const button = el("button", { className: "button button--small", text: `Gold: ${label}`, attrs: { type: "button", "data-gold-answer": answer } });
+    button.addEventListener("click", async () => {
+      for (const b of buttons) b.disabled = true;
+      status.classList.remove("xp-gold__status--error");
+      status.textContent = "Saving…";
+      const result = await requestJson("POST", config.gold.create, { item_a: vantage.item_id, item_b: partner.item_id, answer });
+      if (result.status === 201 && result.data) {
+        status.replaceChildren(`Gold question ${result.data.task} added: ${label.toLowerCase()}. `, el("a", { text: "Manage gold questions", attrs: { href: config.gold.page } }));
+        return;
+      }
+      for (const b of buttons) b.disabled = false;
+      status.classList.add("xp-gold__status--error");
+      const data = result.data || {};
+      const messages = typeof data.detail === "string" ? [data.detail] : Object.values(data).flat().map(String);
+      status.textContent = `Not saved: ${messages.join(" ") || `the server answered ${result.status}.`}`;
+    });
+    buttons.push(button);
+  }
+  block.append(...buttons, status);
   return block;
 }
 

@@ -128,6 +128,7 @@ function fillActions(cell, row) {
     row.paused ? actionButton("unpause", "Unpause", row) : actionButton("pause", "Pause", row),
     actionButton("quota", "Quotas", row),
     row.is_active ? actionButton("deactivate", "Deactivate", row) : actionButton("reactivate", "Reactivate", row),
+    ...(row.is_active ? [actionButton("password", "Password link", row)] : []),
   );
 }
 
@@ -188,6 +189,15 @@ function showErrors(node, texts) {
   node.hidden = !texts.length;
 }
 
+/** The refused fields, marked beside themselves (red border, aria-invalid); the others cleared. */
+function markInvalid(form, names) {
+  for (const input of form.querySelectorAll("input, textarea")) {
+    const bad = names.includes(input.name);
+    input.closest(".field")?.classList.toggle("field--invalid", bad);
+    input.toggleAttribute("aria-invalid", bad);
+  }
+}
+
 function quotaValue(input) {
   const text = input.value.trim();
   return text === "" ? null : Number(text);
@@ -201,6 +211,9 @@ const DIALOGS = {
     },
     body(form) {
       return { paused: true, paused_reason: form.elements.paused_reason.value };
+    },
+    invalid(form) {
+      return form.elements.paused_reason.value.trim() ? [] : ["paused_reason"];
     },
     check(form) {
       return form.elements.paused_reason.value.trim() ? [] : ["Say why the rater is paused."];
@@ -216,12 +229,17 @@ const DIALOGS = {
     body(form) {
       return { daily_quota: quotaValue(form.elements.daily_quota), total_quota: quotaValue(form.elements.total_quota) };
     },
+    invalid(form) {
+      return [form.elements.daily_quota, form.elements.total_quota]
+        .filter((input) => {
+          const value = quotaValue(input);
+          return !input.validity.valid || (value !== null && !(Number.isInteger(value) && value >= 0));
+        })
+        .map((input) => input.name);
+    },
     check(form) {
-      const bad = [form.elements.daily_quota, form.elements.total_quota].filter((input) => {
-        const value = quotaValue(input);
-        return !input.validity.valid || (value !== null && !(Number.isInteger(value) && value >= 0));
-      });
-      return bad.length ? ["Give a whole number of verdicts, 0 or more, or leave the box empty for no limit."] : [];
+      const labels = { daily_quota: "Verdicts per day", total_quota: "Verdicts in all" };
+      return this.invalid(form).map((name) => `${labels[name]}: give a whole number of verdicts, 0 or more, or leave the box empty for no limit.`);
     },
     done(row) {
       const daily = row.daily_quota === null ? "no daily limit" : `${row.daily_quota} a day`;
@@ -244,6 +262,7 @@ function openDialog(action, rater, trigger) {
   for (const node of spec.dialog.querySelectorAll("[data-dialog-username]")) node.textContent = rater.username;
   spec.fill(form, rater);
   showErrors(spec.dialog.querySelector(".errors"), []);
+  markInvalid(form, []);
   current = { spec, rater, action, trigger, updated: false };
   spec.dialog.showModal();
 }
@@ -270,7 +289,11 @@ for (const [action, spec] of Object.entries(DIALOGS)) {
     if (!current || submit.disabled) return;
     const problems = spec.check(form);
     showErrors(errors, problems);
-    if (problems.length) return;
+    markInvalid(form, spec.invalid ? spec.invalid(form) : []);
+    if (problems.length) {
+      errors.focus();
+      return;
+    }
     submit.disabled = true;
     const result = await requestJson("PATCH", raterUrl(current.rater.rater), spec.body(form));
     submit.disabled = false;
@@ -282,6 +305,8 @@ for (const [action, spec] of Object.entries(DIALOGS)) {
       return;
     }
     showErrors(errors, plainMessages(result));
+    markInvalid(form, Object.keys(result.data || {}).filter((name) => form.elements[name]));
+    errors.focus();
   });
 }
 
@@ -305,6 +330,11 @@ tbody.addEventListener("click", (event) => {
   const action = button.dataset.action;
   if (DIALOGS[action]) {
     openDialog(action, rater, button);
+  } else if (action === "password") {
+    button.disabled = true;
+    passwordLink(rater).finally(() => {
+      button.disabled = false;
+    });
   } else {
     button.disabled = true;
     quickChange(action, rater).finally(() => {
@@ -353,14 +383,30 @@ createForm.addEventListener("submit", async (event) => {
   const { set_password_url: link, ...row } = result.data;
   showRow(row);
   createForm.reset();
-  linkPanel.querySelector("[data-link-username]").textContent = row.username;
+  showLink(row.username, link, " can now choose a password at this link. It is shown only this once: copy it now.");
+  say(`${row.username} is created. Copy their one-time link to choose a password now: it is not shown again.`);
+});
+
+function showLink(username, link, title) {
+  linkPanel.querySelector(".new-rater-link__title").replaceChildren(el("strong", { text: username, attrs: { "data-link-username": "" } }), title);
   linkInput.value = link || "";
   copyButton.textContent = "Copy link";
   linkPanel.hidden = false;
-  say(`${row.username} is created. Copy their one-time link to choose a password now: it is not shown again.`);
+  linkPanel.scrollIntoView({ block: "center" });
   linkInput.focus();
   linkInput.select();
-});
+}
+
+// A new one-time link for a rater who forgot their password: shown once, like a new rater's.
+async function passwordLink(rater) {
+  const result = await requestJson("POST", config.password_link.replace(/\/0\/password-link\/$/, `/${rater.rater}/password-link/`));
+  if (result.status !== 200 || !result.data) {
+    say(`No link for ${rater.username}: ${plainMessages(result).join(" ")}`, { error: true });
+    return;
+  }
+  showLink(result.data.username, result.data.set_password_url, " can choose a new password at this link; the current one works until then. It is shown only this once: copy it now.");
+  say(`A one-time link for ${result.data.username} to choose a new password. Copy it now: it is not shown again.`);
+}
 
 copyButton.addEventListener("click", async () => {
   try {

@@ -29,8 +29,10 @@ from raterapp.models import (
 from raterapp.services.api_tokens import api_token_create
 from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
-from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.gold import gold_pair_create
+from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
 from tests.raterapp.api.conftest import ROLES
+from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.files import tiny_files
 
 E = "/api/experiments/{e}/"
@@ -157,6 +159,18 @@ TABLE = [
     ("get", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 200)),
     ("delete", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 200)),
     ("post", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 405)),
+    ("post", E + "archive/", None, (403, 403, 400, 404, 400)),  # in rating: close it first
+    ("post", E + "unarchive/", None, (403, 403, 200, 404, 200)),
+    ("get", E + "archive/", None, NO),
+    ("get", "/api/experiments/?archived=true", None, (403, 403, 200, 200, 200)),
+    ("post", "/api/raters/{r}/password-link/", None, (403, 403, 403, 403, 200)),
+    ("post", "/api/raters/{o}/password-link/", None, (403, 403, 403, 403, 404)),  # not a rater
+    ("get", "/api/raters/{r}/password-link/", None, (403, 403, 403, 403, 405)),
+    ("patch", "/api/gold-pairs/{g}/", "gold_change", (403, 403, 403, 403, 200)),
+    ("patch", "/api/gold-pairs/{t}/", "gold_change", (403, 403, 403, 403, 404)),  # not a gold question
+    ("delete", "/api/gold-pairs/{g}/", None, (403, 403, 403, 403, 405)),
+    ("post", "/api/reports/{rep}/resolve/", "resolve", (403, 403, 403, 403, 200)),
+    ("get", "/api/reports/{rep}/resolve/", None, (403, 403, 403, 403, 405)),
 ]
 WRITES = {
     ("post", "/api/experiments/"),
@@ -180,6 +194,9 @@ WRITES = {
     ("post", "/api/tokens/"),
     ("delete", "/api/tokens/{tok}/"),
     ("delete", "/api/users/{o}/tokens/"),
+    ("post", E + "unarchive/"),
+    ("patch", "/api/gold-pairs/{g}/"),
+    ("post", "/api/reports/{rep}/resolve/"),
 }
 
 
@@ -209,6 +226,9 @@ def database_state():
         "assigned_raters": sorted(Experiment.assigned_raters.through.objects.values_list("experiment", "user")),
         "tokens": sorted(ApiToken.objects.values_list("pk", "user", "expires_at", "revoked_at")),
         "audit_entries": AuditEntry.objects.count(),
+        "gold_and_retired": sorted(PairTask.objects.values_list("pk", "gold_answer", "retired_at")),
+        "report_resolutions": sorted(PairReport.objects.values_list("pk", "resolution", "resolved_at")),
+        "archived": sorted(Experiment.objects.values_list("pk", "archived_at")),
     }
 
 
@@ -223,9 +243,17 @@ def world(people, experiment):
     pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
     pool = BudgetPool.objects.create(name="team pool", max_verdicts=1000)
     token, _ = api_token_create(actor=people["owner"])
+    gold = gold_pair_create(
+        experiment=experiment, actor=people["admin"], item_a=judged.item_a.item_id, item_b=judged.item_b.item_id,
+        answer="equivalent",
+    )  # fmt: skip
+    reporter = UserFactory(roles=["rater"])
+    report, _ = pair_report_create(
+        task=assignment_next(experiment=experiment, rater=reporter), rater=reporter, reason="unreadable"
+    )
     return {
         "experiment": experiment, "task": task, "judgement": judgement, "pair": pair, "pool": pool,
-        "rater": people["rater"], "owner": people["owner"], "token": token,
+        "rater": people["rater"], "owner": people["owner"], "token": token, "gold": gold, "report": report,
     }  # fmt: skip
 
 
@@ -263,13 +291,17 @@ def body_of(kind, world):
         return {"name": "role table", "ttl_days": 2}
     if kind == "assign":
         return {"raters": [world["rater"].pk]}
+    if kind == "gold_change":
+        return {"answer": "not_equivalent", "retired": True}
+    if kind == "resolve":
+        return {"resolution": "excluded", "note": "role table"}
     return None
 
 
 def url_of(path, world):
     return path.format(
         e=world["experiment"].pk, j=world["judgement"].pk, t=world["task"].pk, p=world["pair"].pk, pool=world["pool"].pk,
-        r=world["rater"].pk, o=world["owner"].pk, tok=world["token"].pk,
+        r=world["rater"].pk, o=world["owner"].pk, tok=world["token"].pk, g=world["gold"].pk, rep=world["report"].pk,
     )  # fmt: skip
 
 

@@ -43,6 +43,11 @@ PATHS = [
     "/api/raters/{rater_id}/",
     "/api/experiments/{experiment_id}/raters/",
     "/api/experiments/{experiment_id}/agreement/",
+    "/api/experiments/{experiment_id}/archive/",
+    "/api/experiments/{experiment_id}/unarchive/",
+    "/api/raters/{rater_id}/password-link/",
+    "/api/gold-pairs/{task_id}/",
+    "/api/reports/{report_id}/resolve/",
 ]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -137,6 +139,25 @@ def test_upload_with_bad_parameters_shows_errors_next_to_fields_and_creates_noth
     assert 'id="id_n_draws_errors"' in response.content.decode()
     assert Experiment.objects.count() == 0
     assert UploadedFile.objects.count() == 0
+
+
+def test_a_refused_upload_lists_every_error_at_the_top_linked_to_its_field(client, users):
+    client.force_login(users["engineer"])
+    response = _post(client, {}, n_draws="0")
+    content = response.content.decode()
+    summary = re.search(r'<div class="alert alert--error error-summary"[^>]*data-error-summary.*?</div>', content, re.S)
+    assert summary and content.index("data-error-summary") < content.index("<fieldset")
+    links = re.findall(r'<li><a href="([^"]+)">([^<]+)</a></li>', summary.group(0))
+    assert links == [  # the fields' errors, then the files'
+        ("#id_n_draws", "Number of draws: must be an integer from 1 to 100000"),
+        ("#files_errors", "Files: a catalogue file is required"),
+        (
+            "#files_errors",
+            "Files: give either an items file, or a base and an exp file (and optionally a weights file)",
+        ),
+    ]
+    assert "The experiment was not created: 3 problems" in summary.group(0)
+    assert "error_summary.js" in content and "upload_form.js" in content
 
 
 def test_upload_with_a_non_number_is_refused_by_the_form(client, users):

@@ -41,6 +41,14 @@ def test_the_page_carries_its_configuration_and_script(client, users, settings, 
             "pair": f"/api/experiments/{pk}/explorer/pairs/0/",
             "clusters": f"/api/experiments/{pk}/explorer/clusters/",
         },
+        "gold": None,  # engineers do not make gold questions
     }
     assert '<option value="colour">colour</option>' in content
+    client.force_login(users["admin"])
+    content = client.get(reverse("experiment-pairs", args=[experiment.pk])).content.decode()
+    config = json.loads(re.search(r'<script id="explorer-config" type="application/json">(.*?)</script>', content).group(1))
+    assert config["gold"] == {
+        "create": f"/api/experiments/{pk}/gold-pairs/",
+        "page": f"/console/gold/?experiment={pk}",
+    }
     assert "No sampled pairs yet" not in content

@@ -106,7 +106,11 @@ def test_lists_raters_with_state_flags_and_quotas(client, users, settings, tmp_p
         ("paused-pat", [], "Checking the gold answers"),
         ("rater", [], ""),
     ]
-    assert _config(content, "raters-config") == {"raters": "/api/raters/", "rater": "/api/raters/0/"}
+    assert _config(content, "raters-config") == {
+        "raters": "/api/raters/",
+        "rater": "/api/raters/0/",
+        "password_link": "/api/raters/0/password-link/",
+    }
 
 
 def test_no_raters_yet(client, users):

@@ -1,0 +1,109 @@
+"""The admin console's actions as API endpoints: a rater's new password link, a gold
+question's answer and retirement, and the resolution of a broken-pair report.
+
+Roles: admin (403 for engineers and raters, nothing changed; 404 for an unknown id).
+"""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from raterapp.access import access_rater_for_admin
+from raterapp.models import PairReport, PairTask
+from raterapp.services.gold import gold_answer_set, gold_restore, gold_retire
+from raterapp.services.pair_reports import pair_report_resolve
+from raterapp.services.rater_accounts import rater_password_link
+
+from .common import IsAdmin, service_call
+
+ADMINS_ONLY = OpenApiResponse(description="Only admins may do this; nothing changed.")
+
+
+class PasswordLinkSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    set_password_url = serializers.CharField(help_text="One-time link to choose a new password; not stored.")
+
+
+class RaterPasswordLinkApi(APIView):
+    """A new one-time link at which the rater chooses a new password (POST). It is in this
+    answer only. Roles: admin."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=None, responses={200: PasswordLinkSerializer, 403: ADMINS_ONLY})
+    def post(self, request, rater_id: int):
+        rater = access_rater_for_admin(request.user, rater_id)
+        path = service_call(lambda: rater_password_link(actor=request.user, rater=rater))
+        body = {"username": rater.get_username(), "set_password_url": request.build_absolute_uri(path)}
+        return Response(PasswordLinkSerializer(body).data, headers={"Cache-Control": "no-store"})
+
+
+class GoldPairChangeSerializer(serializers.Serializer):
+    answer = serializers.ChoiceField(choices=PairTask.GOLD_ANSWERS, required=False)
+    retired = serializers.BooleanField(required=False)
+
+
+class GoldPairStateSerializer(serializers.ModelSerializer):
+    gold_answer = serializers.CharField(read_only=True, help_text="equivalent or not_equivalent")
+    retired = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PairTask
+        fields = ("id", "gold_answer", "retired", "retired_at")
+
+    def get_retired(self, task) -> bool:
+        return task.retired_at is not None
+
+
+class GoldPairApi(APIView):
+    """Correct a gold question's answer, retire it or serve it again (PATCH). Roles: admin."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=GoldPairChangeSerializer, responses={200: GoldPairStateSerializer, 403: ADMINS_ONLY})
+    def patch(self, request, task_id: int):
+        task = get_object_or_404(PairTask.objects.exclude(gold_answer=""), pk=task_id)
+        data = GoldPairChangeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        if "answer" in values:
+            service_call(lambda: gold_answer_set(task=task, actor=request.user, answer=values["answer"]))
+        if values.get("retired") is True:
+            service_call(lambda: gold_retire(task=task, actor=request.user))
+        elif values.get("retired") is False:
+            service_call(lambda: gold_restore(task=task, actor=request.user))
+        task.refresh_from_db()
+        return Response(GoldPairStateSerializer(task).data)
+
+
+class ReportResolveSerializer(serializers.Serializer):
+    resolution = serializers.ChoiceField(choices=PairReport.Resolution.choices)
+    answer = serializers.ChoiceField(choices=PairTask.GOLD_ANSWERS, required=False, default="")
+    note = serializers.CharField(max_length=2000)
+
+
+class ReportResolvedSerializer(serializers.ModelSerializer):
+    resolved_by = serializers.CharField(source="resolved_by.username", default=None)
+
+    class Meta:
+        model = PairReport
+        fields = ("id", "task", "reason", "note", "resolution", "resolution_note", "resolved_at", "resolved_by")
+
+
+class PairReportResolveApi(APIView):
+    """Resolve a broken-pair report with a note: keep the pair, exclude it from rating, or make
+    it a gold question with an answer (POST). Roles: admin."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=ReportResolveSerializer, responses={200: ReportResolvedSerializer, 403: ADMINS_ONLY})
+    def post(self, request, report_id: int):
+        report = get_object_or_404(PairReport.objects.select_related("task__experiment"), pk=report_id)
+        data = ReportResolveSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        report = service_call(lambda: pair_report_resolve(report=report, actor=request.user, **data.validated_data))
+        return Response(ReportResolvedSerializer(report).data)

@@ -1,0 +1,23 @@
+"""A new one-time link for a rater to choose a password (a forgotten one, a lost invitation)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from raterapp.access import ADMIN, RATER, has_role
+
+from .raters import password_set_path
+
+
+def rater_password_link(*, actor, rater) -> str:
+    """The path of a one-time link at which the rater chooses a new password, for an admin to
+    pass on; it is shown once and not stored. It stops working once the password changes (so
+    an earlier link does too) and after ``PASSWORD_RESET_TIMEOUT``. The current password keeps
+    working until then."""
+    if actor is None or not has_role(actor, ADMIN):
+        raise PermissionDenied("Only admins make password links.")
+    if not has_role(rater, RATER):
+        raise ValidationError({"rater": f"{rater} is not a rater."})
+    if not rater.is_active:
+        raise ValidationError({"rater": "Reactivate the rater first: a deactivated rater cannot sign in."})
+    return password_set_path(rater)

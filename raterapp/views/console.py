@@ -1,0 +1,353 @@
+"""The admin console: gold questions, the inbox of broken-pair reports, which raters rate which
+experiment, budget pools, and the audit log of budgets.
+
+Roles: admins (and superusers); anyone else signed in gets the friendly 403 page, anonymous
+users go to the sign-in page. Every page is a plain form page: a POST names its ``action``,
+calls one service and redirects back with a message (the service writes who and when, and
+budget changes go to the audit log); a refused POST renders the page again with status 400,
+the errors listed at the top (focused, each linking to its field) and beside their fields.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views import View
+
+from raterapp.access import ADMIN, access_experiment_for_engineer
+from raterapp.forms import (
+    AssignRaterForm,
+    GoldAnswerForm,
+    GoldPairForm,
+    GoldRateForm,
+    PoolAttachForm,
+    PoolCreateForm,
+    ReportResolveForm,
+)
+from raterapp.models import BudgetChange, BudgetPool, PairReport, PairTask
+from raterapp.selectors.console import (
+    budget_changes_recent,
+    console_actions_recent,
+    experiments_for_console,
+    experiments_with_sample,
+    pools_with_experiments,
+    raters_list,
+)
+from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list, pair_reports_inbox
+from raterapp.services.budgets import budget_for, budget_update, pool_create
+from raterapp.services.gold import (
+    experiment_gold_rate_set,
+    gold_answer_set,
+    gold_pair_create,
+    gold_restore,
+    gold_retire,
+)
+from raterapp.services.pair_reports import pair_report_resolve
+from raterapp.services.raters import rater_assign, rater_unassign
+
+from .admin_pages import AdminPageMixin
+from .form_errors import error_summary, service_errors
+
+TABS = (
+    ("gold", "Gold questions", "console-gold"),
+    ("reports", "Reported pairs", "console-reports"),
+    ("assignments", "Assignments", "console-assignments"),
+    ("pools", "Budget pools", "console-pools"),
+    ("audit", "Audit log", "console-audit"),
+)
+VIA = BudgetChange.Via.PAGE
+
+
+class ConsolePageMixin(AdminPageMixin):
+    nav_active = "console"
+    tab = ""
+
+    def page_context(self, **extra) -> dict:
+        tabs = [{"key": key, "label": label, "url": reverse(name)} for key, label, name in TABS]
+        failed = extra.pop("failed_form", None)
+        return super().page_context(
+            console_tabs=tabs,
+            console_tab=self.tab,
+            open_reports=pair_reports_inbox().count() if ADMIN in getattr(self, "roles", ()) else 0,
+            error_summary=error_summary(failed) if failed is not None else [],
+            **extra,
+        )
+
+    def refused(self, request, failed_form, **extra):
+        return self.show(request, status=400, failed_form=failed_form, **extra)
+
+
+class ConsoleHomeView(ConsolePageMixin, View):
+    def get(self, request):
+        return redirect("console-gold")
+
+
+# ---- gold questions ------------------------------------------------------------------------------
+
+
+class GoldPageView(ConsolePageMixin, View):
+    """Gold questions of one experiment: add any pair of its items, change the gold rate,
+    correct an answer, retire or restore a question; and each rater's gold accuracy."""
+
+    tab = "gold"
+
+    def get(self, request):
+        return self.show(request)
+
+    def show(self, request, *, status=200, experiment=None, **forms):
+        experiments = list(experiments_with_sample())
+        if experiment is None and experiments:
+            chosen = request.GET.get("experiment")
+            experiment = next((e for e in experiments if str(e.pk) == chosen), experiments[0])
+        context = {"experiments": experiments, "experiment": experiment}
+        if experiment is not None:
+            gold = list(gold_pairs_list(experiment=experiment).select_related("retired_by", "created_by"))
+            answer_task = forms.pop("answer_task", None)
+            answer_form = forms.pop("answer_form", None)
+            for task in gold:
+                form = answer_form if answer_task == task.pk else None
+                task.answer_form = form or GoldAnswerForm(initial={"answer": task.gold_answer}, prefix=f"t{task.pk}")
+            context |= {
+                "gold": gold,
+                "active_gold": sum(1 for task in gold if task.retired_at is None),
+                "accuracy": gold_accuracy_list(experiment=experiment),
+                "add_form": forms.pop("add_form", None) or GoldPairForm(prefix="gold"),
+                "rate_form": forms.pop("rate_form", None)
+                or GoldRateForm(initial={"gold_rate": experiment.gold_rate}, prefix="rate"),
+                "explorer_url": reverse("experiment-pairs", args=[experiment.pk]),
+            }
+        context |= forms
+        return render(request, "raterapp/console/gold.html", self.page_context(**context), status=status)
+
+    def post(self, request):
+        experiment = access_experiment_for_engineer(request.user, request.POST.get("experiment"))
+        action = request.POST.get("action")
+        back = reverse("console-gold") + f"?experiment={experiment.pk}"
+        if action == "add":
+            form = GoldPairForm(request.POST, prefix="gold")
+            if form.is_valid():
+                try:
+                    task = gold_pair_create(experiment=experiment, actor=request.user, **form.cleaned_data)
+                except ValidationError as exc:
+                    service_errors(form, exc)
+                else:
+                    messages.success(request, f"Gold question {task.pk} added: {task.get_gold_answer_display()}.")
+                    return redirect(back + "#gold-list")
+            return self.refused(request, form, experiment=experiment, add_form=form)
+        if action == "rate":
+            form = GoldRateForm(request.POST, prefix="rate")
+            if form.is_valid():
+                try:
+                    experiment_gold_rate_set(experiment=experiment, actor=request.user, **form.cleaned_data)
+                except ValidationError as exc:
+                    service_errors(form, exc)
+                else:
+                    messages.success(request, f"Gold rate set to {experiment.gold_rate:g}.")
+                    return redirect(back)
+            return self.refused(request, form, experiment=experiment, rate_form=form)
+        task = _gold_task(experiment, request.POST.get("task"))
+        if action == "answer":
+            form = GoldAnswerForm(request.POST, prefix=f"t{task.pk}")
+            if form.is_valid():
+                gold_answer_set(task=task, actor=request.user, answer=form.cleaned_data["answer"])
+                messages.success(request, f"Gold question {task.pk} now answers {task.get_gold_answer_display()}.")
+                return redirect(back + f"#gold-{task.pk}")
+            return self.refused(request, form, experiment=experiment, answer_task=task.pk, answer_form=form)
+        if action == "retire":
+            gold_retire(task=task, actor=request.user)
+            messages.success(request, f"Gold question {task.pk} is retired: no rater gets it any more.")
+        elif action == "restore":
+            gold_restore(task=task, actor=request.user)
+            messages.success(request, f"Gold question {task.pk} is served again.")
+        else:
+            raise Http404("No such action.")
+        return redirect(back + f"#gold-{task.pk}")
+
+
+def _gold_task(experiment, task_id) -> PairTask:
+    try:
+        return PairTask.objects.exclude(gold_answer="").get(experiment=experiment, pk=int(task_id))
+    except (PairTask.DoesNotExist, TypeError, ValueError):
+        raise Http404("No such gold question.") from None
+
+
+# ---- reported pairs ------------------------------------------------------------------------------
+
+
+class ReportsPageView(ConsolePageMixin, View):
+    """Pairs raters reported as broken: open ones with a form each, or the resolved ones."""
+
+    tab = "reports"
+
+    def get(self, request):
+        return self.show(request)
+
+    def show(self, request, *, status=200, failed_report=None, form=None, **extra):
+        resolved = request.GET.get("show") == "resolved"
+        reports = list(pair_reports_inbox(resolved=resolved)[:200])
+        if not resolved:
+            for report in reports:
+                bound = form if failed_report == report.pk else None
+                report.form = bound or ReportResolveForm(prefix=f"r{report.pk}")
+        context = {"reports": reports, "resolved": resolved, **extra}
+        return render(request, "raterapp/console/reports.html", self.page_context(**context), status=status)
+
+    def post(self, request):
+        report = get_object_or_404(
+            PairReport.objects.select_related("task__experiment", "task__item_a", "task__item_b"),
+            pk=_int(request.POST.get("report")),
+        )
+        form = ReportResolveForm(request.POST, prefix=f"r{report.pk}")
+        if form.is_valid():
+            try:
+                pair_report_resolve(report=report, actor=request.user, **form.service_arguments())
+            except ValidationError as exc:
+                service_errors(form, exc)
+            else:
+                resolution = PairReport.Resolution(form.service_arguments()["resolution"]).label
+                messages.success(request, f"Report {report.pk} resolved: {resolution.lower()}.")
+                return redirect("console-reports")
+        return self.refused(request, form, failed_report=report.pk, form=form)
+
+
+# ---- assignments ---------------------------------------------------------------------------------
+
+
+class AssignmentsPageView(ConsolePageMixin, View):
+    """Which raters rate which experiment (none assigned: every rater may)."""
+
+    tab = "assignments"
+
+    def get(self, request):
+        return self.show(request)
+
+    def show(self, request, *, status=200, failed_experiment=None, form=None, **extra):
+        raters = list(raters_list())
+        experiments = list(experiments_for_console())
+        for experiment in experiments:
+            assigned = {user.pk for user in experiment.assigned_raters.all()}
+            choices = [rater for rater in raters if rater.pk not in assigned]
+            bound = form if failed_experiment == experiment.pk else None
+            experiment.assign_form = bound or AssignRaterForm(raters=choices, prefix=f"e{experiment.pk}")
+        context = {"experiments": experiments, "raters": raters, **extra}
+        return render(request, "raterapp/console/assignments.html", self.page_context(**context), status=status)
+
+    def post(self, request):
+        experiment = access_experiment_for_engineer(request.user, request.POST.get("experiment"))
+        raters = list(raters_list(active_only=request.POST.get("action") == "assign"))  # a deactivated one may go
+        form = AssignRaterForm(request.POST, raters=raters, prefix=f"e{experiment.pk}")
+        if form.is_valid():
+            rater = next(r for r in raters if r.pk == form.cleaned_data["rater"])
+            action = request.POST.get("action")
+            try:
+                if action == "assign":
+                    rater_assign(actor=request.user, experiment=experiment, raters=[rater])
+                    messages.success(request, f"{rater.get_username()} now rates {experiment.name}.")
+                elif action == "unassign":
+                    assigned = rater_unassign(actor=request.user, experiment=experiment, raters=[rater])
+                    rest = "" if assigned else " No rater is assigned any more: every rater may rate it."
+                    messages.success(request, f"{rater.get_username()} no longer rates {experiment.name}.{rest}")
+                else:
+                    raise Http404("No such action.")
+            except ValidationError as exc:
+                service_errors(form, exc)
+            else:
+                return redirect(reverse("console-assignments") + f"#experiment-{experiment.pk}")
+        return self.refused(request, form, failed_experiment=experiment.pk, form=form)
+
+
+# ---- budget pools --------------------------------------------------------------------------------
+
+
+class PoolsPageView(ConsolePageMixin, View):
+    """Budget pools: create one, attach experiments to it or detach them, and see what each spent."""
+
+    tab = "pools"
+
+    def get(self, request):
+        return self.show(request)
+
+    def show(self, request, *, status=200, create_form=None, failed_pool=None, attach_form=None, **extra):
+        experiments = list(experiments_for_console().select_related("budget"))
+        pools = pools_with_experiments()
+        for row in pools:
+            attached = {experiment.pk for experiment in row["experiments"]}
+            choices = [e for e in experiments if e.pk not in attached]
+            bound = attach_form if failed_pool == row["pool"].pk else None
+            row["attach_form"] = bound or PoolAttachForm(experiments=choices, prefix=f"p{row['pool'].pk}")
+        context = {
+            "pools": pools,
+            "create_form": create_form or PoolCreateForm(prefix="pool"),
+            **extra,
+        }
+        return render(request, "raterapp/console/pools.html", self.page_context(**context), status=status)
+
+    def post(self, request):
+        action = request.POST.get("action")
+        if action == "create":
+            form = PoolCreateForm(request.POST, prefix="pool")
+            if form.is_valid():
+                try:
+                    pool = pool_create(actor=request.user, via=VIA, **form.cleaned_data)
+                except ValidationError as exc:
+                    service_errors(form, exc)
+                else:
+                    messages.success(request, f"Pool {pool.name} created: {pool.max_verdicts} verdicts.")
+                    return redirect(reverse("console-pools") + f"#pool-{pool.pk}")
+            return self.refused(request, form, create_form=form)
+        pool = get_object_or_404(BudgetPool, pk=_int(request.POST.get("pool")))
+        if action == "attach":
+            form = PoolAttachForm(request.POST, experiments=experiments_for_console(), prefix=f"p{pool.pk}")
+            if form.is_valid():
+                experiment = access_experiment_for_engineer(request.user, form.cleaned_data["experiment"])
+                try:
+                    budget_update(
+                        budget=budget_for(experiment),
+                        actor=request.user,
+                        changes={"pool": pool},
+                        reason=form.cleaned_data["reason"],
+                        via=VIA,
+                    )
+                except ValidationError as exc:
+                    service_errors(form, exc)
+                else:
+                    messages.success(request, f"{experiment.name} now spends from {pool.name}.")
+                    return redirect(reverse("console-pools") + f"#pool-{pool.pk}")
+            return self.refused(request, form, failed_pool=pool.pk, attach_form=form)
+        if action == "detach":
+            experiment = access_experiment_for_engineer(request.user, request.POST.get("experiment"))
+            budget = budget_for(experiment)
+            if budget.pool_id != pool.pk:
+                raise Http404("The experiment is not in this pool.")
+            reason = f"Detached from {pool.name} on the pools page."
+            budget_update(budget=budget, actor=request.user, changes={"pool": None}, reason=reason, via=VIA)
+            messages.success(request, f"{experiment.name} no longer spends from {pool.name}.")
+            return redirect(reverse("console-pools") + f"#pool-{pool.pk}")
+        raise Http404("No such action.")
+
+
+# ---- the audit log -------------------------------------------------------------------------------
+
+
+class AuditPageView(ConsolePageMixin, View):
+    """Every change to a budget or pool: who, when, from what to what, why and through which door;
+    and the reports resolved and pairs retired, by whom and when."""
+
+    tab = "audit"
+
+    def get(self, request):
+        return self.show(request)
+
+    def show(self, request, *, status=200, **extra):
+        context = {"changes": budget_changes_recent(), "actions": console_actions_recent(), **extra}
+        return render(request, "raterapp/console/audit.html", self.page_context(**context), status=status)
+
+
+def _int(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise Http404("No such record.") from None
