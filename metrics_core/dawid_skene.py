@@ -152,6 +152,11 @@ def fit_dawid_skene(
     if smoothing < 0:
         raise ValueError(f"smoothing must be ≥ 0, got {smoothing!r}")
     result = em_fit(data, smoothing=smoothing, max_iter=positive_int("max_iter", max_iter), tol=tol)
+    return fit_from_em(data, result)
+
+
+def fit_from_em(data: VerdictData, result: Any) -> DawidSkeneFit:
+    """The fit of the first (point) replicate of an :func:`em_fit` result on ``data``."""
     return DawidSkeneFit(
         raters=data.rater_labels,
         sensitivity=result.sensitivity[0],

@@ -44,7 +44,7 @@ import numpy as np
 from ._validation import as_1d, generator, positive_int, same_length
 from .agreement import _codes
 from .context import SampleContext, sample_context
-from .dawid_skene import DawidSkeneFit, VerdictData, _data, em_fit
+from .dawid_skene import DawidSkeneFit, VerdictData, _data, em_fit, fit_from_em
 from .estimation import estimate_quality, metrics_for_scheme
 from .judgements import EQUIVALENT, NOT_EQUIVALENT, UNSURE, PairVerdicts
 from .masses import INTERSECTION, MERGE, SELF, SPLIT
@@ -170,7 +170,7 @@ def estimate_quality_rater_aware(
     units = _Units.build(sample, i, j, verdict, rater, gold_i, gold_j, gold_answer)
     data = units.data
     point = em_fit(data, smoothing=smoothing)
-    model = _fit_of(data, point)
+    model = fit_from_em(data, point)
     posterior = model.posterior
     verdicts = units.posterior_verdicts(posterior)
     context = sample_context(population, sample)
@@ -181,21 +181,6 @@ def estimate_quality_rater_aware(
     )
     quality = _with_bootstrap(raw, layout, posterior, replicates, confidence)
     return RaterAwareQuality(quality, model, units.a, units.b, verdicts, n_boot, converged)
-
-
-def _fit_of(data: VerdictData, result: Any) -> DawidSkeneFit:
-    return DawidSkeneFit(
-        raters=data.rater_labels,
-        sensitivity=result.sensitivity[0],
-        specificity=result.specificity[0],
-        sure_verdicts=np.bincount(data.rater[data.sure], minlength=data.n_raters),
-        unsure_verdicts=np.bincount(data.rater[~data.sure], minlength=data.n_raters),
-        prevalence=result.prevalence[0],
-        posterior=result.posterior[0],
-        iterations=result.iterations,
-        converged=result.converged,
-        log_likelihood=float(result.log_likelihood[0]),
-    )
 
 
 @dataclass(frozen=True, eq=False)
