@@ -439,6 +439,8 @@ EVENTS_LIFETIME_SECONDS = env.float("EVENTS_LIFETIME_SECONDS", default=600.0)
 # in its own task after the snapshots, at most once per DERIVED_DEBOUNCE_SECONDS.
 DERIVED_BOOTSTRAP_REPLICATES = env.int("DERIVED_BOOTSTRAP_REPLICATES", default=1000)
 DERIVED_DEBOUNCE_SECONDS = env.float("DERIVED_DEBOUNCE_SECONDS", default=2.0)
+# The rater-aware estimates (Dawid–Skene, abcde-spec §13) refit the raters in every replicate.
+RATER_AWARE_BOOTSTRAP_REPLICATES = env.int("RATER_AWARE_BOOTSTRAP_REPLICATES", default=200)
 
 # Populations beyond one machine (metrics_core.dask_backend): with a scheduler address the
 # worker's preparation of Parquet items (upload or location) runs on that Dask cluster; without

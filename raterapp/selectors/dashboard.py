@@ -38,6 +38,7 @@ from raterapp.selectors.derived import (
     estimate_reading,
 )
 from raterapp.selectors.experiments import estimate_snapshot_latest
+from raterapp.selectors.rater_aware import rater_aware_panel_get
 from raterapp.selectors.staleness import estimates_staleness_get
 
 Status = Experiment.Status
@@ -140,6 +141,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
         "derived": derived_panel,
         "absolute": absolute_panel_get(experiment=experiment, quality=quality, derived=derived_panel),
         "calibration": calibration_panel_get(experiment=experiment, quality=quality, derived=derived),
+        "rater_aware": rater_aware_panel_get(experiment=experiment, raw=stored["estimates"] if stored else None),
     }
 
 

@@ -13,6 +13,7 @@ from .experiments import (
     GlossaryPageView,
 )
 from .explorer import ExplorerPageView
+from .rater_quality import ExperimentRaterQualityPageView
 from .rating import JudgePageView, RaterHomePageView
 
 urlpatterns = [
@@ -23,6 +24,11 @@ urlpatterns = [
     path("experiments/<int:experiment_id>/budget/", ExperimentBudgetPageView.as_view(), name="experiment-budget"),
     path("experiments/<int:experiment_id>/prepare/", ExperimentPreparePageView.as_view(), name="experiment-prepare"),
     path("experiments/<int:experiment_id>/pairs/", ExplorerPageView.as_view(), name="experiment-pairs"),
+    path(
+        "experiments/<int:experiment_id>/rater-quality/",
+        ExperimentRaterQualityPageView.as_view(),
+        name="experiment-rater-quality",
+    ),
     path("overview/", OverviewPageView.as_view(), name="overview"),
     path("raters/", RatersPageView.as_view(), name="raters"),
     path("rate/", RaterHomePageView.as_view(), name="rate-home"),
