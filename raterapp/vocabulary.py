@@ -59,6 +59,11 @@ RATER_AWARE_HELP = (
     "sensitivity and specificity from replicated pairs and gold questions, and each pair counts with its "
     "probability of being equivalent; intervals from a bootstrap over pairs that refits the raters."
 )
+RATER_FIT_HELP = (
+    "Sensitivity: how often the rater says equivalent when the pair is; specificity: how often they say not "
+    "equivalent when it is not. Estimated by the Dawid–Skene model from the verdicts on replicated pairs and "
+    "gold questions; unsure verdicts are left out."
+)
 TRANSITIVITY_HELP = (
     "Three items judged a ≡ b and a ≡ c but b ≢ c cannot all be right: an inconsistent triangle. Counted "
     "on each pair's majority verdict, and per rater on their own verdicts; lower is better."

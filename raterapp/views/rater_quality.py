@@ -9,6 +9,7 @@ sign-in page; an experiment that does not exist 404.
 from __future__ import annotations
 
 from django.shortcuts import render
+from django.utils.dateparse import parse_datetime
 from django.views import View
 
 from raterapp.access import access_experiment_for_engineer
@@ -19,6 +20,7 @@ from raterapp.selectors.rater_aware import (
     rater_aware_panel_get,
 )
 from raterapp.views.admin_pages import AdminPageMixin
+from raterapp.vocabulary import RATER_FIT_HELP
 
 
 class ExperimentRaterQualityPageView(AdminPageMixin, View):
@@ -35,5 +37,7 @@ class ExperimentRaterQualityPageView(AdminPageMixin, View):
             rater_aware=panel,
             transitivity=transitivity,
             raters=experiment_rater_quality_rows(panel=panel, transitivity=transitivity),
+            raters_help=RATER_FIT_HELP,
+            computed_at=parse_datetime(transitivity["computed_at"]) if transitivity else None,
         )
         return render(request, "raterapp/rater_quality/experiment.html", context)

@@ -62,7 +62,7 @@ def test_lists_every_inconsistent_triangle_with_verdicts_raters_and_explorer_lin
     review = experiment_transitivity_get(experiment=experiment)
     assert review["inconsistent_triangles"] > 0
     content = sign_in("admin").get(reverse("experiment-rater-quality", args=[experiment.pk])).content.decode()
-    assert content.count("<li class=\"triangle\" data-triangle>") == review["inconsistent_triangles"]
+    assert content.count('<li class="rq-triangle" data-triangle>') == review["inconsistent_triangles"]
     assert f"({review['inconsistent_triangles']} of {review['closed_triangles']} closed)" in content
     for pair in review["triangles"][0]["pairs"]:
         assert f'href="{pair["explorer_url"]}"' in content
