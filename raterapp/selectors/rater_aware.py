@@ -62,6 +62,21 @@ def rater_aware_panel_get(*, experiment: Experiment, raw: dict | None = None) ->
     return panel
 
 
+def experiment_rater_fits_get(*, experiment: Experiment) -> list[dict]:
+    """Each rater's sensitivity and specificity from the latest fit, by user name; empty without one."""
+    stored = RaterAwareEstimate.objects.filter(experiment=experiment, payload__isnull=False).order_by(
+        "-created_at", "-pk"
+    )
+    latest = stored.values_list("payload__raters", flat=True).first()
+    if not latest:
+        return []
+    usernames = _usernames({row["rater"] for row in latest})
+    return sorted(
+        ({**row, "username": usernames.get(row["rater"], str(row["rater"]))} for row in latest),
+        key=lambda row: row["username"],
+    )
+
+
 def experiment_transitivity_get(*, experiment: Experiment) -> dict | None:
     """Counts of inconsistent triangles (the experiment's and each rater's) and every
     inconsistent triangle with its three pairs, verdicts and raters; None until first computed."""

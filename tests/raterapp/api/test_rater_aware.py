@@ -27,6 +27,7 @@ def test_nothing_is_there_before_the_worker_ran(client_of, judged):
     assert client_of("owner").get(f"/api/experiments/{e}/rater-aware/").status_code == 404
     assert client_of("admin").get(f"/api/experiments/{e}/transitivity/").status_code == 404
     assert client_of("owner").get(f"/api/experiments/{e}/dashboard/").json()["rater_aware"] is None
+    assert client_of("owner").get(f"/api/experiments/{e}/raters/").json()["fits"] == []
     body = client_of("admin").get(f"/api/raters/{raters[0].pk}/sensitivity/").json()
     assert body == {"rater": raters[0].pk, "username": raters[0].username, "experiments": []}
     assert RaterAwareEstimate.objects.count() == 0
@@ -51,6 +52,11 @@ def test_the_task_stores_and_every_endpoint_reads_the_same_fit(client_of, judged
         r.username: fits[r.pk]["sensitivity"] for r in raters
     }
     assert own["transitivity"]["inconsistent_triangles"] == stored.transitivity["inconsistent_triangles"] > 0
+
+    listed = client_of("owner").get(f"/api/experiments/{e}/raters/").json()["fits"]
+    assert listed == sorted(
+        ({**fits[r.pk], "username": r.username} for r in raters), key=lambda row: row["username"]
+    )
 
     review = client_of("admin").get(f"/api/experiments/{e}/transitivity/").json()
     assert review == experiment_transitivity_get(experiment=experiment)
