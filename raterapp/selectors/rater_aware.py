@@ -22,6 +22,15 @@ def rater_aware_latest(*, experiment: Experiment) -> RaterAwareEstimate | None:
     return RaterAwareEstimate.objects.filter(experiment=experiment).order_by("-created_at", "-pk").first()
 
 
+def rater_aware_latest_id(*, experiment: Experiment) -> int | None:
+    return (
+        RaterAwareEstimate.objects.filter(experiment=experiment)
+        .order_by("-created_at", "-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
 def rater_aware_panel_get(*, experiment: Experiment, raw: dict | None = None) -> dict | None:
     """The rater-aware estimates beside the raw-verdict ones (``raw``: a snapshot's estimates,
     by name), the raters' sensitivity and specificity and the transitivity counts; None until

@@ -48,16 +48,22 @@ def test_rater_aware_card_and_transitivity_review(browser, live_server, screensh
     experiment = experiment_prepared(owner=owner, replication=3, n_draws=200, name="Customer records, dedup v2")
     judge_with_errors(experiment, make_raters(3))
     estimates_refresh(experiment_id=experiment.pk)
+
+    # The owner's page fills the card in without a reload once the worker has stored the fit.
+    context, page, problems = _open(browser, live_server, owner, f"/experiments/{experiment.pk}/")
+    section = page.locator("[data-rater-aware]")
+    assert section.locator("[data-rater-aware-empty]").is_visible()
+    assert section.locator("[data-rater-aware-value]").count() == 0
     rater_aware_refresh(experiment_id=experiment.pk)
+    section.locator("[data-rater-aware-value]").first.wait_for(state="visible")
+    assert section.locator("[data-rater-aware-empty]").is_hidden()
     api = APIClient()
     api.force_authenticate(admin)
     card = api.get(f"/api/experiments/{experiment.pk}/rater-aware/").json()
     review = api.get(f"/api/experiments/{experiment.pk}/transitivity/").json()
     assert review["inconsistent_triangles"] > 0
 
-    # The owner sees the card beside the raw estimates, without the admins' review link.
-    context, page, problems = _open(browser, live_server, owner, f"/experiments/{experiment.pk}/")
-    section = page.locator("[data-rater-aware]")
+    # Beside the raw estimates, without the admins' review link; a reload renders the same.
     section.scroll_into_view_if_needed()
     for row in card["estimates"]:
         cells = section.locator(f"tr[data-metric='{row['metric']}'] td")
@@ -66,6 +72,11 @@ def test_rater_aware_card_and_transitivity_review(browser, live_server, screensh
     line = section.locator("[data-transitivity-line]").inner_text()
     assert f"Inconsistent triangles: {review['inconsistent_triangles']} of {review['closed_triangles']} closed" in line
     assert section.get_by_role("link", name="Raters and transitivity review").count() == 0
+    live_rows = section.locator("tbody").inner_text()
+    page.reload()
+    section.locator("tbody tr").first.wait_for(state="visible")
+    assert section.locator("tbody").inner_text() == live_rows
+    assert section.locator("[data-transitivity-line]").inner_text() == line
     settle(page)
     section.screenshot(path=str(screenshots_dir / "rater-aware-card-1280.png"))
     page.set_viewport_size(PHONE)
