@@ -441,6 +441,8 @@ DERIVED_BOOTSTRAP_REPLICATES = env.int("DERIVED_BOOTSTRAP_REPLICATES", default=1
 DERIVED_DEBOUNCE_SECONDS = env.float("DERIVED_DEBOUNCE_SECONDS", default=2.0)
 # The rater-aware estimates (Dawid–Skene, abcde-spec §13) refit the raters in every replicate.
 RATER_AWARE_BOOTSTRAP_REPLICATES = env.int("RATER_AWARE_BOOTSTRAP_REPLICATES", default=200)
+# At most one refit per this many seconds: a burst of verdicts shares one (the fit takes seconds).
+RATER_AWARE_DEBOUNCE_SECONDS = env.float("RATER_AWARE_DEBOUNCE_SECONDS", default=10.0)
 
 # Populations beyond one machine (metrics_core.dask_backend): with a scheduler address the
 # worker's preparation of Parquet items (upload or location) runs on that Dask cluster; without

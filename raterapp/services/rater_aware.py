@@ -31,7 +31,7 @@ def rater_aware_refresh_schedule(*, experiment_id: int) -> bool:
         key=_pending_key(experiment_id),
         task=rater_aware_refresh_task,
         args=[experiment_id],
-        countdown=settings.DERIVED_DEBOUNCE_SECONDS,
+        countdown=settings.RATER_AWARE_DEBOUNCE_SECONDS,
     )
 
 
@@ -86,6 +86,11 @@ def _rater_aware_payload(experiment: Experiment, rows: dict[str, np.ndarray]) ->
     sampled = rows["gold"] == ""
     if not sampled.any():
         raise ValueError("No verdicts yet.")
+    if not _raters_are_identifiable(rows):
+        raise ValueError(
+            "Rater-aware estimates need replicated pairs or gold questions: so far every pair has one sure "
+            "verdict and no gold question was answered, so nothing tells a rater's errors apart."
+        )
     judged = judged_sample_get(experiment=experiment)
     if judged.population is None:
         raise ValueError("Rater-aware estimates need the population in memory; this experiment was prepared on Dask.")
@@ -105,6 +110,16 @@ def _rater_aware_payload(experiment: Experiment, rows: dict[str, np.ndarray]) ->
         confidence=experiment.confidence,
     )
     return fit.as_dict()
+
+
+def _raters_are_identifiable(rows: dict[str, np.ndarray]) -> bool:
+    """Whether any pair has sure verdicts from two raters, or any gold question a sure verdict:
+    without either, the model cannot learn a rater's errors (its EM would only wander)."""
+    sure = rows["verdict"] != "unsure"
+    if np.any(sure & (rows["gold"] != "")):
+        return True
+    tasks = rows["task"][sure].astype(np.int64)
+    return len(tasks) > len(np.unique(tasks))
 
 
 def _gold_questions(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -194,6 +194,21 @@ def test_before_any_verdict_the_error_is_stored_and_reads_write_nothing(users, s
     assert RaterAwareEstimate.objects.count() == 1 and Judgement.objects.count() == 0
 
 
+def test_with_one_verdict_per_pair_and_no_gold_nothing_is_fitted(users, settings):
+    experiment = experiment_prepared(owner=users["engineer"], replication=1)
+    submitted = judge_with_errors(experiment, make_raters(1))
+    assert len(submitted) > 10 and not any(r["gold"] for r in submitted)
+    stored = rater_aware_refresh(experiment_id=experiment.pk)
+    assert stored.payload is None
+    assert stored.error.startswith("Rater-aware estimates need replicated pairs or gold questions")
+    # The transitivity counts do not need the model.
+    sampled = [r for r in submitted if not r["gold"]]
+    expected = transitivity_report(
+        i=_column(sampled, "item_a"), j=_column(sampled, "item_b"), verdict=_column(sampled, "verdict")
+    )
+    assert stored.transitivity["closed_triangles"] == expected.closed_triangles
+
+
 def test_the_derived_refresh_effect_schedules_the_rater_aware_refresh_once(users):
     experiment = experiment_prepared(owner=users["engineer"])
     with mock.patch.object(rater_aware_refresh_task, "apply_async") as scheduled:
