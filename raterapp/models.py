@@ -458,6 +458,28 @@ class DerivedEstimate(models.Model):
         indexes = [models.Index(fields=["experiment", "created_at"], name="derived_history")]
 
 
+class RaterAwareEstimate(models.Model):
+    """Estimates from a Dawid–Skene model of the raters (abcde-spec §13), each rater's fitted
+    sensitivity and specificity, and the transitivity of the verdicts, from the verdicts of one
+    moment; computed by the worker after the snapshots, so it may lag them."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="rater_aware_estimates")
+    created_at = models.DateTimeField(auto_now_add=True)
+    judgements = models.PositiveIntegerField()
+    seconds = models.FloatField(help_text="How long the computation took.")
+    payload = models.JSONField(
+        null=True, help_text="RaterAwareQuality.as_dict(), raters as user ids; null when not fitted."
+    )
+    error = models.TextField(blank=True, help_text="Why there are no rater-aware estimates (too few verdicts, …).")
+    transitivity = models.JSONField(
+        help_text="metrics_core TransitivityReport: counts and inconsistent triangles, items as item ids."
+    )
+
+    class Meta:
+        ordering = ["experiment", "-created_at"]
+        indexes = [models.Index(fields=["experiment", "created_at"], name="rater_aware_history")]
+
+
 class ImpactGroup(models.Model):
     """Impact metrics of one group of items: a Base or Exp cluster, or a slice value."""
 

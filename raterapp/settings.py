@@ -442,6 +442,10 @@ EVENTS_LIFETIME_SECONDS = env.float("EVENTS_LIFETIME_SECONDS", default=600.0)
 # in its own task after the snapshots, at most once per DERIVED_DEBOUNCE_SECONDS.
 DERIVED_BOOTSTRAP_REPLICATES = env.int("DERIVED_BOOTSTRAP_REPLICATES", default=1000)
 DERIVED_DEBOUNCE_SECONDS = env.float("DERIVED_DEBOUNCE_SECONDS", default=2.0)
+# The rater-aware estimates (Dawid–Skene, abcde-spec §13) refit the raters in every replicate.
+RATER_AWARE_BOOTSTRAP_REPLICATES = env.int("RATER_AWARE_BOOTSTRAP_REPLICATES", default=200)
+# At most one refit per this many seconds: a burst of verdicts shares one (the fit takes seconds).
+RATER_AWARE_DEBOUNCE_SECONDS = env.float("RATER_AWARE_DEBOUNCE_SECONDS", default=10.0)
 
 # Populations beyond one machine (metrics_core.dask_backend): with a scheduler address the
 # worker's preparation of Parquet items (upload or location) runs on that Dask cluster; without

@@ -56,6 +56,14 @@ def derived_refresh_task(experiment_id: int) -> None:
     derived_refresh(experiment_id=experiment_id)
 
 
+@shared_task(name="raterapp.rater_aware_refresh", acks_late=True, time_limit=900, soft_time_limit=870, **RETRY)
+def rater_aware_refresh_task(experiment_id: int) -> None:
+    """Refit the raters (Dawid–Skene), recompute the rater-aware estimates and the transitivity counts."""
+    from raterapp.services.rater_aware import rater_aware_refresh
+
+    rater_aware_refresh(experiment_id=experiment_id)
+
+
 @shared_task(name="raterapp.raters_auto_pause", acks_late=True, time_limit=300, soft_time_limit=270, **RETRY)
 def raters_auto_pause_task(rater_id: int | None = None) -> None:
     """Pause the rater (every rater when ``rater_id`` is None) if a quality flag is raised

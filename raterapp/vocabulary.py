@@ -53,6 +53,22 @@ STALE_HELP = (
     "ago than a recompute takes. The reconciler recomputes them once the worker is back."
 )
 
+# What the rater-aware card and the transitivity review say (abcde-spec §13).
+RATER_AWARE_HELP = (
+    "The same metrics with each rater's errors accounted for: a Dawid–Skene model learns every rater's "
+    "sensitivity and specificity from replicated pairs and gold questions, and each pair counts with its "
+    "probability of being equivalent; intervals from a bootstrap over pairs that refits the raters."
+)
+RATER_FIT_HELP = (
+    "Sensitivity: how often the rater says equivalent when the pair is; specificity: how often they say not "
+    "equivalent when it is not. Estimated by the Dawid–Skene model from the verdicts on replicated pairs and "
+    "gold questions; unsure verdicts are left out."
+)
+TRANSITIVITY_HELP = (
+    "Three items judged a ≡ b and a ≡ c but b ≢ c cannot all be right: an inconsistent triangle. Counted "
+    "on each pair's majority verdict, and per rater on their own verdicts; lower is better."
+)
+
 # The words of the rating loop, as every page uses them.
 TERMS: tuple[tuple[str, str], ...] = (
     (

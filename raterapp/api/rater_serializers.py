@@ -133,6 +133,15 @@ class AssignedRaterSerializer(serializers.Serializer):
     paused = serializers.BooleanField()
 
 
+class RaterFitSerializer(serializers.Serializer):
+    rater = serializers.IntegerField()
+    username = serializers.CharField()
+    sensitivity = serializers.FloatField(help_text="P(says equivalent | equivalent), Dawid–Skene.")
+    specificity = serializers.FloatField(help_text="P(says not equivalent | not equivalent), Dawid–Skene.")
+    verdicts = serializers.IntegerField(help_text="Sure verdicts fitted.")
+    unsure = serializers.IntegerField()
+
+
 class ExperimentRatersSerializer(serializers.Serializer):
     experiment = serializers.IntegerField()
     open_to_all = serializers.BooleanField(
@@ -140,6 +149,9 @@ class ExperimentRatersSerializer(serializers.Serializer):
     )
     assigned = AssignedRaterSerializer(many=True)
     raters = RaterStatsSerializer(many=True, help_text="Assigned raters and everyone with a verdict in it.")
+    fits = RaterFitSerializer(
+        many=True, help_text="Each rater's estimated sensitivity and specificity (latest fit; empty until computed)."
+    )
 
 
 class ExperimentRatersUpdateSerializer(serializers.Serializer):

@@ -44,6 +44,7 @@ from .judging import (
 )
 from .overview import OverviewApi
 from .quality import GoldAccuracyApi, GoldPairsApi, GoldRateApi, PairReportsApi
+from .rater_aware import ExperimentRaterAwareApi, ExperimentTransitivityApi, RaterSensitivityApi
 from .raters import ExperimentAgreementApi, ExperimentRatersApi, RaterApi, RaterMeApi, RatersApi
 from .tokens import ApiTokenApi, ApiTokensApi, UserApiTokensApi
 
@@ -115,6 +116,9 @@ urlpatterns = [
     path("gold-pairs/<int:task_id>/", GoldPairApi.as_view(), name="api-gold-pair"),
     path("reports/<int:report_id>/resolve/", PairReportResolveApi.as_view(), name="api-report-resolve"),
     path(experiment + "agreement/", ExperimentAgreementApi.as_view(), name="api-experiment-agreement"),
+    path(experiment + "rater-aware/", ExperimentRaterAwareApi.as_view(), name="api-experiment-rater-aware"),
+    path(experiment + "transitivity/", ExperimentTransitivityApi.as_view(), name="api-experiment-transitivity"),
+    path("raters/<int:rater_id>/sensitivity/", RaterSensitivityApi.as_view(), name="api-rater-sensitivity"),
     path("audit/", AuditEntriesApi.as_view(), name="api-audit"),
     path("tokens/", ApiTokensApi.as_view(), name="api-tokens"),
     path("tokens/<int:token_id>/", ApiTokenApi.as_view(), name="api-token"),

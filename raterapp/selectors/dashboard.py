@@ -38,6 +38,7 @@ from raterapp.selectors.derived import (
     estimate_reading,
 )
 from raterapp.selectors.experiments import estimate_snapshot_latest
+from raterapp.selectors.rater_aware import rater_aware_latest_id, rater_aware_panel_get
 from raterapp.selectors.staleness import estimates_staleness_get
 
 Status = Experiment.Status
@@ -102,6 +103,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     derived = derived_latest(experiment=experiment)
     derived_panel = derived_panel_get(derived=derived)
     stale = estimates_staleness_get(experiment=experiment, snapshot=snapshot)
+    rater_aware = rater_aware_panel_get(experiment=experiment, raw=stored["estimates"] if stored else None)
     decision = experiment_decision_get(
         experiment=experiment, quality=quality, derived=derived_panel, progress=progress, sample=stored
     )
@@ -129,6 +131,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
             derived_id=derived.pk if derived else None,
             batch=_latest_batch(experiment),
             stale=stale["since"] if stale else "",
+            rater_aware_id=rater_aware["id"] if rater_aware else None,
         ),
         "impact": experiment.impact,
         "snapshot": _snapshot_summary(snapshot),
@@ -140,6 +143,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
         "derived": derived_panel,
         "absolute": absolute_panel_get(experiment=experiment, quality=quality, derived=derived_panel),
         "calibration": calibration_panel_get(experiment=experiment, quality=quality, derived=derived),
+        "rater_aware": rater_aware,
     }
 
 
@@ -150,12 +154,15 @@ def dashboard_version(
     derived_id: int | None,
     batch: tuple | None = None,
     stale: str = "",
+    rater_aware_id: int | None = None,
 ) -> str:
     """Changes whenever anything on the dashboard may change: a new snapshot, new derived
     metrics, a batch requested or finished, an experiment edit, or the estimates going stale
     (``stale``: since when, empty while current)."""
     batch_part = f"{batch[0]}{batch[1][:1]}" if batch else "0"
     version = f"{snapshot_id or 0}-{derived_id or 0}-{batch_part}-{experiment.updated_at.timestamp():.6f}"
+    if rater_aware_id:
+        version = f"{version}-ra{rater_aware_id}"
     return f"{version}-stale{stale}" if stale else version
 
 
@@ -178,6 +185,7 @@ def dashboard_version_get(*, experiment: Experiment) -> str:
         derived_id=derived_latest_id(experiment=experiment),
         batch=_latest_batch(experiment),
         stale=stale["since"] if stale else "",
+        rater_aware_id=rater_aware_latest_id(experiment=experiment),
     )
 
 

@@ -37,6 +37,7 @@ from metrics_core.results import json_number
 from raterapp.access import RATER
 from raterapp.models import Experiment, Judgement, RaterProfile, Verdict
 from raterapp.selectors.quality import gold_accuracy_row
+from raterapp.selectors.rater_aware import experiment_rater_fits_get
 
 BREAK_SECONDS = 600
 DEFAULT_CONFIDENCE = 0.95
@@ -165,6 +166,7 @@ def experiment_raters_get(*, experiment: Experiment) -> dict:
             for a in assigned
         ],
         "raters": rater_stats_list(experiment=experiment),
+        "fits": experiment_rater_fits_get(experiment=experiment),
     }
 
 

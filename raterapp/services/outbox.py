@@ -103,8 +103,10 @@ def _estimates_refresh(experiment_id: int) -> None:
 
 def _derived_refresh(experiment_id: int) -> None:
     from raterapp.services.derived import derived_refresh_schedule
+    from raterapp.services.rater_aware import rater_aware_refresh_schedule
 
     derived_refresh_schedule(experiment_id=experiment_id)
+    rater_aware_refresh_schedule(experiment_id=experiment_id)
 
 
 def _rater_auto_pause(rater_id: int) -> None:

@@ -32,7 +32,7 @@ from raterapp.services.experiment_control import (
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun, preparation_stalled
 from raterapp.services.sample_batches import MAX_BATCH_DRAWS
-from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, TERMS, metric_label
+from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, RATER_AWARE_HELP, TERMS, metric_label
 
 from .form_errors import error_summary
 
@@ -199,6 +199,7 @@ class ExperimentPageView(EngineerPageMixin, View):
             budget_changes=budget_changes_list(experiment=experiment)[:5],
             total_draws=sum(b["draws"] for b in dashboard["batches"] if b["status"] == "done") or experiment.n_draws,
             metric_help=METRIC_HELP,
+            rater_aware_help=RATER_AWARE_HELP,
             deciding_metrics=[(name, metric_label(name)) for name in deciding_metrics_for(experiment.scheme)],
             decision_sentence=(dashboard["decision"] or {}).get("sentence", ""),
             max_batch_draws=MAX_BATCH_DRAWS,

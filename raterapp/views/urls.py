@@ -15,6 +15,7 @@ from .experiments import (
     GlossaryPageView,
 )
 from .explorer import ExplorerPageView
+from .rater_quality import ExperimentRaterQualityPageView
 from .rating import JudgePageView, RaterHomePageView
 
 urlpatterns = [
@@ -26,6 +27,11 @@ urlpatterns = [
     path("experiments/<int:experiment_id>/prepare/", ExperimentPreparePageView.as_view(), name="experiment-prepare"),
     path("experiments/<int:experiment_id>/archive/", ExperimentArchivePageView.as_view(), name="experiment-archive"),
     path("experiments/<int:experiment_id>/pairs/", ExplorerPageView.as_view(), name="experiment-pairs"),
+    path(
+        "experiments/<int:experiment_id>/rater-quality/",
+        ExperimentRaterQualityPageView.as_view(),
+        name="experiment-rater-quality",
+    ),
     path("overview/", OverviewPageView.as_view(), name="overview"),
     path("raters/", RatersPageView.as_view(), name="raters"),
     path("rate/", RaterHomePageView.as_view(), name="rate-home"),

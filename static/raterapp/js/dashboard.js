@@ -12,6 +12,7 @@
 import { el } from "./cards.js";
 import { csrfToken } from "./http.js";
 import { renderDerivedPanels } from "./derived_panels.js";
+import { renderRaterAware } from "./rater_aware.js";
 import { bindDecisionForm, renderDecision } from "./decision.js";
 import { bindBatchForm, renderBatches } from "./batches.js";
 import { COLOURS, READING_TEXT, chartMaker, fmt, interval, percent, sequence, zeroGrid } from "./numbers.js";
@@ -453,6 +454,7 @@ function render(data) {
   renderProgress(data.progress);
   renderAgreement(data.agreement);
   renderDerivedPanels(root, data);
+  renderRaterAware(root, data);
   const snapshotChanged = !previous || (previous.snapshot || {}).id !== (data.snapshot || {}).id;
   if (snapshotChanged) {
     if (live === "polling") loadConvergence(); // the stream's events carry the new points

@@ -20,6 +20,7 @@ from raterapp.models import (
     Lease,
     PairReport,
     PairTask,
+    RaterAwareEstimate,
     RaterProfile,
     RetractedJudgement,
     SampleBatch,
@@ -31,6 +32,7 @@ from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.gold import gold_pair_create
 from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
+from raterapp.services.rater_aware import rater_aware_refresh
 from tests.raterapp.api.conftest import ROLES
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.files import tiny_files
@@ -149,6 +151,13 @@ TABLE = [
     ("delete", E + "batches/", None, NO),
     ("get", E + "batches/plan/?draws=100", None, READ),
     ("post", E + "batches/plan/", None, NO),
+    ("get", E + "rater-aware/", None, READ),
+    ("post", E + "rater-aware/", None, NO),
+    ("get", E + "transitivity/", None, (403, 403, 403, 403, 200)),  # names raters beside verdicts: admins
+    ("post", E + "transitivity/", None, (403, 403, 403, 403, 405)),
+    ("get", "/api/raters/{r}/sensitivity/", None, (403, 403, 403, 403, 200)),
+    ("get", "/api/raters/{o}/sensitivity/", None, (403, 403, 403, 403, 404)),  # not a rater
+    ("delete", "/api/raters/{r}/sensitivity/", None, (403, 403, 403, 403, 405)),
     ("get", "/api/audit/", None, (403, 403, 403, 403, 200)),
     ("post", "/api/audit/", None, (403, 403, 403, 403, 405)),
     ("get", "/api/tokens/", None, (403, 200, 200, 200, 200)),
@@ -209,6 +218,7 @@ def database_state():
         "verdicts": PairTask.objects.aggregate(n=Sum("verdicts"))["n"],
         "snapshots": EstimateSnapshot.objects.count(),
         "derived": DerivedEstimate.objects.count(),
+        "rater_aware": RaterAwareEstimate.objects.count(),
         "retracted": RetractedJudgement.objects.count(),
         "reports": PairReport.objects.count(),
         "tasks": PairTask.objects.count(),
@@ -240,6 +250,7 @@ def world(people, experiment):
     task = assignment_next(experiment=experiment, rater=people["rater"])
     estimates_refresh(experiment_id=experiment.pk)
     derived_refresh(experiment_id=experiment.pk)
+    rater_aware_refresh(experiment_id=experiment.pk)
     pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
     pool = BudgetPool.objects.create(name="team pool", max_verdicts=1000)
     token, _ = api_token_create(actor=people["owner"])

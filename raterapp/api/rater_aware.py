@@ -1,0 +1,73 @@
+"""Estimates that account for raters who err, each rater's fitted sensitivity and specificity,
+and the transitivity review list (abcde-spec §13), as the worker last computed them.
+
+Roles: the rater-aware estimates are read by engineers (own or granted) and admins; the
+transitivity review (it names raters beside their verdicts) and a rater's fits across
+experiments by admins only. Raters and anonymous users 403; an experiment or rater that is
+not visible 404.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from raterapp.access import access_experiment_for_engineer, access_rater_for_admin
+from raterapp.selectors.experiments import estimate_snapshot_latest
+from raterapp.selectors.rater_aware import experiment_transitivity_get, rater_aware_panel_get, rater_confusion_list
+
+from .common import IsAdmin, IsEngineerOrAdmin
+
+NOT_FOUND = OpenApiResponse(description="Not visible to you, or not computed yet.")
+
+
+class ExperimentRaterAwareApi(APIView):
+    """The estimates from a Dawid–Skene model of the raters beside the raw-verdict ones
+    (``raw_value``), each rater's sensitivity and specificity, and the transitivity counts
+    (404 until first computed; it follows the estimates by a few seconds).
+    Roles: engineer (own or granted), admin."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        snapshot = estimate_snapshot_latest(experiment=experiment)
+        raw = snapshot.estimates["estimates"] if snapshot is not None else None
+        panel = rater_aware_panel_get(experiment=experiment, raw=raw)
+        if panel is None:
+            raise NotFound("No rater-aware estimates yet.")
+        return Response({"experiment": experiment.pk, **panel})
+
+
+class ExperimentTransitivityApi(APIView):
+    """Inconsistent triangles (two pairs judged equivalent, the third not) of the experiment
+    and of each rater, and every inconsistent triangle with its three pairs, their verdicts,
+    raters and pair-explorer links (404 until first computed). Roles: admin."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        body = experiment_transitivity_get(experiment=experiment)
+        if body is None:
+            raise NotFound("No transitivity counts yet.")
+        return Response(body)
+
+
+class RaterSensitivityApi(APIView):
+    """A rater's estimated sensitivity and specificity (Dawid–Skene) in each experiment they
+    rated, from its latest fit. Roles: admin."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    def get(self, request, rater_id: int):
+        rater = access_rater_for_admin(request.user, rater_id)
+        return Response(
+            {"rater": rater.pk, "username": rater.username, "experiments": rater_confusion_list(rater=rater)}
+        )
