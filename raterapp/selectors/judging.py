@@ -15,6 +15,7 @@ from raterapp.models import (
     BudgetPool,
     Experiment,
     ExperimentBudget,
+    ExperimentProgress,
     Item,
     Judgement,
     Lease,
@@ -62,16 +63,24 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
     profile = RaterProfile.objects.filter(user=rater).first()
     counts = _rater_counts(rater=rater, experiment=experiment, session_start=session_start)
     daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
-    wanted = PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
-        left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
-    )
     return {
         "session": counts["session"] if session_start is not None else None,
         "today": counts["today"],
         "mine": counts["mine"],
-        "remaining": wanted["left"],
+        "remaining": experiment_verdicts_left(experiment_id=experiment.pk),
         "quota": _quota_of(profile, daily_left, total_left),
     }
+
+
+def experiment_verdicts_left(*, experiment_id: int) -> int:
+    """Verdicts the experiment's sampled pairs still want: its ``ExperimentProgress`` row, or
+    the sum over its tasks where it has none."""
+    left = ExperimentProgress.objects.filter(experiment_id=experiment_id).values_list("verdicts_left", flat=True)
+    for value in left:
+        return value
+    return PairTask.objects.filter(experiment_id=experiment_id, gold_answer="").aggregate(
+        left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
+    )["left"]
 
 
 def _quota_of(profile: RaterProfile | None, daily_left: int | None, total_left: int | None) -> dict:
