@@ -18,7 +18,7 @@ What it does:
    the throughput; then checks that the database holds exactly one verdict per submit.
 
 Run (PostgreSQL on localhost, trust auth):
-  .venv/bin/python bench/bench_judging.py [--raters 50] [--seconds 60] [--pairs 1000] [--workers 6]
+  .venv/bin/python bench/bench_judging.py [--raters 50] [--seconds 60] [--pairs 1000] [--workers N]
       [--port 8000] [--output report.json]
 Compare sizes in one go (the ratios are what counts on a shared machine):
   .venv/bin/python bench/bench_judging.py --pairs 1000 --pairs 100000
@@ -30,6 +30,7 @@ import argparse
 import http.client
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -236,7 +237,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--raters", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--workers", type=int, default=WORKERS, help=f"gunicorn workers (default {WORKERS})")
+    parser.add_argument("--workers", type=int, help="gunicorn workers (default: docker-compose.yml's)")
     parser.add_argument("--pairs", type=int, action="append", help="pairs to judge; repeat to compare sizes")
     parser.add_argument("--demo-draws", type=int, help="the Febrl demo experiment with this many draws instead")
     parser.add_argument("--port", type=int, default=0, help="gunicorn's port (default: a free one)")
@@ -267,9 +268,19 @@ def _ratio(a: float, b: float) -> float:
     return round(a / b, 2) if b else float("nan")
 
 
-# docker-compose.yml's web command; the bench passes its own bind address and worker count.
-WORKERS = 6
-GUNICORN = ["-m", "gunicorn", "raterapp.asgi:application", "-k", "uvicorn_worker.UvicornWorker", "--timeout", "120"]
+def compose_web_command(*, port: int, workers: int | None) -> list[str]:
+    """docker-compose.yml's web command (what follows its ``exec``), bound to ``port``; ``workers``
+    replaces its worker count when given."""
+    import yaml
+
+    command = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["web"]["command"]
+    argv = shlex.split(shlex.split(command)[-1].split("exec ", 1)[1])
+    assert argv[0] == "gunicorn", argv
+    argv = [PYTHON, "-m", "gunicorn", *argv[1:], "--log-level", "warning"]
+    argv[argv.index("--bind") + 1] = f"127.0.0.1:{port}"
+    if workers is not None:
+        argv[argv.index("--workers") + 1] = str(workers)
+    return argv
 
 
 def run(args, pairs: int | None) -> dict:
@@ -296,11 +307,9 @@ def run(args, pairs: int | None) -> dict:
             tokens = raters_create(env, args.raters)
             print(f"built: experiment {experiment}, {pairs} pairs to judge", flush=True)
         port = args.port or free_port()
-        server = subprocess.Popen(
-            [PYTHON, *GUNICORN, "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
-             "--log-level", "warning"],
-            cwd=ROOT, env=env, start_new_session=True,
-        )  # fmt: skip
+        command = compose_web_command(port=port, workers=args.workers)
+        print(" ".join(command[1:]), flush=True)
+        server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
         wait_until_up(port)
         stop = threading.Event()
         raters = [Rater(port, token, experiment, stop, seed=k) for k, token in enumerate(tokens)]
@@ -319,7 +328,7 @@ def run(args, pairs: int | None) -> dict:
         report = {
             "pairs": pairs,
             "raters": args.raters,
-            "workers": args.workers,
+            "workers": int(command[command.index("--workers") + 1]),
             "seconds": round(seconds, 1),
             "next_pair": summary(samples, "next-pair", seconds),
             "submit": summary(samples, "submit", seconds),

@@ -47,11 +47,18 @@ def _side_bit(task_id: int, rater_id: int) -> int:
     return hashlib.blake2b(f"{task_id}:{rater_id}".encode(), key=key, digest_size=1).digest()[0] & 1
 
 
-def rater_quota_left(*, rater, besides_task_id: int | None = None) -> tuple[int | None, int | None]:
+_UNREAD = object()
+
+
+def rater_quota_left(
+    *, rater, besides_task_id: int | None = None, profile: RaterProfile | None = _UNREAD
+) -> tuple[int | None, int | None]:
     """Verdicts the rater may still give today and in all (``None``: no quota). Pairs they
     hold under a live lease count as given, so a preloaded pair never exceeds a quota;
-    ``besides_task_id`` leaves out the lease on that task (the one being answered)."""
-    profile = RaterProfile.objects.filter(user=rater).first()
+    ``besides_task_id`` leaves out the lease on that task (the one being answered). ``profile``:
+    the rater's profile (or ``None``) when the caller read it already."""
+    if profile is _UNREAD:
+        profile = RaterProfile.objects.filter(user=rater).first()
     if not _has_quota(profile):
         return None, None
     return _quota_left(profile, _rater_counts(rater=rater), rater=rater, besides_task_id=besides_task_id)
