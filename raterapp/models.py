@@ -326,11 +326,31 @@ class PairTask(models.Model):
                 condition=Q(verdicts__lte=F("wanted")) | ~Q(gold_answer=""), name="task_verdicts_within_wanted"
             ),
         ]
-        indexes = [models.Index(fields=["experiment", "verdicts", "rank"], name="task_queue")]
+        indexes = [
+            models.Index(fields=["experiment", "verdicts", "rank"], name="task_queue"),
+            # The rating queue as index rows: a pair leaves it with its last wanted verdict, so
+            # taking the next one reads past live leases only, never past the judged pairs.
+            models.Index(
+                fields=["experiment", "rank"],
+                condition=Q(gold_answer="") & Q(retired_at__isnull=True) & Q(verdicts__lt=F("wanted")),
+                name="task_open_queue",
+            ),
+        ]
 
     @property
     def is_gold(self) -> bool:
         return bool(self.gold_answer)
+
+
+class ExperimentProgress(models.Model):
+    """Verdicts the experiment's sampled (not gold) pairs still want, kept as a row so that a
+    rater's progress costs one read instead of a sum over every task. Moved by the services
+    that add tasks, change replication, record and undo verdicts (in their transactions);
+    an experiment without the row is summed over its tasks (``experiment_progress_recount``
+    writes it)."""
+
+    experiment = models.OneToOneField(Experiment, on_delete=models.CASCADE, related_name="verdicts_left_row")
+    verdicts_left = models.IntegerField(default=0)
 
 
 class Lease(models.Model):

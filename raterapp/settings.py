@@ -132,6 +132,10 @@ if env.bool("DB_POOL", default=False) and DATABASES["default"]["ENGINE"].endswit
         "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
         "timeout": 10,
     }
+# Requests a web worker runs in Django at once under ASGI (raterapp/asgi.py; 0: no limit); the
+# rest wait in the worker's event loop, not in threads that fight for the GIL. The live streams
+# are not counted.
+WEB_THREADS = env.int("WEB_THREADS", default=4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")

@@ -15,6 +15,7 @@ from raterapp.models import (
     BudgetPool,
     Experiment,
     ExperimentBudget,
+    ExperimentProgress,
     Item,
     Judgement,
     Lease,
@@ -46,11 +47,18 @@ def _side_bit(task_id: int, rater_id: int) -> int:
     return hashlib.blake2b(f"{task_id}:{rater_id}".encode(), key=key, digest_size=1).digest()[0] & 1
 
 
-def rater_quota_left(*, rater, besides_task_id: int | None = None) -> tuple[int | None, int | None]:
+_UNREAD = object()
+
+
+def rater_quota_left(
+    *, rater, besides_task_id: int | None = None, profile: RaterProfile | None = _UNREAD
+) -> tuple[int | None, int | None]:
     """Verdicts the rater may still give today and in all (``None``: no quota). Pairs they
     hold under a live lease count as given, so a preloaded pair never exceeds a quota;
-    ``besides_task_id`` leaves out the lease on that task (the one being answered)."""
-    profile = RaterProfile.objects.filter(user=rater).first()
+    ``besides_task_id`` leaves out the lease on that task (the one being answered). ``profile``:
+    the rater's profile (or ``None``) when the caller read it already."""
+    if profile is _UNREAD:
+        profile = RaterProfile.objects.filter(user=rater).first()
     if not _has_quota(profile):
         return None, None
     return _quota_left(profile, _rater_counts(rater=rater), rater=rater, besides_task_id=besides_task_id)
@@ -62,16 +70,24 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
     profile = RaterProfile.objects.filter(user=rater).first()
     counts = _rater_counts(rater=rater, experiment=experiment, session_start=session_start)
     daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
-    wanted = PairTask.objects.filter(experiment=experiment, gold_answer="", retired_at__isnull=True).aggregate(
-        left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
-    )
     return {
         "session": counts["session"] if session_start is not None else None,
         "today": counts["today"],
         "mine": counts["mine"],
-        "remaining": wanted["left"],
+        "remaining": experiment_verdicts_left(experiment_id=experiment.pk),
         "quota": _quota_of(profile, daily_left, total_left),
     }
+
+
+def experiment_verdicts_left(*, experiment_id: int) -> int:
+    """Verdicts the experiment's sampled pairs still want: its ``ExperimentProgress`` row, or
+    the sum over its tasks where it has none."""
+    left = ExperimentProgress.objects.filter(experiment_id=experiment_id).values_list("verdicts_left", flat=True)
+    for value in left:
+        return value
+    return PairTask.objects.filter(experiment_id=experiment_id, gold_answer="", retired_at__isnull=True).aggregate(
+        left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
+    )["left"]
 
 
 def _quota_of(profile: RaterProfile | None, daily_left: int | None, total_left: int | None) -> dict:

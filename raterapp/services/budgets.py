@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from raterapp.access import ADMIN, has_role
 from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, PairTask
+from raterapp.services.judging.progress import experiment_progress_recount
 
 from .judging.spending import BudgetSpent
 
@@ -83,6 +84,7 @@ def _replication_set(budget: ExperimentBudget, replication: int, *, actor, reaso
     experiment.replication = replication
     experiment.save(update_fields=["replication", "updated_at"])
     PairTask.objects.filter(experiment=experiment, gold_answer="").update(wanted=Greatest(F("verdicts"), replication))
+    experiment_progress_recount(experiment_id=experiment.pk)
     return True
 
 

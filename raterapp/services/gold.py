@@ -16,6 +16,7 @@ from django.utils import timezone
 from metrics_core.io import InputError
 from raterapp.access import ADMIN, has_role
 from raterapp.models import Experiment, Item, PairTask
+from raterapp.services.judging.progress import experiment_progress_recount
 
 ANSWERS = dict(PairTask.GOLD_ANSWERS)
 
@@ -76,6 +77,7 @@ def gold_restore(*, task: PairTask, actor) -> PairTask:
     _gold_only(task)
     PairTask.objects.filter(pk=task.pk).update(retired_at=None, retired_by=None)
     task.retired_at, task.retired_by = None, None
+    experiment_progress_recount(experiment_id=task.experiment_id)
     return task
 
 
@@ -86,6 +88,7 @@ def task_retire(*, task: PairTask, actor) -> PairTask:
         now = timezone.now()
         PairTask.objects.filter(pk=task.pk, retired_at__isnull=True).update(retired_at=now, retired_by=actor)
         task.leases.all().delete()
+        experiment_progress_recount(experiment_id=task.experiment_id)  # an excluded pair wants no more verdicts
     task.refresh_from_db(fields=["retired_at", "retired_by"])
     return task
 

@@ -41,7 +41,7 @@ from metrics_core.io import (
     read_clusterings,
     read_items,
 )
-from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
+from raterapp.models import Experiment, ExperimentProgress, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
 from raterapp.services.catalogue import (
     Catalogue,
     catalogue_attributes_for,
@@ -266,7 +266,7 @@ def _require_fitting_labels(items: ItemTable) -> None:
 
 
 def _rows_delete(experiment_id: int) -> None:
-    for model in (SampleBatch, SampledPair, PairTask, Item):
+    for model in (ExperimentProgress, SampleBatch, SampledPair, PairTask, Item):
         model.objects.filter(experiment_id=experiment_id).delete()
 
 

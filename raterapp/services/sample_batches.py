@@ -31,6 +31,7 @@ from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batc
 from metrics_core.io import InputError
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.services.catalogue import catalogue_read
+from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
 from raterapp.services.population import population_for_experiment
 from raterapp.services.sampled_rows import sampled_item_rows, sampled_items_at
@@ -172,6 +173,7 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
     for offset, task in enumerate(new_tasks):
         task.rank = rank + offset
     PairTask.objects.bulk_create(new_tasks, batch_size=_BULK)
+    experiment_progress_recount(experiment_id=experiment.pk)
     position_of_item = {pk: position for position, pk in item_of.items()}
     for task in new_tasks:
         task_of[position_of_item[task.item_a_id], position_of_item[task.item_b_id]] = task.pk

@@ -18,6 +18,7 @@ from django.utils import timezone
 from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
 from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
 from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
+from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.population import population_attributes, population_for_experiment
 
 SELF = PAIR_CLASSES.index("self")
@@ -158,6 +159,7 @@ def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
         ],
         batch_size=batch_size,
     )
+    experiment_progress_recount(experiment_id=experiment.pk)
     task_of = {(a, b): task.pk for a, b, task in zip(rows.task_a.tolist(), rows.task_b.tolist(), tasks)}
     i, j = sample.i.tolist(), sample.j.tolist()
     vantage, partner = pk_of(sample.i), pk_of(sample.j)

@@ -8,11 +8,11 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
-from raterapp.models import Experiment, Judgement, Lease, PairTask
-from raterapp.selectors.judging import rater_is_paused, rater_quota_left, task_queue_for_rater, tasks_open_to_rater
+from raterapp.models import Experiment, Judgement, Lease, PairTask, RaterProfile
+from raterapp.selectors.judging import rater_quota_left, task_queue_for_rater, tasks_open_to_rater
 
 from .errors import JudgementRefused, QueueClosed
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
@@ -44,7 +44,8 @@ def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] =
     with transaction.atomic():
         serialise_writers_on_sqlite(experiment.pk)
         rater_lock(rater.pk)
-        _rater_check(experiment=experiment, rater=rater)
+        profile = RaterProfile.objects.filter(user=rater).first()  # read under the rater's lock
+        _rater_check(experiment=experiment, rater=rater, profile=profile)
         held = list(
             Lease.objects.filter(rater=rater, task__experiment=experiment, expires_at__gt=timezone.now()).order_by(
                 "created_at", "pk"
@@ -57,7 +58,7 @@ def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] =
                     return task
         if len([lease for lease in held if lease.task_id in holding]) >= MAX_HELD:
             raise JudgementRefused(f"You already hold {MAX_HELD} pairs: judge one first.")
-        _quota_check(rater)
+        _quota_check(rater, profile=profile)
         budget_lease_check(experiment=experiment)
         if experiment.gold_rate > 0 and random.random() < experiment.gold_rate:
             task = _lease_take(_gold_queue(experiment=experiment, rater=rater), rater=rater)
@@ -114,8 +115,9 @@ def _lease_take(queue: QuerySet[PairTask], *, rater) -> PairTask | None:
     last_rank = None
     while True:
         candidates = queue if last_rank is None else queue.filter(rank__gt=last_rank)
+        candidates = candidates.select_related("item_a", "item_b")  # the cards, in the same query
         if connection.features.has_select_for_update_skip_locked:
-            candidates = candidates.select_for_update(skip_locked=True)
+            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
         task = candidates.first()
         if task is None:
             return None
@@ -153,11 +155,11 @@ def _slot_free(task: PairTask, *, rater, now) -> bool:
     return task.verdicts + held < task.wanted
 
 
-def _rater_check(*, experiment: Experiment, rater) -> None:
+def _rater_check(*, experiment: Experiment, rater, profile: RaterProfile | None) -> None:
     """Refuse a paused rater (read under the rater's lock, which a pause takes too), and
     one the experiment is no longer open to (its assigned raters changed after the
     request's access check)."""
-    if rater_is_paused(rater=rater):
+    if profile is not None and profile.paused:
         raise QueueClosed("rater_paused", "An admin paused your rating for now.")
     if _assigned_to_others(experiment_id=experiment.pk, rater=rater):
         raise QueueClosed("not_assigned", "This experiment is not open to you any more.")
@@ -166,16 +168,22 @@ def _rater_check(*, experiment: Experiment, rater) -> None:
 def _assigned_to_others(*, experiment_id: int, rater) -> bool:
     """Whether the experiment is not open to this rater: it has assigned raters and this
     rater is not one of them, or none and it is not open to all raters."""
-    assigned = Experiment.assigned_raters.through.objects.filter(experiment=experiment_id).aggregate(
-        n=Count("pk"), mine=Count("pk", filter=Q(user=rater.pk))
+    assigned = Experiment.assigned_raters.through.objects.filter(experiment=OuterRef("pk"))
+    row = (
+        Experiment.objects.filter(pk=experiment_id)
+        .values("open_to_all_raters")
+        .annotate(any_assigned=Exists(assigned), mine=Exists(assigned.filter(user=rater.pk)))
+        .first()
     )
-    if assigned["n"]:
-        return not assigned["mine"]
-    return not Experiment.objects.filter(pk=experiment_id, open_to_all_raters=True).exists()
+    if row is None:
+        return True
+    if row["any_assigned"]:
+        return not row["mine"]
+    return not row["open_to_all_raters"]
 
 
-def _quota_check(rater) -> None:
-    daily_left, total_left = rater_quota_left(rater=rater)
+def _quota_check(rater, *, profile: RaterProfile | None) -> None:
+    daily_left, total_left = rater_quota_left(rater=rater, profile=profile)
     if daily_left is not None and daily_left <= 0:
         raise QueueClosed("quota_daily", "You reached your daily quota of verdicts.")
     if total_left is not None and total_left <= 0:

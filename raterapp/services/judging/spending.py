@@ -78,11 +78,14 @@ def budget_refund(*, experiment_id: int, rater, verdict: uuid.UUID) -> None:
 
 def budget_lease_check(*, experiment: Experiment) -> None:
     """Refuse a new lease (:class:`QueueClosed`) when the budget or its pool is paused, or
-    its verdicts and live leases already use it up. Locks the budget and pool rows, so
-    concurrent leases of a limited budget queue here (call it inside the lease's transaction)."""
-    budget = ExperimentBudget.objects.select_for_update().filter(experiment=experiment).first()
-    if budget is None:
+    its verdicts and live leases already use it up. Locks the budget and pool rows of a limited
+    budget, so concurrent leases of it queue here (call it inside the lease's transaction)."""
+    budget = ExperimentBudget.objects.filter(experiment=experiment).first()
+    if budget is None or (budget.max_verdicts is None and budget.pool_id is None and not budget.paused):
+        # Nothing to count, so no lock: leases of an unlimited budget do not queue here. A pause
+        # committed after this read stops the next lease, as if this one had come first.
         return
+    budget = ExperimentBudget.objects.select_for_update().get(pk=budget.pk)
     pool = BudgetPool.objects.select_for_update().get(pk=budget.pool_id) if budget.pool_id is not None else None
     closed = budget_closed_reason(budget=budget, pool=pool)
     if closed is not None:

@@ -17,6 +17,7 @@ from raterapp.services.outbox import outbox_add
 
 from .errors import JudgementRefused
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
+from .progress import experiment_progress_move
 from .queue import MAX_HELD
 from .quotas import quota_consume
 from .spending import budget_consume, budget_refund
@@ -102,6 +103,8 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
             defaults={"expires_at": now + timedelta(seconds=settings.LEASE_SECONDS), "token": uuid.uuid4()},
         )
         outbox_add(kind=OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=task.experiment_id)
+        if not task.is_gold:
+            experiment_progress_move(experiment_id=task.experiment_id, verdicts=-1)
     task.refresh_from_db(fields=["verdicts"])
     return task
 
@@ -142,7 +145,6 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
         tasks = tasks.filter(verdicts__lt=F("wanted"))
     if not tasks.update(verdicts=F("verdicts") + 1):
         raise JudgementRefused("This pair already has all the verdicts it needs.")
-    budget_consume(experiment_id=task.experiment_id, rater=rater, verdict=client_id)
     if not task.is_gold and lease.expires_at <= timezone.now():
         _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
@@ -151,6 +153,11 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
         outbox_add(kind=OutboxMessage.Kind.RATER_AUTO_PAUSE, target_id=rater.pk)
     if not task.is_gold:
         outbox_add(kind=OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=task.experiment_id)
+    # Last: every verdict of the experiment updates these rows, whose locks are then held
+    # only until the commit, not for the whole transaction.
+    budget_consume(experiment_id=task.experiment_id, rater=rater, verdict=client_id)
+    if not task.is_gold:
+        experiment_progress_move(experiment_id=task.experiment_id, verdicts=1)
     return judgement
 
 
