@@ -343,8 +343,10 @@ def _self_units(unit_bounds: np.ndarray) -> np.ndarray:
 
 
 def _unit_verdicts(verdicts: PairVerdicts, pair_key: np.ndarray, n: int) -> np.ndarray:
-    """Verdict counts (3, units) of each unit's pair (``low·n + high``; ascending within each class)."""
-    out = np.zeros((3, len(pair_key)), dtype=np.int64)
+    """Verdict counts (3, units) of each unit's pair (``low·n + high``; ascending within each class).
+    Counts keep their type: whole verdicts, or fractions (a posterior's share of *equivalent*)."""
+    kind = np.result_type(np.int64, verdicts.equivalent, verdicts.not_equivalent, verdicts.unsure)
+    out = np.zeros((3, len(pair_key)), dtype=kind)
     if len(verdicts.a) == 0 or len(pair_key) == 0:
         return out
     known = verdicts.a * n + verdicts.b

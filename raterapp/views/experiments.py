@@ -243,6 +243,9 @@ class ExperimentBudgetPageView(ExperimentPageView):
 class ExperimentArchivePageView(EngineerPageMixin, View):
     """Archive (``archived=true``) or unarchive an experiment from its page: owner or admin."""
 
+    def get(self, request, experiment_id: int):
+        return redirect("experiment-detail", experiment_id=experiment_id)
+
     def post(self, request, experiment_id: int):
         experiment = access_experiment_for_owner(request.user, experiment_id)
         try:

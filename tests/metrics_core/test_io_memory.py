@@ -17,6 +17,8 @@ def test_a_parquet_read_out_of_memory_is_no_input_error(tmp_path, monkeypatch):
     path = tmp_path / "items.parquet"
     pq.write_table(pa.table({"item_id": ["a", "b"], "base_cluster": ["1", "1"], "exp_cluster": ["1", "2"]}), path)
     monkeypatch.setattr(pq, "read_table", out_of_memory)
+    monkeypatch.setattr(pq.ParquetFile, "read", out_of_memory)  # the column-by-column reader's way
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", out_of_memory)
     with pytest.raises(MemoryError, match="realloc of size 8388608 failed"):
         read_items(str(path))
 
