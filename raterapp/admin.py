@@ -209,12 +209,8 @@ class BudgetPoolAdmin(admin.ModelAdmin):
             obj.pk = created.pk
 
 
-@admin.register(BudgetChange)
-class BudgetChangeAdmin(admin.ModelAdmin):
-    """The audit log: read only."""
-
-    list_display = ("created_at", "actor", "budget", "pool", "field", "old_value", "new_value", "via", "reason")
-    list_filter = ("via", "field")
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """An audit log: shown, never added to, changed nor deleted here."""
 
     def has_add_permission(self, request):
         return False
@@ -224,6 +220,14 @@ class BudgetChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(BudgetChange)
+class BudgetChangeAdmin(ReadOnlyAdmin):
+    """The audit log: read only."""
+
+    list_display = ("created_at", "actor", "budget", "pool", "field", "old_value", "new_value", "via", "reason")
+    list_filter = ("via", "field")
 
 
 class RoleAuditedUserAdmin(UserAdmin):
@@ -251,21 +255,12 @@ admin.site.register(get_user_model(), RoleAuditedUserAdmin)
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
+class AuditEntryAdmin(ReadOnlyAdmin):
     """The audit log of people and access: read only."""
 
     list_display = ("created_at", "action", "subject", "actor", "experiment", "field", "old_value", "new_value")
     list_filter = ("action",)
     search_fields = ("subject__username", "actor__username", "reason")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(ApiToken)
