@@ -20,6 +20,9 @@ def test_estimates_refresh_while_a_long_preparation_runs(transactional_db, tmp_p
     assert queue_of("raterapp.experiment_prepare") != queue_of("raterapp.estimates_refresh")
     started, release = tmp_path / "started", tmp_path / "release"
     rating = experiment_prepared(owner=UserFactory(roles=["engineer"]), name="being rated")
+    # The held worker blocks on whatever task it takes first: not on one an earlier test left in
+    # this queue (a preparation redelivered after a worker was killed, say).
+    _queue_purge(queue_of("raterapp.experiment_prepare"))
     held = [sys.executable, "-m", "tests.e2e.slow_preparation", str(started), str(release)]
     with (
         celery_worker_started(tmp_path, queues=queue_of("raterapp.experiment_prepare"), name="preparation", command=held),
@@ -34,3 +37,10 @@ def test_estimates_refresh_while_a_long_preparation_runs(transactional_db, tmp_p
 
         release.touch()
         wait_for(started.with_suffix(".done").exists, timeout=30, what="the preparation to end")
+
+
+def _queue_purge(queue: str) -> None:
+    from raterapp.celery import app
+
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge(queue)
