@@ -19,16 +19,11 @@ from metrics_core.growth import new_pair_share
 from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services.live import experiment_change_publish, experiment_channel
+from raterapp.services.live import experiment_change_publish
 from raterapp.services.outbox import outbox_add
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
 logger = logging.getLogger(__name__)
-
-
-def estimates_channel(experiment_id: int) -> str:
-    """The Redis channel on which each new snapshot of an experiment is published."""
-    return experiment_channel(experiment_id)
 
 
 def estimates_refresh_schedule(*, experiment_id: int) -> bool:

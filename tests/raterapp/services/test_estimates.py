@@ -12,11 +12,11 @@ from metrics_core.growth import new_pair_share
 from raterapp.models import Experiment
 from raterapp.services.estimates import (
     estimate_snapshot_as_dict,
-    estimates_channel,
     estimates_refresh,
     estimates_refresh_schedule,
 )
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.live import experiment_channel
 from raterapp.tasks import estimates_refresh_task
 from tests.raterapp.prepared import experiment_prepared, sample_of
 from tests.raterapp.services.test_judging import make_raters
@@ -150,7 +150,7 @@ def test_the_snapshot_is_published_on_the_experiments_channel(users, django_capt
 
     experiment = experiment_prepared(owner=users["engineer"])
     pubsub = redis.Redis.from_url(settings.REDIS_URL).pubsub(ignore_subscribe_messages=True)
-    pubsub.subscribe(estimates_channel(experiment.pk))
+    pubsub.subscribe(experiment_channel(experiment.pk))
     pubsub.get_message(timeout=1)
     with django_capture_on_commit_callbacks(execute=True):
         snapshot = estimates_refresh(experiment_id=experiment.pk)
