@@ -19,7 +19,7 @@ from raterapp.models import BudgetChange, BudgetPool
 from raterapp.selectors.budgets import budget_changes_list, budget_summary_get, pool_summary_get
 from raterapp.services.budgets import budget_for, budget_update, pool_create, pool_update
 
-from .common import IsAdmin, IsEngineerOrAdmin, service_call
+from .common import IsAdmin, IsEngineerOrAdmin
 from .serializers import (
     BudgetChangeSerializer,
     BudgetPoolCreateSerializer,
@@ -59,10 +59,8 @@ class ExperimentBudgetApi(APIView):
         data = BudgetUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes, reason = _changes_from(data.validated_data)
-        budget = service_call(
-            lambda: budget_update(
-                budget=budget_for(experiment), actor=request.user, changes=changes, reason=reason, via=VIA
-            )
+        budget = budget_update(
+            budget=budget_for(experiment), actor=request.user, changes=changes, reason=reason, via=VIA
         )
         return Response(BudgetSerializer(budget_summary_get(budget=budget)).data)
 
@@ -94,7 +92,7 @@ class BudgetPoolsApi(APIView):
         data = BudgetPoolCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        pool = service_call(lambda: pool_create(actor=request.user, via=VIA, **values))
+        pool = pool_create(actor=request.user, via=VIA, **values)
         return Response(BudgetPoolSerializer(pool_summary_get(pool=pool)).data, status=status.HTTP_201_CREATED)
 
 
@@ -113,5 +111,5 @@ class BudgetPoolApi(APIView):
         data = BudgetPoolUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes, reason = _changes_from(data.validated_data)
-        pool = service_call(lambda: pool_update(pool=pool, actor=request.user, changes=changes, reason=reason, via=VIA))
+        pool = pool_update(pool=pool, actor=request.user, changes=changes, reason=reason, via=VIA)
         return Response(BudgetPoolSerializer(pool_summary_get(pool=pool)).data)

@@ -1,4 +1,4 @@
-"""What every API view shares: role permissions, service errors as HTTP answers, CSV output."""
+"""What every API view shares: role permissions and CSV output (service errors: errors.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,6 @@ import csv
 import io
 import re
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import exceptions, status
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.views import APIView
@@ -39,30 +36,6 @@ class IsEngineerOrAdmin(_RolePermission):
 
 class IsAdmin(_RolePermission):
     roles = (ADMIN,)
-
-
-class Conflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = "The request conflicts with the current state."
-    default_code = "conflict"
-
-
-def service_call(call):
-    """Run ``call()``, a service call; its refusals as HTTP answers (403 for a Django
-    ``PermissionDenied``, 400 for a ``ValidationError``)."""
-    try:
-        return call()
-    except DjangoPermissionDenied as exc:
-        raise exceptions.PermissionDenied(str(exc)) from None
-    except DjangoValidationError as exc:
-        raise drf_validation_error(exc) from None
-
-
-def drf_validation_error(exc: DjangoValidationError) -> exceptions.ValidationError:
-    """A service's Django ValidationError (keyed by field or not) as DRF's 400."""
-    if hasattr(exc, "error_dict"):
-        return exceptions.ValidationError(exc.message_dict)
-    return exceptions.ValidationError({"non_field_errors": exc.messages})
 
 
 class CSVRenderer(BaseRenderer):

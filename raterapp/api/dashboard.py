@@ -32,7 +32,7 @@ from raterapp.services.experiment_control import (
     experiment_unarchive,
 )
 
-from .common import ExportApi, IsEngineerOrAdmin, drf_validation_error
+from .common import ExportApi, IsEngineerOrAdmin
 from .serializers import ExperimentSerializer, TargetSerializer
 
 NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
@@ -104,7 +104,7 @@ class ExperimentConvergenceApi(ExportApi):
         try:
             points = min(max(int(request.query_params.get("points", 200)), 2), 1000)
         except ValueError:
-            raise drf_validation_error(ValidationError({"points": "Give a whole number."})) from None
+            raise ValidationError({"points": "Give a whole number."}) from None
         body = estimate_convergence_get(experiment=experiment, max_points=points)
         if request.accepted_renderer.format == "csv":
             return Response(
@@ -155,10 +155,7 @@ class ExperimentTargetApi(APIView):
         experiment = access_experiment_for_owner(request.user, experiment_id)
         data = TargetSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            experiment = experiment_target_set(experiment=experiment, **data.validated_data)
-        except ValidationError as exc:
-            raise drf_validation_error(exc) from None
+        experiment = experiment_target_set(experiment=experiment, **data.validated_data)
         return Response(TargetSerializer(experiment).data)
 
 
@@ -172,10 +169,7 @@ class _RatingSwitchApi(APIView):
     )
     def post(self, request, experiment_id: int):
         experiment = access_experiment_for_owner(request.user, experiment_id)
-        try:
-            experiment = self.switch(experiment=experiment)
-        except ValidationError as exc:
-            raise drf_validation_error(exc) from None
+        experiment = self.switch(experiment=experiment)
         return Response(ExperimentSerializer(experiment).data)
 
 

@@ -1,23 +1,39 @@
 """One error path for the API: a service's refusal becomes an HTTP answer here, not in each view.
 
 Services raise Django's ``ValidationError`` (400, keyed by field when they can say which),
-``PermissionDenied`` (403) and ``raterapp.exceptions.StateConflict`` (409); DRF's own exceptions
-and Django's ``Http404`` pass through DRF's handler as usual.
+``PermissionDenied`` (403, with the service's reason), ``raterapp.exceptions.StateConflict`` and
+the judging services' ``JudgementRefused`` (409, with the reason in ``detail``); DRF's own
+exceptions and Django's ``Http404`` pass through DRF's handler as usual.
 """
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
+from rest_framework import exceptions, status
 from rest_framework.views import exception_handler
 
 from raterapp.exceptions import StateConflict
+from raterapp.services.judging.errors import JudgementRefused
 
-from .common import Conflict, drf_validation_error
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the current state."
+    default_code = "conflict"
+
+
+def drf_validation_error(exc: ValidationError) -> exceptions.ValidationError:
+    """A Django ValidationError (keyed by field or not) as DRF's 400."""
+    if hasattr(exc, "error_dict"):
+        return exceptions.ValidationError(exc.message_dict)
+    return exceptions.ValidationError({"non_field_errors": exc.messages})
 
 
 def api_exception_handler(exc, context):
     if isinstance(exc, ValidationError):
         exc = drf_validation_error(exc)
-    elif isinstance(exc, StateConflict):
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc))
+    elif isinstance(exc, (StateConflict, JudgementRefused)):
         exc = Conflict(str(exc))
     return exception_handler(exc, context)

@@ -7,7 +7,6 @@ an experiment that is not visible answers 404 like a missing one.
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound
@@ -30,7 +29,7 @@ from raterapp.selectors.samples import sampled_pairs_rows
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun
 
-from .common import IsEngineerOrAdmin, drf_validation_error
+from .common import IsEngineerOrAdmin
 from .serializers import (
     FILE_KINDS,
     EstimateSnapshotSerializer,
@@ -74,10 +73,7 @@ class ExperimentListCreateApi(generics.ListAPIView):
         data.is_valid(raise_exception=True)
         fields = {k: v for k, v in data.validated_data.items() if k not in FILE_KINDS}
         files = {k: v for k, v in data.validated_data.items() if k in FILE_KINDS}
-        try:
-            experiment = experiment_create(owner=request.user, files=files, **fields)
-        except ValidationError as exc:
-            raise drf_validation_error(exc) from None
+        experiment = experiment_create(owner=request.user, files=files, **fields)
         return Response(ExperimentSerializer(experiment).data, status=status.HTTP_201_CREATED)
 
 

@@ -6,7 +6,6 @@ questions and set the gold rate (403 for others, nothing changed).
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -16,7 +15,7 @@ from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list, pair_reports_list
 from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
 
-from .common import IsEngineerOrAdmin, drf_validation_error
+from .common import IsEngineerOrAdmin
 from .serializers import (
     GoldAccuracySerializer,
     GoldPairCreateSerializer,
@@ -49,10 +48,7 @@ class GoldPairsApi(APIView):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         data = GoldPairCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            task = gold_pair_create(experiment=experiment, actor=request.user, **data.validated_data)
-        except ValidationError as exc:
-            raise drf_validation_error(exc) from None
+        task = gold_pair_create(experiment=experiment, actor=request.user, **data.validated_data)
         return Response(GoldPairSerializer(task).data, status=status.HTTP_201_CREATED)
 
 
@@ -66,10 +62,7 @@ class GoldRateApi(APIView):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         data = GoldRateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            experiment = experiment_gold_rate_set(experiment=experiment, actor=request.user, **data.validated_data)
-        except ValidationError as exc:
-            raise drf_validation_error(exc) from None
+        experiment = experiment_gold_rate_set(experiment=experiment, actor=request.user, **data.validated_data)
         return Response(GoldRateSerializer(experiment).data)
 
 

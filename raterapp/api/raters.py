@@ -31,7 +31,7 @@ from raterapp.selectors.raters import (
 )
 from raterapp.services.raters import experiment_raters_set, rater_create, rater_update
 
-from .common import ExportApi, IsAdmin, IsEngineerOrAdmin, IsRater, drf_validation_error, service_call
+from .common import ExportApi, IsAdmin, IsEngineerOrAdmin, IsRater
 from .exports import FORMAT
 from .rater_serializers import (
     ExperimentAgreementSerializer,
@@ -68,7 +68,7 @@ def _since(request) -> datetime | None:
     if moment is None and parse_date(value) is not None:
         moment = datetime.combine(parse_date(value), time.min)
     if moment is None:
-        raise drf_validation_error(ValidationError({"since": "Give an ISO date or date-time."}))
+        raise ValidationError({"since": "Give an ISO date or date-time."})
     return timezone.make_aware(moment) if timezone.is_naive(moment) else moment
 
 
@@ -101,7 +101,7 @@ class RatersApi(ExportApi):
     def post(self, request):
         data = RaterCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user, path = service_call(lambda: rater_create(actor=request.user, **data.validated_data))
+        user, path = rater_create(actor=request.user, **data.validated_data)
         (row,) = rater_stats_list(raters=[user.pk])
         body = {**row, "set_password_url": request.build_absolute_uri(path) if path else None}
         return Response(RaterCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
@@ -124,7 +124,7 @@ class RaterApi(APIView):
         rater = access_rater_for_admin(request.user, rater_id)
         data = RaterUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        service_call(lambda: rater_update(actor=request.user, rater=rater, changes=dict(data.validated_data)))
+        rater_update(actor=request.user, rater=rater, changes=dict(data.validated_data))
         return Response(RaterDetailSerializer(rater_detail_get(rater=rater)).data)
 
 
@@ -169,13 +169,11 @@ class ExperimentRatersApi(ExportApi):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         data = ExperimentRatersUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        service_call(
-            lambda: experiment_raters_set(
-                actor=request.user,
-                experiment=experiment,
-                rater_ids=data.validated_data["raters"],
-                open_to_all=data.validated_data.get("open_to_all"),
-            )
+        experiment_raters_set(
+            actor=request.user,
+            experiment=experiment,
+            rater_ids=data.validated_data["raters"],
+            open_to_all=data.validated_data.get("open_to_all"),
         )
         return Response(ExperimentRatersSerializer(experiment_raters_get(experiment=experiment)).data)
 

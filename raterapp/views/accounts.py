@@ -21,6 +21,8 @@ from raterapp.models import ApiToken
 from raterapp.selectors.api_tokens import api_tokens_of
 from raterapp.services.api_tokens import api_token_create, api_token_revoke
 
+from .form_errors import service_errors
+
 
 class ApiTokensPageView(LoginRequiredMixin, View):
     def get(self, request):
@@ -33,8 +35,7 @@ class ApiTokensPageView(LoginRequiredMixin, View):
         try:
             token, key = api_token_create(actor=request.user, **form.cleaned_data)
         except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                form.add_error(field if field in form.fields else None, messages)
+            service_errors(form, exc)
             return self._render(request, form, status=400)
         return self._render(request, ApiTokenForm(initial={"ttl_days": settings.API_TOKEN_TTL_DAYS}), new=(token, key))
 
