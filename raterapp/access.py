@@ -36,6 +36,13 @@ def has_role(user, role: str) -> bool:
     return role in user_roles(user)
 
 
+def require_role(actor, role: str, refusal: str) -> None:
+    """Refuse an actor without ``role`` (``None``, no one, has none): ``PermissionDenied(refusal)``,
+    which every interface answers with 403 and ``refusal``."""
+    if actor is None or not has_role(actor, role):
+        raise PermissionDenied(refusal)
+
+
 def experiments_visible_to(user) -> QuerySet[Experiment]:
     """Experiments an engineer owns or was granted; admins see all."""
     roles = user_roles(user)

@@ -6,6 +6,7 @@ from django import forms
 from django.conf import settings
 
 from raterapp.models import Experiment
+from raterapp.services.budgets import MAX_REPLICATION
 
 ITEMS_COLUMNS = "item_id, base_cluster, exp_cluster, and optionally weight"
 CLUSTERING_COLUMNS = "item_id, cluster_id"
@@ -113,7 +114,7 @@ class BudgetForm(forms.Form):
     max_verdicts = forms.IntegerField(
         label="Maximum verdicts", min_value=0, required=False, help_text="Empty: no limit."
     )
-    replication = forms.IntegerField(label="Verdicts per pair", min_value=1, max_value=20)
+    replication = forms.IntegerField(label="Verdicts per pair", min_value=1, max_value=MAX_REPLICATION)
     cost_per_verdict = forms.DecimalField(label="Cost per verdict", min_value=0, max_digits=12, decimal_places=4)
     paused = forms.BooleanField(label="Paused: raters get no pairs", required=False)
     reason = forms.CharField(label="Why", max_length=2000, help_text="Written to the audit log.")

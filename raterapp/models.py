@@ -280,6 +280,22 @@ class SampledPair(models.Model):
         ]
 
 
+def sampled_q(prefix: str = "") -> Q:
+    """Sampled tasks (not gold questions); ``prefix`` reaches them through a relation, e.g.
+    ``Judgement.objects.filter(sampled_q("task__"))``."""
+    return Q(**{f"{prefix}gold_answer": ""})
+
+
+class PairTaskQuerySet(models.QuerySet):
+    def sampled(self) -> PairTaskQuerySet:
+        """The pairs the sample drew: those that count in estimates."""
+        return self.filter(sampled_q())
+
+    def gold(self) -> PairTaskQuerySet:
+        """The gold questions: pairs with a known answer, in no estimate."""
+        return self.exclude(sampled_q())
+
+
 class PairTask(models.Model):
     """A distinct unordered non-self pair that needs verdicts, shown in random ``rank`` order.
 
@@ -309,6 +325,8 @@ class PairTask(models.Model):
     retired_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    objects = PairTaskQuerySet.as_manager()
 
     class Meta:
         ordering = ["experiment", "rank"]

@@ -326,7 +326,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "PairReportReasonEnum": "raterapp.models.PairReport.Reason",
-        "QueueClosedReasonEnum": ["queue_empty", "quota_daily", "quota_total"],
+        "QueueClosedReasonEnum": "raterapp.vocabulary.QueueClosedReason",
     },
 }
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from django.db import models
+
 # One line per metric name (the papers' names: JDD = "Decomposing the Jaccard Distance …",
 # MQM = "More Clustering Quality Metrics for ABCDE").
 METRIC_HELP: dict[str, str] = {
@@ -152,6 +154,20 @@ TERMS: tuple[tuple[str, str], ...] = (
         ("How many verdicts the experiment may pay for."),
     ),
 )
+
+
+class QueueClosedReason(models.TextChoices):
+    """Why a rater gets no pair of an experiment now: the next-pair API's ``reason``, the rater
+    home's ``blocked`` and the judging services' ``QueueClosed.reason``."""
+
+    QUEUE_EMPTY = "queue_empty", "No pair left for this rater now"
+    QUOTA_DAILY = "quota_daily", "The rater's daily quota is reached"
+    QUOTA_TOTAL = "quota_total", "The rater's total quota is reached"
+    BUDGET_SPENT = "budget_spent", "The experiment's budget is spent"
+    BUDGET_PAUSED = "budget_paused", "An admin paused rating of the experiment"
+    RATER_PAUSED = "rater_paused", "An admin paused the rater"
+    NOT_ASSIGNED = "not_assigned", "The experiment is assigned to other raters"
+
 
 DECISION_LABELS: dict[str, str] = {
     "better": "Exp is better",

@@ -18,7 +18,7 @@ from raterapp.services.gold import gold_answer_set, gold_restore, gold_retire
 from raterapp.services.pair_reports import pair_report_resolve
 from raterapp.services.rater_accounts import rater_password_link
 
-from .common import IsAdmin, service_call
+from .common import IsAdmin
 
 ADMINS_ONLY = OpenApiResponse(description="Only admins may do this; nothing changed.")
 
@@ -37,7 +37,7 @@ class RaterPasswordLinkApi(APIView):
     @extend_schema(request=None, responses={200: PasswordLinkSerializer, 403: ADMINS_ONLY})
     def post(self, request, rater_id: int):
         rater = access_rater_for_admin(request.user, rater_id)
-        path = service_call(lambda: rater_password_link(actor=request.user, rater=rater))
+        path = rater_password_link(actor=request.user, rater=rater)
         body = {"username": rater.get_username(), "set_password_url": request.build_absolute_uri(path)}
         return Response(PasswordLinkSerializer(body).data, headers={"Cache-Control": "no-store"})
 
@@ -66,16 +66,16 @@ class GoldPairApi(APIView):
 
     @extend_schema(request=GoldPairChangeSerializer, responses={200: GoldPairStateSerializer, 403: ADMINS_ONLY})
     def patch(self, request, task_id: int):
-        task = get_object_or_404(PairTask.objects.exclude(gold_answer=""), pk=task_id)
+        task = get_object_or_404(PairTask.objects.gold(), pk=task_id)
         data = GoldPairChangeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         if "answer" in values:
-            service_call(lambda: gold_answer_set(task=task, actor=request.user, answer=values["answer"]))
+            gold_answer_set(task=task, actor=request.user, answer=values["answer"])
         if values.get("retired") is True:
-            service_call(lambda: gold_retire(task=task, actor=request.user))
+            gold_retire(task=task, actor=request.user)
         elif values.get("retired") is False:
-            service_call(lambda: gold_restore(task=task, actor=request.user))
+            gold_restore(task=task, actor=request.user)
         task.refresh_from_db()
         return Response(GoldPairStateSerializer(task).data)
 
@@ -105,5 +105,5 @@ class PairReportResolveApi(APIView):
         report = get_object_or_404(PairReport.objects.select_related("task__experiment"), pk=report_id)
         data = ReportResolveSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        report = service_call(lambda: pair_report_resolve(report=report, actor=request.user, **data.validated_data))
+        report = pair_report_resolve(report=report, actor=request.user, **data.validated_data)
         return Response(ReportResolvedSerializer(report).data)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.core.exceptions import ValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,7 +16,6 @@ from rest_framework.views import APIView
 from raterapp.access import access_experiment_for_rater, access_judgement_for_rater, access_task_for_rater
 from raterapp.selectors.judging import rater_progress_get, task_cards_get
 from raterapp.services.judging import (
-    JudgementRefused,
     QueueClosed,
     assignment_next,
     judgement_submit,
@@ -26,8 +24,9 @@ from raterapp.services.judging import (
     pair_report_create,
 )
 from raterapp.signals import SESSION_START_KEY
+from raterapp.vocabulary import QueueClosedReason
 
-from .common import Conflict, IsRater, drf_validation_error
+from .common import IsRater
 from .serializers import (
     JudgementCreateSerializer,
     JudgementSerializer,
@@ -78,11 +77,9 @@ class NextPairApi(APIView):
             task = assignment_next(experiment=experiment, rater=request.user, holding=data.validated_data["holding"])
         except QueueClosed as exc:
             reason = exc.reason
-        except JudgementRefused as exc:
-            raise Conflict(str(exc)) from None
         else:
             if task is None:
-                reason = "queue_empty"
+                reason = QueueClosedReason.QUEUE_EMPTY
             else:
                 pair = _pair(task, request.user)
         body = {
@@ -118,18 +115,13 @@ class JudgementCreateApi(APIView):
         data = JudgementCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         task = access_task_for_rater(request.user, data.validated_data["task"])
-        try:
-            judgement, created = judgement_submit(
-                task=task,
-                rater=request.user,
-                verdict=data.validated_data["verdict"],
-                client_id=data.validated_data["client_id"],
-                comment=data.validated_data["comment"],
-            )
-        except ValidationError as exc:
-            raise drf_validation_error(exc) from None
-        except JudgementRefused as exc:
-            raise Conflict(str(exc)) from None
+        judgement, created = judgement_submit(
+            task=task,
+            rater=request.user,
+            verdict=data.validated_data["verdict"],
+            client_id=data.validated_data["client_id"],
+            comment=data.validated_data["comment"],
+        )
         judgement.progress = _progress(request, task.experiment)
         return Response(JudgementSerializer(judgement).data, status=201 if created else 200)
 
@@ -146,10 +138,7 @@ class JudgementUndoApi(APIView):
     @extend_schema(request=None, responses={200: JudgementUndoSerializer, 404: NOT_FOUND, 409: REFUSED})
     def post(self, request, judgement_id: int):
         judgement = access_judgement_for_rater(request.user, judgement_id)
-        try:
-            task = judgement_undo(judgement_id=judgement.pk, rater=request.user)
-        except JudgementRefused as exc:
-            raise Conflict(str(exc)) from None
+        task = judgement_undo(judgement_id=judgement.pk, rater=request.user)
         body = {"pair": _pair(task, request.user), "progress": _progress(request, task.experiment)}
         return Response(JudgementUndoSerializer(body).data)
 
@@ -169,12 +158,7 @@ class PairReportCreateApi(APIView):
         task = access_task_for_rater(request.user, task_id)
         data = PairReportCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            report, created = pair_report_create(task=task, rater=request.user, **data.validated_data)
-        except ValidationError as exc:
-            raise drf_validation_error(exc) from None
-        except JudgementRefused as exc:
-            raise Conflict(str(exc)) from None
+        report, created = pair_report_create(task=task, rater=request.user, **data.validated_data)
         report.progress = _progress(request, task.experiment)
         return Response(PairReportSerializer(report).data, status=201 if created else 200)
 

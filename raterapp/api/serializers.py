@@ -8,7 +8,9 @@ from rest_framework import serializers
 
 from metrics_core import metrics_for_scheme
 from raterapp.models import BudgetChange, Experiment, ImpactGroup, Judgement, PairReport, PairTask
+from raterapp.services.budgets import MAX_REPLICATION
 from raterapp.services.preparation_control import preparation_stalled
+from raterapp.vocabulary import QueueClosedReason
 
 FILE_KINDS = ("items", "base", "exp", "weights", "catalogue", "gold")
 
@@ -224,21 +226,10 @@ class NextPairRequestSerializer(serializers.Serializer):
     )  # fmt: skip
 
 
-QUEUE_CLOSED_REASONS = (
-    "queue_empty",
-    "quota_daily",
-    "quota_total",
-    "budget_spent",
-    "budget_paused",
-    "rater_paused",
-    "not_assigned",
-)
-
-
 class NextPairSerializer(serializers.Serializer):
     pair = PairSerializer(allow_null=True)
     reason = serializers.ChoiceField(
-        choices=QUEUE_CLOSED_REASONS,
+        choices=QueueClosedReason.values,
         allow_null=True,
         help_text="Why pair is null.",
     )
@@ -384,7 +375,7 @@ class BudgetSerializer(serializers.Serializer):
 
 class BudgetUpdateSerializer(serializers.Serializer):
     max_verdicts = serializers.IntegerField(min_value=0, allow_null=True, required=False)
-    replication = serializers.IntegerField(min_value=1, max_value=20, required=False)
+    replication = serializers.IntegerField(min_value=1, max_value=MAX_REPLICATION, required=False)
     cost_per_verdict = serializers.DecimalField(max_digits=12, decimal_places=4, min_value=0, required=False)
     paused = serializers.BooleanField(required=False)
     pool = serializers.IntegerField(allow_null=True, required=False, help_text="A pool id, or null for none.")

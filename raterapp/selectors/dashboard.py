@@ -200,7 +200,8 @@ def experiment_list_rows(*, experiments) -> list[dict]:
     derived = derived_latest_of(experiment_ids=ids)
     totals = {
         row["experiment"]: row
-        for row in PairTask.objects.filter(experiment__in=ids, gold_answer="")
+        for row in PairTask.objects.sampled()
+        .filter(experiment__in=ids)
         .values("experiment")
         .annotate(tasks=Count("pk"), wanted=Coalesce(Sum("wanted"), 0), verdicts=Coalesce(Sum("verdicts"), 0))
     }
@@ -256,8 +257,10 @@ def metric_readings(quality: QualityEstimates) -> dict:
 
 def _sample_totals(experiment: Experiment) -> dict:
     """Distinct sampled pairs that need verdicts, and the verdicts they want (gold aside)."""
-    return PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
-        tasks=Count("pk"), wanted=Coalesce(Sum("wanted"), 0), verdicts=Coalesce(Sum("verdicts"), 0)
+    return (
+        PairTask.objects.sampled()
+        .filter(experiment=experiment)
+        .aggregate(tasks=Count("pk"), wanted=Coalesce(Sum("wanted"), 0), verdicts=Coalesce(Sum("verdicts"), 0))
     )
 
 

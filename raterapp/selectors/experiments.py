@@ -24,8 +24,10 @@ def experiment_list(*, user, archived: bool | None = False) -> QuerySet[Experime
 
 def experiment_judging_progress_get(*, experiment: Experiment) -> dict:
     """How far rating has come: sampled tasks, verdicts received and verdicts wanted (gold questions aside)."""
-    totals = PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(
-        tasks=Count("pk"), verdicts=Coalesce(Sum("verdicts"), 0), wanted=Coalesce(Sum("wanted"), 0)
+    totals = (
+        PairTask.objects.sampled()
+        .filter(experiment=experiment)
+        .aggregate(tasks=Count("pk"), verdicts=Coalesce(Sum("verdicts"), 0), wanted=Coalesce(Sum("wanted"), 0))
     )
     return {**totals, "done": totals["wanted"] > 0 and totals["verdicts"] == totals["wanted"]}
 

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from django.db.models import Count, Q, QuerySet
 
 from metrics_core import Population, group_contribution
-from raterapp.models import Experiment, ImpactGroup, Item, Judgement, SampledPair, Verdict
+from raterapp.models import Experiment, ImpactGroup, Item, Judgement, SampledPair, Verdict, sampled_q
 from raterapp.selectors.samples import sample_contributions_get
 from raterapp.services.population import POPULATION_COLUMNS, _path_of, population_for_experiment
 
@@ -297,7 +297,7 @@ def _rows(
 
 
 def _verdict_counts(experiment: Experiment, *, task_ids=None) -> dict[int, dict[str, int]]:
-    judgements = Judgement.objects.filter(task__experiment=experiment, task__gold_answer="")
+    judgements = Judgement.objects.filter(sampled_q("task__"), task__experiment=experiment)
     if task_ids is not None:
         judgements = judgements.filter(task__in=[t for t in task_ids if t is not None])
     counts: dict[int, dict[str, int]] = defaultdict(dict)

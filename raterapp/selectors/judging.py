@@ -22,7 +22,9 @@ from raterapp.models import (
     PairReport,
     PairTask,
     RaterProfile,
+    sampled_q,
 )
+from raterapp.vocabulary import QueueClosedReason
 
 CARD_FIELDS = ("title", "description", "image_url", "url", "attributes")
 
@@ -85,9 +87,11 @@ def experiment_verdicts_left(*, experiment_id: int) -> int:
     left = ExperimentProgress.objects.filter(experiment_id=experiment_id).values_list("verdicts_left", flat=True)
     for value in left:
         return value
-    return PairTask.objects.filter(experiment_id=experiment_id, gold_answer="", retired_at__isnull=True).aggregate(
-        left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
-    )["left"]
+    return (
+        PairTask.objects.sampled()
+        .filter(experiment_id=experiment_id, retired_at__isnull=True)
+        .aggregate(left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0))["left"]
+    )
 
 
 def _quota_of(profile: RaterProfile | None, daily_left: int | None, total_left: int | None) -> dict:
@@ -127,7 +131,7 @@ def rater_summary_get(*, rater) -> dict:
                 "blocked": row["blocked"],
             }
             for row in rater_home_rows(rater=rater)
-            if row["blocked"] != "not_assigned"
+            if row["blocked"] != QueueClosedReason.NOT_ASSIGNED
         ],
     }
 
@@ -161,8 +165,8 @@ def experiments_open_for_rating(*, rater) -> list[dict]:
     """Experiments open for rating and to this rater (unrestricted, or assigned to them) with
     what they still want and this rater's verdicts, newest first."""
     experiments = experiments_open_to_rater(rater).annotate(
-        wanted=Coalesce(Sum("tasks__wanted", filter=Q(tasks__gold_answer="", tasks__retired_at__isnull=True)), 0),
-        received=Coalesce(Sum("tasks__verdicts", filter=Q(tasks__gold_answer="", tasks__retired_at__isnull=True)), 0),
+        wanted=Coalesce(Sum("tasks__wanted", filter=sampled_q("tasks__") & Q(tasks__retired_at__isnull=True)), 0),
+        received=Coalesce(Sum("tasks__verdicts", filter=sampled_q("tasks__") & Q(tasks__retired_at__isnull=True)), 0),
     )
     mine = dict(
         Judgement.objects.filter(rater=rater, task__experiment__status=Experiment.Status.RATING)
@@ -200,7 +204,8 @@ def task_queue_for_rater(*, experiment: Experiment, rater, now) -> QuerySet[Pair
     )
     return (
         tasks_open_to_rater(rater)
-        .filter(experiment=experiment, gold_answer="", retired_at__isnull=True, verdicts__lt=F("wanted"))
+        .sampled()
+        .filter(experiment=experiment, retired_at__isnull=True, verdicts__lt=F("wanted"))
         .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater, expires_at__gt=now)))
         .alias(held=Coalesce(Subquery(held), Value(0)))
         .filter(verdicts__lt=F("wanted") - F("held"))
@@ -215,18 +220,18 @@ def budget_closed_reason(*, budget: ExperimentBudget | None, pool: BudgetPool | 
     if budget is None:
         return None
     if budget.paused:
-        return "budget_paused", "Rating of this experiment is paused."
+        return QueueClosedReason.BUDGET_PAUSED, "Rating of this experiment is paused."
     now = timezone.now()
     if budget.max_verdicts is not None:
         held = Lease.objects.filter(task__experiment=budget.experiment_id, expires_at__gt=now).count()
         if budget.spent + held >= budget.max_verdicts:
-            return "budget_spent", "The judgement budget of this experiment is spent."
+            return QueueClosedReason.BUDGET_SPENT, "The judgement budget of this experiment is spent."
     if pool is not None:
         if pool.paused:
-            return "budget_paused", "Rating of this experiment is paused."
+            return QueueClosedReason.BUDGET_PAUSED, "Rating of this experiment is paused."
         held = Lease.objects.filter(task__experiment__budget__pool=pool, expires_at__gt=now).count()
         if pool.spent + held >= pool.max_verdicts:
-            return "budget_spent", "The shared judgement budget is spent."
+            return QueueClosedReason.BUDGET_SPENT, "The shared judgement budget is spent."
     return None
 
 
@@ -267,22 +272,22 @@ def _experiments_taken_away(*, rater, shown: set[int]) -> list[dict]:
     )
     mine = {row["task__experiment"]: row["n"] for row in judged}
     return [
-        {"experiment": e, "remaining": None, "mine": mine[e.pk], "blocked": "not_assigned"}
+        {"experiment": e, "remaining": None, "mine": mine[e.pk], "blocked": QueueClosedReason.NOT_ASSIGNED}
         for e in Experiment.objects.filter(pk__in=mine).order_by("-created_at", "-pk")
     ]
 
 
 def _quota_reason(daily_left: int | None, total_left: int | None) -> str | None:
     if daily_left is not None and daily_left <= 0:
-        return "quota_daily"
+        return QueueClosedReason.QUOTA_DAILY
     if total_left is not None and total_left <= 0:
-        return "quota_total"
+        return QueueClosedReason.QUOTA_TOTAL
     return None
 
 
 def _blocked(experiment: Experiment, *, rater, paused: bool, quota_reason: str | None, holding: bool, now):
     if paused:
-        return "rater_paused"
+        return QueueClosedReason.RATER_PAUSED
     if holding:
         return None
     if quota_reason:
@@ -292,5 +297,5 @@ def _blocked(experiment: Experiment, *, rater, paused: bool, quota_reason: str |
     if closed:
         return closed[0]
     if not task_queue_for_rater(experiment=experiment, rater=rater, now=now).exists():
-        return "queue_empty"
+        return QueueClosedReason.QUEUE_EMPTY
     return None

@@ -5,13 +5,13 @@ from __future__ import annotations
 from django.db.models import Count, F, Q, QuerySet
 
 from metrics_core.proportions import proportion_interval
-from raterapp.models import Experiment, Judgement, PairReport, PairTask, Verdict
+from raterapp.models import Experiment, Judgement, PairReport, PairTask, Verdict, sampled_q
 
 
 def gold_pairs_list(*, experiment: Experiment) -> QuerySet[PairTask]:
     return (
         PairTask.objects.filter(experiment=experiment)
-        .exclude(gold_answer="")
+        .gold()
         .select_related("item_a", "item_b")
         .annotate(
             judged=Count("judgements"), correct=Count("judgements", filter=Q(judgements__verdict=F("gold_answer")))
@@ -25,7 +25,7 @@ def gold_accuracy_list(*, experiment: Experiment) -> list[dict]:
     accuracy among sure answers and its Wilson interval at the experiment's confidence."""
     rows = (
         Judgement.objects.filter(task__experiment=experiment)
-        .exclude(task__gold_answer="")
+        .exclude(sampled_q("task__"))
         .values("rater", "rater__username")
         .annotate(
             answered=Count("pk"),

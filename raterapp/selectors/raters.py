@@ -35,7 +35,7 @@ from django.db.models import Count, F, Max, Q
 from metrics_core import agreement_summary, pairwise_cohens_kappa, rater_agreement
 from metrics_core.results import json_number
 from raterapp.access import RATER
-from raterapp.models import Experiment, Judgement, RaterProfile, Verdict
+from raterapp.models import Experiment, Judgement, RaterProfile, Verdict, sampled_q
 from raterapp.selectors.quality import gold_accuracy_row
 from raterapp.selectors.rater_aware import experiment_rater_fits_get
 
@@ -209,7 +209,7 @@ def _profile_fields(user: dict, profile: RaterProfile | None) -> dict:
 
 
 def _counts(verdicts) -> dict[int, dict]:
-    gold = ~Q(task__gold_answer="")
+    gold = ~sampled_q("task__")
     rows = (
         verdicts.values("rater")
         .annotate(
@@ -259,7 +259,7 @@ def _micros(moment: datetime) -> int:
 def _replicated_rows(*, experiment: Experiment | None, since: datetime | None) -> tuple[np.ndarray, ...]:
     """``(task, rater, verdict)`` of the non-gold verdicts in scope on tasks judged more than once."""
     verdicts = _scope(
-        Judgement.objects.filter(task__gold_answer="", task__verdicts__gte=2), experiment=experiment, since=since
+        Judgement.objects.filter(sampled_q("task__"), task__verdicts__gte=2), experiment=experiment, since=since
     )
     rows = list(verdicts.values_list("task", "rater", "verdict"))
     columns = list(zip(*rows)) if rows else [(), (), ()]

@@ -22,7 +22,7 @@ from metrics_core import (
     jaccard_contributions,
     verdicts_from_judgements,
 )
-from raterapp.models import Experiment, Item, Judgement, PairTask, SampledPair
+from raterapp.models import Experiment, Item, Judgement, PairTask, SampledPair, sampled_q
 from raterapp.services.population import population_for_experiment
 
 PAIR_FIELDS = (
@@ -107,7 +107,7 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     population = _population_of(experiment)
     fixed = _fixed_sample(experiment, population)
     rows = list(
-        Judgement.objects.filter(task__experiment=experiment, task__gold_answer="").values_list("task_id", "verdict")
+        Judgement.objects.filter(sampled_q("task__"), task__experiment=experiment).values_list("task_id", "verdict")
     )
     task = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
     verdict = np.array([row[1] for row in rows], dtype=object)
@@ -120,11 +120,6 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     return JudgedSample(
         population, fixed.sample, i, j, verdict, verdicts_from_judgements(i, j, verdict), context=fixed.context
     )
-
-
-def pair_sample_get(*, experiment: Experiment, population) -> PairSample:
-    """The experiment's sample as a metrics_core PairSample, rows in ``SampledPair`` id order."""
-    return _fixed_sample(experiment, population).sample
 
 
 def sample_contributions_get(*, experiment: Experiment) -> dict[int, float]:
@@ -153,7 +148,7 @@ def _fixed_sample(experiment: Experiment, population: Population | None) -> _Fix
     if key in cached:
         return cached[key]
     position_of = _item_positions(experiment)
-    tasks = PairTask.objects.filter(experiment=experiment, gold_answer="").order_by("pk")
+    tasks = PairTask.objects.sampled().filter(experiment=experiment).order_by("pk")
     task_ids, a, b = (np.asarray(c, dtype=np.int64) for c in _columns(tasks.values_list("pk", "item_a", "item_b"), 3))
     if population is None:
         pair_ids, sample, context = _sample_read_with_context(experiment, position_of)
@@ -234,15 +229,6 @@ def _sample_read_with_context(experiment: Experiment, position_of) -> tuple[np.n
     return np.asarray(pk, dtype=np.int64), sample, context
 
 
-def judgement_columns_get(*, experiment: Experiment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions of both items and the verdict of every judgement of the experiment."""
-    columns = Judgement.objects.filter(task__experiment=experiment, task__gold_answer="").values_list(
-        "task__item_a__position", "task__item_b__position", "verdict"
-    )
-    a, b, verdict = _columns(columns, 3)
-    return np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64), np.asarray(verdict, dtype=object)
-
-
 def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
     """Every sampled pair with item ids, class, stratum, draws (over every batch), its contribution
     to JaccardDistance, its task's verdict count (``task`` is null for self pairs) and the batch
@@ -288,7 +274,7 @@ def judgements_rows(*, experiment: Experiment) -> list[dict]:
     """Every verdict on a sampled pair (gold questions are not part of the sample) with the
     item ids of its pair, oldest first."""
     rows = (
-        Judgement.objects.filter(task__experiment=experiment, task__gold_answer="")
+        Judgement.objects.filter(sampled_q("task__"), task__experiment=experiment)
         .order_by("created_at", "pk")
         .values("task__item_a__item_id", "task__item_b__item_id", "verdict", "task", "rater", "comment", "created_at")
     )

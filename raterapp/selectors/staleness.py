@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from raterapp.models import EstimateSnapshot, Experiment, Judgement, RetractedJudgement
+from raterapp.models import EstimateSnapshot, Experiment, Judgement, RetractedJudgement, sampled_q
 from raterapp.vocabulary import STALE_HELP, stale_label
 
 RATED = (Experiment.Status.RATING, Experiment.Status.DONE)
@@ -54,13 +54,13 @@ def _latest(experiment_id: int) -> EstimateSnapshot | None:
 
 def _lag(experiment_id: int, snapshot: EstimateSnapshot | None) -> tuple[int, datetime | None]:
     """The verdicts counted in estimates, and since when the snapshot lags them (None: it does not)."""
-    judgements = Judgement.objects.filter(task__experiment_id=experiment_id, task__gold_answer="")
+    judgements = Judgement.objects.filter(sampled_q("task__"), task__experiment_id=experiment_id)
     totals = judgements.aggregate(n=Count("pk"), first=Min("created_at"))
     if snapshot is None:
         return totals["n"], totals["first"]
     newer = judgements.filter(created_at__gt=snapshot.created_at).aggregate(t=Min("created_at"))["t"]
     undone = RetractedJudgement.objects.filter(
-        task__experiment_id=experiment_id, task__gold_answer="", retracted_at__gt=snapshot.created_at
+        sampled_q("task__"), task__experiment_id=experiment_id, retracted_at__gt=snapshot.created_at
     ).aggregate(t=Min("retracted_at"))["t"]
     since = min((t for t in (newer, undone) if t is not None), default=None)
     if since is None and totals["n"] != snapshot.judgements:

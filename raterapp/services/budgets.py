@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from raterapp.access import ADMIN, has_role
+from raterapp.access import ADMIN, require_role
 from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, PairTask
 from raterapp.services.judging.progress import experiment_progress_recount
 
@@ -35,6 +35,7 @@ __all__ = ["BudgetSpent", "budget_for", "budget_update", "pool_create", "pool_up
 BUDGET_FIELDS = ("max_verdicts", "cost_per_verdict", "paused", "pool", "replication")
 MAX_REPLICATION = 20
 POOL_FIELDS = ("name", "max_verdicts", "paused")
+ADMINS_ONLY = "Only admins change budgets."
 
 
 def budget_for(experiment: Experiment) -> ExperimentBudget:
@@ -55,7 +56,7 @@ def budget_update(*, budget: ExperimentBudget, actor, changes: dict, reason: str
     stays and no pair is leased any more. Lowering the replication keeps every verdict too:
     a pair that has more verdicts than the new replication keeps wanting what it has.
     """
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     values = _clean_budget_changes(changes)
     replication = values.pop("replication", None)
     with transaction.atomic():
@@ -83,13 +84,13 @@ def _replication_set(budget: ExperimentBudget, replication: int, *, actor, reaso
     )
     experiment.replication = replication
     experiment.save(update_fields=["replication", "updated_at"])
-    PairTask.objects.filter(experiment=experiment, gold_answer="").update(wanted=Greatest(F("verdicts"), replication))
+    PairTask.objects.sampled().filter(experiment=experiment).update(wanted=Greatest(F("verdicts"), replication))
     experiment_progress_recount(experiment_id=experiment.pk)
     return True
 
 
 def pool_create(*, actor, name: str, max_verdicts: int, reason: str, via: str) -> BudgetPool:
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     values = _clean_pool_changes({"name": name, "max_verdicts": max_verdicts})
     values["name"] = str(values["name"]).strip()
     if BudgetPool.objects.filter(name__iexact=values["name"]).exists():
@@ -105,7 +106,7 @@ def pool_create(*, actor, name: str, max_verdicts: int, reason: str, via: str) -
 
 def pool_update(*, pool: BudgetPool, actor, changes: dict, reason: str, via: str) -> BudgetPool:
     """Change a pool (admins only); one audit entry per changed field."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     values = _clean_pool_changes(changes)
     with transaction.atomic():
         pool = BudgetPool.objects.select_for_update().get(pk=pool.pk)
@@ -133,11 +134,6 @@ def _apply(record, values: dict, *, actor, reason: str, via: str, subject: dict)
     if changed:
         record.save(update_fields=changed)
     return changed
-
-
-def _admin_only(actor) -> None:
-    if not has_role(actor, ADMIN):
-        raise PermissionDenied("Only admins change budgets.")
 
 
 def _clean_budget_changes(changes: dict) -> dict:

@@ -17,13 +17,13 @@ from django.db import transaction
 
 from metrics_core.io import InputError, format_of
 from raterapp.models import Experiment, OutboxMessage, UploadedFile
+from raterapp.services.budgets import MAX_REPLICATION
 from raterapp.services.outbox import outbox_add
 from raterapp.services.upload_limits import upload_limit_problems
 
 Kind = UploadedFile.Kind
 # Every distinct pair becomes rows and human work: beyond this a sample is a mistake.
 MAX_DRAWS = 100_000
-MAX_REPLICATION = 20
 # seed + 1 orders the tasks, and both must fit a signed 64-bit column.
 MAX_SEED = 2**63 - 2
 

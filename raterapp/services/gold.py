@@ -9,16 +9,17 @@ Who created or retired a question, and when, is stored on its row.
 from __future__ import annotations
 
 import numpy as np
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from metrics_core.io import InputError
-from raterapp.access import ADMIN, has_role
+from raterapp.access import ADMIN, require_role
 from raterapp.models import Experiment, Item, PairTask
 from raterapp.services.judging.progress import experiment_progress_recount
 
 ANSWERS = dict(PairTask.GOLD_ANSWERS)
+ADMINS_ONLY = "Only admins manage gold questions."
 
 
 def gold_pair_create(*, experiment: Experiment, actor, item_a: str, item_b: str, answer: str) -> PairTask:
@@ -28,7 +29,7 @@ def gold_pair_create(*, experiment: Experiment, actor, item_a: str, item_b: str,
     pair brought in gets its card from the catalogue now (experiments prepared in memory;
     on Dask only the sampled items are known here).
     """
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _answer_check(answer)
     item_a, item_b = str(item_a).strip(), str(item_b).strip()
     if not item_a:
@@ -56,7 +57,7 @@ def gold_pair_create(*, experiment: Experiment, actor, item_a: str, item_b: str,
 
 def gold_answer_set(*, task: PairTask, actor, answer: str) -> PairTask:
     """Correct the known answer of a gold question; its raters' accuracy follows."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _gold_only(task)
     _answer_check(answer)
     PairTask.objects.filter(pk=task.pk).update(gold_answer=answer)
@@ -66,14 +67,14 @@ def gold_answer_set(*, task: PairTask, actor, answer: str) -> PairTask:
 
 def gold_retire(*, task: PairTask, actor) -> PairTask:
     """No rater gets the gold question any more; the verdicts given stay."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _gold_only(task)
     return task_retire(task=task, actor=actor)
 
 
 def gold_restore(*, task: PairTask, actor) -> PairTask:
     """Serve a retired gold question again."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _gold_only(task)
     PairTask.objects.filter(pk=task.pk).update(retired_at=None, retired_by=None)
     task.retired_at, task.retired_by = None, None
@@ -95,7 +96,7 @@ def task_retire(*, task: PairTask, actor) -> PairTask:
 
 def experiment_gold_rate_set(*, experiment: Experiment, actor, gold_rate: float) -> Experiment:
     """Set the share of gold questions in raters' queues (0 turns them off)."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     if isinstance(gold_rate, bool) or not isinstance(gold_rate, (int, float)) or not 0.0 <= gold_rate <= 0.5:
         raise ValidationError({"gold_rate": "Must be between 0 and 0.5."})
     experiment.gold_rate = gold_rate
@@ -145,11 +146,6 @@ def _items_from_catalogue(experiment: Experiment, item_ids: list[str]) -> list[I
             return []
         rows = sampled_items_at(experiment=experiment, ids=ids, population=population, positions=positions)
         return sampled_item_rows(experiment=experiment, catalogue=catalogue, items=rows)
-
-
-def _admin_only(actor) -> None:
-    if actor is None or not has_role(actor, ADMIN):
-        raise PermissionDenied("Only admins manage gold questions.")
 
 
 def _gold_only(task: PairTask) -> None:

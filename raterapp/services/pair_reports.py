@@ -5,11 +5,11 @@ services."""
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from raterapp.access import ADMIN, has_role
+from raterapp.access import ADMIN, require_role
 from raterapp.models import PairReport
 
 from .gold import ANSWERS, gold_pair_create, task_retire
@@ -24,8 +24,7 @@ def pair_report_resolve(*, report: PairReport, actor, resolution: str, note: str
     becomes a gold question with ``answer`` (it keeps being judged as sampled too).
     ``kept``: nothing changes but the report. A resolved report cannot be resolved again.
     """
-    if actor is None or not has_role(actor, ADMIN):
-        raise PermissionDenied("Only admins resolve reports.")
+    require_role(actor, ADMIN, "Only admins resolve reports.")
     note = (note or "").strip()
     errors = {}
     if resolution not in Resolution.values:

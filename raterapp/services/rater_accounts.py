@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 
-from raterapp.access import ADMIN, RATER, has_role
+from raterapp.access import ADMIN, RATER, has_role, require_role
 
 from .raters import password_set_path
 
@@ -14,8 +14,7 @@ def rater_password_link(*, actor, rater) -> str:
     pass on; it is shown once and not stored. It stops working once the password changes (so
     an earlier link does too) and after ``PASSWORD_RESET_TIMEOUT``. The current password keeps
     working until then."""
-    if actor is None or not has_role(actor, ADMIN):
-        raise PermissionDenied("Only admins make password links.")
+    require_role(actor, ADMIN, "Only admins make password links.")
     if not has_role(rater, RATER):
         raise ValidationError({"rater": f"{rater} is not a rater."})
     if not rater.is_active:

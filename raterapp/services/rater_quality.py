@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
 
-from raterapp.access import ADMIN, RATER, has_role
+from raterapp.access import ADMIN, RATER, require_role
 from raterapp.models import RaterProfile
 from raterapp.selectors.raters import rater_stats_list
 from raterapp.services.scheduling import debounce_cache, task_pending_clear
@@ -52,8 +51,8 @@ def raters_auto_pause(*, actor=None, rater_ids: list[int] | None = None) -> list
 
     ``actor`` is an admin running the check by hand, or ``None`` for the scheduled task.
     """
-    if actor is not None and not has_role(actor, ADMIN):
-        raise PermissionDenied("Only admins manage raters.")
+    if actor is not None:
+        require_role(actor, ADMIN, "Only admins manage raters.")
     if not settings.RATER_AUTO_PAUSE:
         return []
     from raterapp.services.raters import rater_pause_record  # raters → judging → verdicts → here

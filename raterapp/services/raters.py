@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import default_token_generator
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.urls import reverse
@@ -33,7 +33,7 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from raterapp.access import ADMIN, RATER, has_role
+from raterapp.access import ADMIN, RATER, has_role, require_role
 from raterapp.models import AuditEntry, Experiment, Lease, RaterProfile
 from raterapp.services.audit import audit_record
 from raterapp.services.judging.locks import rater_lock
@@ -41,6 +41,7 @@ from raterapp.services.judging.locks import rater_lock
 Action = AuditEntry.Action
 
 MAX_QUOTA = 2**31 - 1
+ADMINS_ONLY = "Only admins manage raters."
 
 
 def rater_create(*, actor, username: str, email: str, password: str | None = None):
@@ -50,7 +51,7 @@ def rater_create(*, actor, username: str, email: str, password: str | None = Non
     one-time link (Django's password reset confirmation, valid for
     ``PASSWORD_RESET_TIMEOUT``) for the rater to choose one; with a password it is ``None``.
     """
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     User = get_user_model()
     username = (username or "").strip()
     email = (email or "").strip()
@@ -104,7 +105,7 @@ def password_set_path(user) -> str:
 def rater_deactivate(*, actor, rater):
     """The rater can no longer sign in (their sessions and tokens stop working); their
     verdicts stay and count; their live leases are released."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _rater_only(rater)
     if rater.pk == actor.pk:
         raise ValidationError({"is_active": "You cannot deactivate yourself."})
@@ -117,7 +118,7 @@ def rater_deactivate(*, actor, rater):
 
 
 def rater_reactivate(*, actor, rater):
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _rater_only(rater)
     with transaction.atomic():
         _active_set(actor, rater, True)
@@ -135,7 +136,7 @@ def _active_set(actor, rater, active: bool) -> None:
 def rater_pause(*, actor, rater, reason: str) -> RaterProfile:
     """No pair is leased to the rater until an admin unpauses them; their live leases are
     released. Pausing a paused rater only replaces the reason."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _rater_only(rater)
     return rater_pause_record(rater_id=rater.pk, reason=reason, actor=actor)
 
@@ -163,7 +164,7 @@ def rater_pause_record(*, rater_id: int, reason: str, actor=None) -> RaterProfil
 
 def rater_unpause(*, actor, rater) -> RaterProfile:
     """Lift a pause. The automatic pause then judges the rater on later verdicts only."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _rater_only(rater)
     with transaction.atomic():
         rater_lock(rater.pk)
@@ -182,7 +183,7 @@ def rater_unpause(*, actor, rater) -> RaterProfile:
 def rater_quota_set(*, actor, rater, daily_quota: int | None, total_quota: int | None) -> RaterProfile:
     """Verdicts per day and in all (``None``: no limit). A quota below what the rater has
     given already stops their leasing and keeps every verdict."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _rater_only(rater)
     values = {"daily_quota": _quota("daily_quota", daily_quota), "total_quota": _quota("total_quota", total_quota)}
     with transaction.atomic():
@@ -202,7 +203,7 @@ def rater_quota_set(*, actor, rater, daily_quota: int | None, total_quota: int |
 def rater_assign(*, actor, experiment: Experiment, raters: Iterable) -> list[int]:
     """Add raters to the experiment's assigned raters: from then on only assigned raters
     rate it. Returns the assigned rater ids."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     raters = _raters_only(raters)
     return _assignment_change(actor, experiment, lambda assigned: assigned | {r.pk for r in raters})
 
@@ -210,7 +211,7 @@ def rater_assign(*, actor, experiment: Experiment, raters: Iterable) -> list[int
 def rater_unassign(*, actor, experiment: Experiment, raters: Iterable) -> list[int]:
     """Remove raters from the experiment's assigned raters (their live leases in it are
     released); with none left, every rater may rate it again. Returns the assigned ids."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     raters = list(raters)
     return _assignment_change(actor, experiment, lambda assigned: assigned - {r.pk for r in raters})
 
@@ -221,7 +222,7 @@ def experiment_raters_set(
     """Exactly the raters with these user ids are assigned to the experiment (none: open to
     every rater if it is open to all raters, else to nobody); ``open_to_all``, when given,
     sets that too. An id that is not a rater's is a ``ValidationError``."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     rater_ids = set(rater_ids)
     raters = list(get_user_model().objects.filter(pk__in=rater_ids))
     missing = rater_ids - {r.pk for r in raters}
@@ -241,7 +242,7 @@ def experiment_raters_set(
 def rater_update(*, actor, rater, changes: dict):
     """Apply any of ``daily_quota``, ``total_quota``, ``paused`` (with ``paused_reason``)
     and ``is_active`` at once: all of them or, when one is refused, none."""
-    _admin_only(actor)
+    require_role(actor, ADMIN, ADMINS_ONLY)
     _rater_only(rater)
     unknown = set(changes) - {"daily_quota", "total_quota", "paused", "paused_reason", "is_active"}
     if unknown:
@@ -291,11 +292,6 @@ def _assignment_change(actor, experiment: Experiment, change) -> list[int]:
 def _leases_release(*, rater_id: int) -> None:
     """The rater's leases go: their pairs return to the queue at once."""
     Lease.objects.filter(rater_id=rater_id).delete()
-
-
-def _admin_only(actor) -> None:
-    if actor is None or not has_role(actor, ADMIN):
-        raise PermissionDenied("Only admins manage raters.")
 
 
 def _rater_only(user) -> None:

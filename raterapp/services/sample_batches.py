@@ -164,7 +164,7 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
     Item.objects.bulk_create(rows.new_items, batch_size=_BULK)
     item_of = dict(Item.objects.filter(experiment=experiment).values_list("position", "pk"))
     task_of = _tasks_by_positions(experiment)
-    rank = (PairTask.objects.filter(experiment=experiment, gold_answer="").aggregate(r=Max("rank"))["r"] or -1) + 1
+    rank = (PairTask.objects.sampled().filter(experiment=experiment).aggregate(r=Max("rank"))["r"] or -1) + 1
     new_tasks = [
         PairTask(experiment=experiment, item_a_id=item_of[a], item_b_id=item_of[b], wanted=experiment.replication)
         for a, b in zip(rows.task_a.tolist(), rows.task_b.tolist())
@@ -220,8 +220,10 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
 
 def _tasks_by_positions(experiment: Experiment) -> dict[tuple[int, int], int]:
     """The experiment's (non-gold) tasks by the positions of their items, lower first."""
-    rows = PairTask.objects.filter(experiment=experiment, gold_answer="").values_list(
-        "pk", "item_a__position", "item_b__position"
+    rows = (
+        PairTask.objects.sampled()
+        .filter(experiment=experiment)
+        .values_list("pk", "item_a__position", "item_b__position")
     )
     return {(min(a, b), max(a, b)): pk for pk, a, b in rows}
 

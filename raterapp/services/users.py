@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.contrib.auth.models import Group
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from raterapp.access import ADMIN, RATER, ROLES, has_role
+from raterapp.access import ADMIN, RATER, ROLES, require_role
 from raterapp.models import AuditEntry, Lease, RaterProfile
 from raterapp.services.audit import audit_record
 from raterapp.services.judging.locks import rater_lock
@@ -19,8 +19,7 @@ def user_roles_set(*, actor, user, roles: Iterable[str], reason: str = "") -> li
     """Exactly these roles for ``user`` (other groups stay); the roles, sorted. A new rater gets
     a profile; a former rater's live leases are released. Admins may not drop their own admin
     role (someone must be left to give it back)."""
-    if actor is None or not has_role(actor, ADMIN):
-        raise PermissionDenied("Only admins change roles.")
+    require_role(actor, ADMIN, "Only admins change roles.")
     wanted = set(roles)
     unknown = wanted - set(ROLES)
     if unknown:

@@ -169,7 +169,7 @@ class GoldPageView(ConsolePageMixin, View):
 
 def _gold_task(experiment, task_id) -> PairTask:
     try:
-        return PairTask.objects.exclude(gold_answer="").get(experiment=experiment, pk=int(task_id))
+        return PairTask.objects.gold().get(experiment=experiment, pk=int(task_id))
     except (PairTask.DoesNotExist, TypeError, ValueError):
         raise Http404("No such gold question.") from None
 

@@ -21,6 +21,7 @@ from django.views import View
 from raterapp.access import ADMIN, ENGINEER, RATER, access_experiment_for_rater, user_roles
 from raterapp.selectors.judging import rater_home_rows, rater_is_paused, rater_quota_left
 from raterapp.services.judging import UNDO_STEPS
+from raterapp.vocabulary import QueueClosedReason
 
 # The API paths that take an id of their own; the page fills it in (``0`` is a placeholder).
 ID_PLACEHOLDER = 0
@@ -29,17 +30,25 @@ SIDES = (("left", "Item A"), ("right", "Item B"))
 # Why an experiment on the rater's home cannot give them a pair now: a title, a sentence, and
 # whether its judging page is worth opening (it waits there and carries on by itself).
 BLOCKED = {
-    "rater_paused": ("Your rating is paused", "An admin paused your rating. Ask them when you can continue.", True),
-    "not_assigned": (
+    QueueClosedReason.RATER_PAUSED: (
+        "Your rating is paused",
+        "An admin paused your rating. Ask them when you can continue.",
+        True,
+    ),
+    QueueClosedReason.NOT_ASSIGNED: (
         "Not assigned to you",
         "This experiment is now rated by the raters assigned to it. Your verdicts are kept.",
         False,
     ),
-    "quota_daily": ("Daily quota reached", "You have given today's quota of verdicts. Come back tomorrow.", False),
-    "quota_total": ("Quota reached", "You have given all the verdicts your quota allows.", False),
-    "budget_paused": ("Paused", "An admin paused rating of this experiment for now.", True),
-    "budget_spent": ("Budget spent", "This experiment has all the verdicts its budget pays for.", True),
-    "queue_empty": (
+    QueueClosedReason.QUOTA_DAILY: (
+        "Daily quota reached",
+        "You have given today's quota of verdicts. Come back tomorrow.",
+        False,
+    ),
+    QueueClosedReason.QUOTA_TOTAL: ("Quota reached", "You have given all the verdicts your quota allows.", False),
+    QueueClosedReason.BUDGET_PAUSED: ("Paused", "An admin paused rating of this experiment for now.", True),
+    QueueClosedReason.BUDGET_SPENT: ("Budget spent", "This experiment has all the verdicts its budget pays for.", True),
+    QueueClosedReason.QUEUE_EMPTY: (
         "No pairs for you now",
         "You judged every pair still wanted, or other raters hold them; pairs come back when their holds expire.",
         True,

@@ -19,9 +19,11 @@ def experiment_progress_recount(*, experiment_id: int) -> int:
     with transaction.atomic():
         ExperimentProgress.objects.get_or_create(experiment_id=experiment_id)
         ExperimentProgress.objects.select_for_update().filter(experiment_id=experiment_id).values_list("pk").get()
-        left = PairTask.objects.filter(experiment_id=experiment_id, gold_answer="", retired_at__isnull=True).aggregate(
-            left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
-        )["left"]
+        left = (
+            PairTask.objects.sampled()
+            .filter(experiment_id=experiment_id, retired_at__isnull=True)
+            .aggregate(left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0))["left"]
+        )
         ExperimentProgress.objects.filter(experiment_id=experiment_id).update(verdicts_left=left)
     return left
 

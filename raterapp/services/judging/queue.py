@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Collection, Iterable
 from datetime import timedelta
 
+import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from raterapp.models import Experiment, Judgement, Lease, PairTask, RaterProfile
 from raterapp.selectors.judging import rater_quota_left, task_queue_for_rater, tasks_open_to_rater
+from raterapp.vocabulary import QueueClosedReason
 
 from .errors import JudgementRefused, QueueClosed
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
@@ -22,7 +23,9 @@ MAX_HELD = 2  # the pair on screen and the preloaded next one
 MAX_RENEW = 10
 
 
-def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] = ()) -> PairTask | None:
+def assignment_next(
+    *, experiment: Experiment, rater, holding: Collection[int] = (), rng: np.random.Generator | None = None
+) -> PairTask | None:
     """The task this rater should judge next, leased to them; ``None`` when none is left.
 
     ``holding`` lists the tasks the rater's page already shows or preloaded. A live lease
@@ -31,6 +34,7 @@ def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] =
     ``gold_rate`` while gold tasks are left for this rater, else the first task in rank
     order that still wants verdicts, that this rater has neither judged nor reported, and
     that other raters' live leases do not fill. The returned task carries its ``lease``.
+    ``rng`` draws whether to serve a gold task (a fresh generator when not given).
 
     Raises :class:`QueueClosed` when the rater is paused (``rater_paused``), the
     experiment was assigned to other raters meanwhile (``not_assigned``), the rater's quota
@@ -60,7 +64,7 @@ def assignment_next(*, experiment: Experiment, rater, holding: Collection[int] =
             raise JudgementRefused(f"You already hold {MAX_HELD} pairs: judge one first.")
         _quota_check(rater, profile=profile)
         budget_lease_check(experiment=experiment)
-        if experiment.gold_rate > 0 and random.random() < experiment.gold_rate:
+        if experiment.gold_rate > 0 and (rng or np.random.default_rng()).random() < experiment.gold_rate:
             task = _lease_take(_gold_queue(experiment=experiment, rater=rater), rater=rater)
             if task is not None:
                 return task
@@ -138,7 +142,7 @@ def _gold_queue(*, experiment: Experiment, rater) -> QuerySet[PairTask]:
     return (
         tasks_open_to_rater(rater)
         .filter(experiment=experiment, retired_at__isnull=True)
-        .exclude(gold_answer="")
+        .gold()
         .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater)))
         .order_by("?")
     )
@@ -160,9 +164,9 @@ def _rater_check(*, experiment: Experiment, rater, profile: RaterProfile | None)
     one the experiment is no longer open to (its assigned raters changed after the
     request's access check)."""
     if profile is not None and profile.paused:
-        raise QueueClosed("rater_paused", "An admin paused your rating for now.")
+        raise QueueClosed(QueueClosedReason.RATER_PAUSED, "An admin paused your rating for now.")
     if _assigned_to_others(experiment_id=experiment.pk, rater=rater):
-        raise QueueClosed("not_assigned", "This experiment is not open to you any more.")
+        raise QueueClosed(QueueClosedReason.NOT_ASSIGNED, "This experiment is not open to you any more.")
 
 
 def _assigned_to_others(*, experiment_id: int, rater) -> bool:
@@ -185,6 +189,6 @@ def _assigned_to_others(*, experiment_id: int, rater) -> bool:
 def _quota_check(rater, *, profile: RaterProfile | None) -> None:
     daily_left, total_left = rater_quota_left(rater=rater, profile=profile)
     if daily_left is not None and daily_left <= 0:
-        raise QueueClosed("quota_daily", "You reached your daily quota of verdicts.")
+        raise QueueClosed(QueueClosedReason.QUOTA_DAILY, "You reached your daily quota of verdicts.")
     if total_left is not None and total_left <= 0:
-        raise QueueClosed("quota_total", "You reached your quota of verdicts.")
+        raise QueueClosed(QueueClosedReason.QUOTA_TOTAL, "You reached your quota of verdicts.")

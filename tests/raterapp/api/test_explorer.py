@@ -13,7 +13,7 @@ import pytest
 from metrics_core import jaccard_contributions
 from raterapp.models import ImpactGroup, Item, PairTask, SampledPair
 from raterapp.selectors.explorer import EXPLORER_PAIR_FIELDS
-from raterapp.selectors.samples import pair_sample_get
+from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.impact_groups import impact_groups_build
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.population import population_for_experiment
@@ -62,7 +62,7 @@ def judged(people):
 
 def expected_contributions(experiment):
     _, population = population_for_experiment(experiment)
-    values = jaccard_contributions(population, pair_sample_get(experiment=experiment, population=population))
+    values = jaccard_contributions(population, judged_sample_get(experiment=experiment).sample)
     pks = SampledPair.objects.filter(experiment=experiment).order_by("pk").values_list("pk", flat=True)
     return dict(zip(pks, values.tolist(), strict=True))
 

@@ -1,9 +1,9 @@
 """The rater's loop beyond one verdict: preloading, renewal, undo, broken-pair reports, gold questions, quotas."""
 
-import random
 import uuid
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -12,7 +12,7 @@ from django.utils import timezone
 from raterapp.models import Judgement, Lease, PairReport, PairTask, RaterProfile, RetractedJudgement
 from raterapp.selectors.judging import rater_progress_get
 from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list
-from raterapp.selectors.samples import judgement_columns_get, judgements_rows
+from raterapp.selectors.samples import judged_sample_get, judgements_rows
 from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
 from raterapp.services.judging import (
     JudgementRefused,
@@ -22,7 +22,6 @@ from raterapp.services.judging import (
     judgement_undo,
     leases_renew,
     pair_report_create,
-    queue,
 )
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
@@ -264,15 +263,15 @@ def test_gold_pairs_are_made_by_admins_from_items_with_cards(experiment, users, 
     assert PairTask.objects.exclude(gold_answer="").count() == 1
 
 
-def test_gold_questions_are_mixed_in_at_the_rate_and_go_to_every_rater_once(experiment, users, gold, monkeypatch):
-    monkeypatch.setattr(queue, "random", random.Random(5))
+def test_gold_questions_are_mixed_in_at_the_rate_and_go_to_every_rater_once(experiment, users, gold):
+    rng = np.random.default_rng(5)
     PairTask.objects.filter(experiment=experiment, gold_answer="").update(wanted=3)
     experiment_gold_rate_set(experiment=experiment, actor=users["admin"], gold_rate=0.5)
     experiment.refresh_from_db()
     raters = UserFactory.create_batch(3, roles=["rater"])
     served = {r.pk: [] for r in raters}
     for rater in raters:
-        while (task := assignment_next(experiment=experiment, rater=rater)) is not None:
+        while (task := assignment_next(experiment=experiment, rater=rater, rng=rng)) is not None:
             served[rater.pk].append(task.pk)
             submit(task, rater, verdict="equivalent" if rater == raters[0] else "not_equivalent")
     for rater in raters:
@@ -293,8 +292,7 @@ def test_gold_verdicts_count_in_no_estimate_export_or_progress(experiment, users
     regular = assignment_next(experiment=experiment, rater=rater)
     assert not regular.is_gold
     submit(regular, rater)
-    a, b, verdicts = judgement_columns_get(experiment=experiment)
-    assert len(verdicts) == 1 and len(judgements_rows(experiment=experiment)) == 1
+    assert len(judged_sample_get(experiment=experiment).verdict) == 1 and len(judgements_rows(experiment=experiment)) == 1
     wanted = sum(PairTask.objects.filter(experiment=experiment, gold_answer="").values_list("wanted", flat=True))
     progress = rater_progress_get(experiment=experiment, rater=rater)
     assert progress["remaining"] == wanted - 1
