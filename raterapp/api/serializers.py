@@ -229,7 +229,7 @@ class NextPairRequestSerializer(serializers.Serializer):
 class NextPairSerializer(serializers.Serializer):
     pair = PairSerializer(allow_null=True)
     reason = serializers.ChoiceField(
-        choices=QueueClosedReason.values,
+        choices=QueueClosedReason.choices,
         allow_null=True,
         help_text="Why pair is null.",
     )

@@ -11,32 +11,16 @@ page renders the rows of ``/api/raters/`` (the same selector) and
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth.mixins import LoginRequiredMixin
 from django.shortcuts import render
 from django.urls import reverse
 from django.views import View
 
-from raterapp.access import ADMIN, user_roles
 from raterapp.selectors.overview import spend_overview_get
 from raterapp.selectors.raters import rater_stats_list
 
+from .roles import AdminPageMixin
+
 DAYS = 14
-
-
-class AdminPageMixin(LoginRequiredMixin):
-    nav_active = "overview"
-
-    def dispatch(self, request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return self.handle_no_permission()
-        self.roles = user_roles(request.user)
-        if ADMIN not in self.roles:
-            return render(request, "raterapp/admin/forbidden.html", self.page_context(), status=403)
-        return super().dispatch(request, *args, **kwargs)
-
-    def page_context(self, **extra) -> dict:
-        roles = getattr(self, "roles", set())
-        return {"nav_roles": {role: True for role in roles}, "nav_active": self.nav_active, **extra}
 
 
 class OverviewPageView(AdminPageMixin, View):

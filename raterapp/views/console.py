@@ -48,8 +48,8 @@ from raterapp.services.gold import (
 from raterapp.services.pair_reports import pair_report_resolve
 from raterapp.services.raters import rater_assign, rater_unassign
 
-from .admin_pages import AdminPageMixin
 from .form_errors import error_summary, service_errors
+from .roles import AdminPageMixin
 
 TABS = (
     ("gold", "Gold questions", "console-gold"),

@@ -8,14 +8,13 @@ experiment that is not visible answers 404 like a missing one (``access_experime
 from __future__ import annotations
 
 from django.contrib import messages as flash
-from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.views import View
 
-from raterapp.access import ADMIN, ENGINEER, access_experiment_for_engineer, access_experiment_for_owner, user_roles
+from raterapp.access import ADMIN, access_experiment_for_engineer, access_experiment_for_owner
 from raterapp.exceptions import StateConflict
 from raterapp.forms import BudgetForm, ExperimentCreateForm
 from raterapp.models import BudgetChange, Experiment
@@ -35,6 +34,7 @@ from raterapp.services.sample_batches import MAX_BATCH_DRAWS
 from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, RATER_AWARE_HELP, TERMS, metric_label
 
 from .form_errors import error_summary
+from .roles import EngineerPageMixin
 
 Status = Experiment.Status
 
@@ -98,24 +98,6 @@ def _impact_rows(experiment: Experiment) -> list[dict]:
     return [
         {"name": name, "level": level, "help": text, "value": metrics.get(name)} for name, level, text in IMPACT_ROWS
     ]
-
-
-class EngineerPageMixin(LoginRequiredMixin):
-    """Signed-in engineers and admins; others signed in see a friendly 403 page."""
-
-    nav_active = "experiments"
-
-    def dispatch(self, request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return self.handle_no_permission()
-        self.roles = user_roles(request.user)
-        if not self.roles & {ENGINEER, ADMIN}:
-            return render(request, "raterapp/experiments/forbidden.html", self.page_context(), status=403)
-        return super().dispatch(request, *args, **kwargs)
-
-    def page_context(self, **extra) -> dict:
-        roles = getattr(self, "roles", set())
-        return {"nav_roles": {role: True for role in roles}, "nav_active": self.nav_active, **extra}
 
 
 class ExperimentListPageView(EngineerPageMixin, View):

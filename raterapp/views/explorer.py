@@ -21,7 +21,7 @@ from raterapp.access import ADMIN, access_experiment_for_engineer
 from raterapp.selectors.dashboard import experiment_badge_for
 from raterapp.selectors.explorer import PAIR_CLASS_ORDER, VERDICT_SUMMARIES, explorer_page_get
 
-from .experiments import EngineerPageMixin
+from .roles import EngineerPageMixin
 
 # The API path that takes a pair id of its own; the page fills it in (``0`` is a placeholder).
 ID_PLACEHOLDER = 0

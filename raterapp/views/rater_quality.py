@@ -19,7 +19,7 @@ from raterapp.selectors.rater_aware import (
     experiment_transitivity_get,
     rater_aware_panel_get,
 )
-from raterapp.views.admin_pages import AdminPageMixin
+from raterapp.views.roles import AdminPageMixin
 from raterapp.vocabulary import RATER_FIT_HELP
 
 

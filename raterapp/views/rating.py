@@ -12,7 +12,6 @@ configuration travels in one ``json_script`` block, so no inline script carries 
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -22,6 +21,8 @@ from raterapp.access import ADMIN, ENGINEER, RATER, access_experiment_for_rater,
 from raterapp.selectors.judging import rater_home_rows, rater_is_paused, rater_quota_left
 from raterapp.services.judging import UNDO_STEPS
 from raterapp.vocabulary import QueueClosedReason
+
+from .roles import RaterPageMixin
 
 # The API paths that take an id of their own; the page fills it in (``0`` is a placeholder).
 ID_PLACEHOLDER = 0
@@ -68,24 +69,6 @@ def home(request):
     if RATER in roles and not roles & {ENGINEER, ADMIN}:
         return redirect("rate-home")
     return redirect("experiment-list")
-
-
-class RaterPageMixin(LoginRequiredMixin):
-    """Signed-in raters; others signed in see a friendly 403 page."""
-
-    nav_active = "rate"
-
-    def dispatch(self, request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return self.handle_no_permission()
-        self.roles = user_roles(request.user)
-        if RATER not in self.roles:
-            return render(request, "raterapp/rating/forbidden.html", self.page_context(), status=403)
-        return super().dispatch(request, *args, **kwargs)
-
-    def page_context(self, **extra) -> dict:
-        roles = getattr(self, "roles", set())
-        return {"nav_roles": {role: True for role in roles}, "nav_active": self.nav_active, **extra}
 
 
 class RaterHomePageView(RaterPageMixin, View):
