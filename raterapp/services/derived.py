@@ -24,11 +24,9 @@ from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
 def derived_refresh_schedule(*, experiment_id: int) -> bool:
     """Schedule a recompute of ΔRecall and IQ unless one is pending; whether this call did."""
-    from raterapp.tasks import derived_refresh_task
-
     return task_schedule_once(
         key=_pending_key(experiment_id),
-        task=derived_refresh_task,
+        task="derived_refresh_task",
         args=[experiment_id],
         countdown=settings.DERIVED_DEBOUNCE_SECONDS,
     )

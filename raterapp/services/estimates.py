@@ -28,11 +28,9 @@ logger = logging.getLogger(__name__)
 
 def estimates_refresh_schedule(*, experiment_id: int) -> bool:
     """Schedule a recompute unless one is already pending; whether this call scheduled it."""
-    from raterapp.tasks import estimates_refresh_task
-
     return task_schedule_once(
         key=_pending_key(experiment_id),
-        task=estimates_refresh_task,
+        task="estimates_refresh_task",
         args=[experiment_id],
         countdown=settings.ESTIMATES_DEBOUNCE_SECONDS,
     )

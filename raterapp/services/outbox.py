@@ -26,6 +26,7 @@ from django.db.models import F, Min, Q
 from django.utils import timezone
 
 from raterapp.models import OutboxMessage
+from raterapp.services.scheduling import task_enqueue
 
 logger = logging.getLogger(__name__)
 Kind = OutboxMessage.Kind
@@ -84,15 +85,11 @@ def _effect_dispatch(kind: str, target_id: int, pending) -> int:
 
 
 def _experiment_prepare(experiment_id: int) -> None:
-    from raterapp.tasks import experiment_prepare_task
-
-    experiment_prepare_task.delay(experiment_id)
+    task_enqueue("experiment_prepare_task", experiment_id)
 
 
 def _sample_batch_draw(batch_id: int) -> None:
-    from raterapp.tasks import sample_batch_draw_task
-
-    sample_batch_draw_task.delay(batch_id)
+    task_enqueue("sample_batch_draw_task", batch_id)
 
 
 def _estimates_refresh(experiment_id: int) -> None:

@@ -25,11 +25,9 @@ from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
 def rater_aware_refresh_schedule(*, experiment_id: int) -> bool:
     """Schedule a recompute unless one is pending; whether this call did."""
-    from raterapp.tasks import rater_aware_refresh_task
-
     return task_schedule_once(
         key=_pending_key(experiment_id),
-        task=rater_aware_refresh_task,
+        task="rater_aware_refresh_task",
         args=[experiment_id],
         countdown=settings.RATER_AWARE_DEBOUNCE_SECONDS,
     )

@@ -21,10 +21,9 @@ from django.contrib.auth import get_user_model
 from raterapp.access import ADMIN, RATER, require_role
 from raterapp.models import RaterProfile
 from raterapp.selectors.raters import rater_stats_list
-from raterapp.services.scheduling import debounce_cache, task_pending_clear
+from raterapp.services.scheduling import task_pending_clear, task_schedule_once
 
 AUTO_PAUSE_INTERVAL_SECONDS = 60
-PENDING_MARGIN_SECONDS = 60
 
 
 def rater_auto_pause_schedule(*, rater_id: int) -> bool:
@@ -32,17 +31,12 @@ def rater_auto_pause_schedule(*, rater_id: int) -> bool:
     whether this call scheduled it."""
     if not settings.RATER_AUTO_PAUSE:
         return False
-    from raterapp.tasks import raters_auto_pause_task
-
-    key = _pending_key(rater_id)
-    if not debounce_cache().add(key, 1, timeout=AUTO_PAUSE_INTERVAL_SECONDS + PENDING_MARGIN_SECONDS):
-        return False
-    try:
-        raters_auto_pause_task.apply_async(args=[rater_id], countdown=AUTO_PAUSE_INTERVAL_SECONDS)
-    except Exception:
-        task_pending_clear(key)  # nothing is scheduled: let the next verdict try again
-        raise
-    return True
+    return task_schedule_once(
+        key=_pending_key(rater_id),
+        task="raters_auto_pause_task",
+        args=[rater_id],
+        countdown=AUTO_PAUSE_INTERVAL_SECONDS,
+    )
 
 
 def raters_auto_pause(*, actor=None, rater_ids: list[int] | None = None) -> list[int]:

@@ -1,8 +1,11 @@
-"""Debounced background work: many requests in a burst share one task run.
+"""How services start background work: the one module of raterapp/services that reaches
+raterapp.tasks (tasks import services, never this), by the task's name in that module.
 
-The first request sets a pending key in the cache and schedules the task ``countdown``
-seconds later; the ones that follow find the key and do nothing. The task deletes the
-key before it reads anything, so a request that arrives while it runs schedules another.
+``task_enqueue`` runs a task as soon as a worker takes it. ``task_schedule_once`` debounces:
+many requests in a burst share one task run. The first request sets a pending key in the
+cache and schedules the task ``countdown`` seconds later; the ones that follow find the key
+and do nothing. The task deletes the key before it reads anything, so a request that arrives
+while it runs schedules another.
 """
 
 from __future__ import annotations
@@ -19,12 +22,18 @@ logger = logging.getLogger(__name__)
 PENDING_MARGIN_SECONDS = 60
 
 
-def task_schedule_once(*, key: str, task, args: list, countdown: float) -> bool:
-    """Schedule ``task(*args)`` in ``countdown`` seconds unless ``key`` is pending; whether this call did."""
+def task_enqueue(task: str, *args) -> None:
+    """Queue ``raterapp.tasks.<task>(*args)`` now."""
+    _task(task).delay(*args)
+
+
+def task_schedule_once(*, key: str, task: str, args: list, countdown: float) -> bool:
+    """Schedule ``raterapp.tasks.<task>(*args)`` in ``countdown`` seconds unless ``key`` is
+    pending; whether this call did."""
     if not debounce_cache().add(key, 1, timeout=math.ceil(countdown + PENDING_MARGIN_SECONDS)):
         return False
     try:
-        task.apply_async(args=args, countdown=countdown)
+        _task(task).apply_async(args=args, countdown=countdown)
     except Exception:
         try:
             debounce_cache().delete(key)  # nothing is scheduled: let the next request try again
@@ -46,3 +55,10 @@ def task_pending_clear(key: str) -> None:
 def debounce_cache():
     """The strict cache of the pending keys (settings.CACHES): its errors reach the outbox."""
     return caches["debounce"]
+
+
+def _task(name: str):
+    # Imported when called: raterapp.tasks imports the services, which import this module.
+    from raterapp import tasks
+
+    return getattr(tasks, name)
