@@ -20,7 +20,7 @@ from raterapp.selectors.budgets import budget_changes_list, budget_summary_get, 
 from raterapp.services.budgets import budget_for, budget_update, pool_create, pool_update
 
 from .common import IsAdmin, IsEngineerOrAdmin
-from .serializers import (
+from .serializers.budgets import (
     BudgetChangeSerializer,
     BudgetPoolCreateSerializer,
     BudgetPoolSerializer,

@@ -1,5 +1,5 @@
 """The engineer's dashboard as an API: every number of the experiment page, its convergence
-history, its slices, and what the owner changes (precision target, closing rating).
+history and its slices (what the owner changes: experiment_control.py).
 
 Roles: engineers read the experiments they own or were granted, admins all; only the owner
 or an admin changes them (403 for a granted engineer, nothing changed); raters and anonymous
@@ -20,23 +20,14 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from raterapp.access import access_experiment_for_engineer, access_experiment_for_owner
+from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.dashboard import dashboard_version_get, estimate_convergence_get, experiment_dashboard_get
 from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.slices import UnknownAttribute, experiment_slices_get, slice_attributes_list
-from raterapp.services.experiment_control import (
-    experiment_archive,
-    experiment_rating_close,
-    experiment_rating_reopen,
-    experiment_target_set,
-    experiment_unarchive,
-)
 
 from .common import ExportApi, IsEngineerOrAdmin
-from .serializers import ExperimentSerializer, TargetSerializer
 
 NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
-OWNER_ONLY = OpenApiResponse(description="Only the owner or an admin may change the experiment; nothing changed.")
 FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="Download format (default json).")
 
 
@@ -142,60 +133,6 @@ class ExperimentSlicesApi(ExportApi):
         if request.accepted_renderer.format == "csv":
             return Response([_flat_slice_row(row) for row in body["rows"]])
         return Response(body)
-
-
-class ExperimentTargetApi(APIView):
-    """The ΔPrecision interval half-width at which the experiment has enough data.
-    Roles: the owner or an admin changes it."""
-
-    permission_classes = [IsEngineerOrAdmin]
-
-    @extend_schema(request=TargetSerializer, responses={200: TargetSerializer, 403: OWNER_ONLY, 404: NOT_FOUND})
-    def put(self, request, experiment_id: int):
-        experiment = access_experiment_for_owner(request.user, experiment_id)
-        data = TargetSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        experiment = experiment_target_set(experiment=experiment, **data.validated_data)
-        return Response(TargetSerializer(experiment).data)
-
-
-class _RatingSwitchApi(APIView):
-    permission_classes = [IsEngineerOrAdmin]
-    switch = staticmethod(experiment_rating_close)
-
-    @extend_schema(
-        request=None,
-        responses={200: ExperimentSerializer, 400: OpenApiResponse(description="Not in that state."), 403: OWNER_ONLY},
-    )
-    def post(self, request, experiment_id: int):
-        experiment = access_experiment_for_owner(request.user, experiment_id)
-        experiment = self.switch(experiment=experiment)
-        return Response(ExperimentSerializer(experiment).data)
-
-
-class ExperimentCloseApi(_RatingSwitchApi):
-    """Close rating: raters get no more pairs of it, every verdict stays. Roles: owner, admin."""
-
-    switch = staticmethod(experiment_rating_close)
-
-
-class ExperimentReopenApi(_RatingSwitchApi):
-    """Open a closed experiment for rating again. Roles: owner, admin."""
-
-    switch = staticmethod(experiment_rating_reopen)
-
-
-class ExperimentArchiveApi(_RatingSwitchApi):
-    """Archive a finished or failed experiment: hidden from the default list (``?archived=true``
-    lists archived ones), every verdict and estimate kept. Roles: owner, admin."""
-
-    switch = staticmethod(experiment_archive)
-
-
-class ExperimentUnarchiveApi(_RatingSwitchApi):
-    """Show an archived experiment in the default list again. Roles: owner, admin."""
-
-    switch = staticmethod(experiment_unarchive)
 
 
 def _flat_slice_row(row: dict) -> dict:

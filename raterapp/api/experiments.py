@@ -30,9 +30,9 @@ from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun
 
 from .common import IsEngineerOrAdmin
-from .serializers import (
+from .serializers.estimates import EstimateSnapshotSerializer
+from .serializers.experiments import (
     FILE_KINDS,
-    EstimateSnapshotSerializer,
     ExperimentCreateSerializer,
     ExperimentDetailSerializer,
     ExperimentImpactSerializer,

@@ -23,12 +23,8 @@ from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows, sampled_pairs_rows
 
 from .common import ExportApi
-from .serializers import (
-    EstimateRowSerializer,
-    EstimateSnapshotSerializer,
-    JudgementExportSerializer,
-    SampledPairSerializer,
-)
+from .serializers.estimates import EstimateRowSerializer, EstimateSnapshotSerializer, JudgementExportSerializer
+from .serializers.experiments import SampledPairSerializer
 
 FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="Download format (default json).")
 NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")

@@ -27,7 +27,7 @@ from raterapp.signals import SESSION_START_KEY
 from raterapp.vocabulary import QueueClosedReason
 
 from .common import IsRater
-from .serializers import (
+from .serializers.judging import (
     JudgementCreateSerializer,
     JudgementSerializer,
     JudgementUndoSerializer,

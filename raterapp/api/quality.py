@@ -16,7 +16,7 @@ from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list, pair
 from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
 
 from .common import IsEngineerOrAdmin
-from .serializers import (
+from .serializers.quality import (
     GoldAccuracySerializer,
     GoldPairCreateSerializer,
     GoldPairSerializer,

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from raterapp.selectors.raters import FLAGS
 
-from .serializers import QuotaSerializer
+from .serializers.judging import QuotaSerializer
 
 FLAG_HELP = (
     "too_fast: median seconds per verdict below RATER_MIN_SECONDS; low_gold_accuracy: gold accuracy below "

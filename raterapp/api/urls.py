@@ -3,19 +3,16 @@ from django.urls import path
 from .admin_console import GoldPairApi, PairReportResolveApi, RaterPasswordLinkApi
 from .audit import AuditEntriesApi
 from .budgets import BudgetPoolApi, BudgetPoolsApi, ExperimentBudgetApi, ExperimentBudgetChangesApi
-from .dashboard import (
+from .dashboard import ExperimentConvergenceApi, ExperimentDashboardApi, ExperimentDerivedApi, ExperimentSlicesApi
+from .decisions import ExperimentBatchesApi, ExperimentBatchPlanApi, ExperimentDecisionApi
+from .events import ExperimentEventsApi
+from .experiment_control import (
     ExperimentArchiveApi,
     ExperimentCloseApi,
-    ExperimentConvergenceApi,
-    ExperimentDashboardApi,
-    ExperimentDerivedApi,
     ExperimentReopenApi,
-    ExperimentSlicesApi,
     ExperimentTargetApi,
     ExperimentUnarchiveApi,
 )
-from .decisions import ExperimentBatchesApi, ExperimentBatchPlanApi, ExperimentDecisionApi
-from .events import ExperimentEventsApi
 from .experiments import (
     ExperimentDetailApi,
     ExperimentEstimatesApi,

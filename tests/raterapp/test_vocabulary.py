@@ -7,7 +7,8 @@ from django.core.exceptions import PermissionDenied
 from drf_spectacular.generators import SchemaGenerator
 
 from raterapp.access import ADMIN, RATER, require_role
-from raterapp.api.serializers import BudgetUpdateSerializer, NextPairSerializer
+from raterapp.api.serializers.budgets import BudgetUpdateSerializer
+from raterapp.api.serializers.judging import NextPairSerializer
 from raterapp.forms import BudgetForm
 from raterapp.models import Judgement, PairTask, sampled_q
 from raterapp.services.budgets import MAX_REPLICATION

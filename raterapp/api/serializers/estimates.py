@@ -1,0 +1,86 @@
+"""Estimates, their snapshots and exports, and the experiment's target."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from metrics_core import metrics_for_scheme
+from raterapp.models import Judgement
+
+
+class EstimateSerializer(serializers.Serializer):
+    value = serializers.FloatField(allow_null=True)
+    stderr = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+    judged_draws = serializers.IntegerField()
+    drawn_draws = serializers.IntegerField()
+    cs_low = serializers.FloatField(
+        allow_null=True, required=False, help_text="Confidence sequence (abcde-spec §9): valid at every look."
+    )
+    cs_high = serializers.FloatField(allow_null=True, required=False)
+    unsure_low = serializers.FloatField(
+        allow_null=True, required=False, help_text="The estimate had every unsure verdict gone one way (§12)."
+    )
+    unsure_high = serializers.FloatField(allow_null=True, required=False)
+
+
+class EstimateSnapshotSerializer(serializers.Serializer):
+    """An ``EstimateSnapshot``: the same keys as the JSON published on the live channel."""
+
+    id = serializers.IntegerField()
+    experiment = serializers.IntegerField(source="experiment_id")
+    created_at = serializers.DateTimeField()
+    scheme = serializers.CharField(source="estimates.scheme")
+    confidence = serializers.FloatField(source="estimates.confidence")
+    judgements = serializers.IntegerField()
+    judged_pairs = serializers.IntegerField()
+    exact = serializers.DictField(
+        source="estimates.exact", child=serializers.FloatField(allow_null=True), help_text="Exact impact metrics."
+    )
+    estimates = serializers.DictField(
+        source="estimates.estimates", child=EstimateSerializer(), help_text="Estimated metric by name."
+    )
+    agreement = serializers.SerializerMethodField(help_text="Rater agreement on replicated pairs (null before).")
+    new_pair_share = serializers.FloatField(
+        source="estimates.new_pair_share",
+        allow_null=True,
+        required=False,
+        help_text="Chance that another draw is a pair not drawn yet (Good–Turing), for the plan of more draws.",
+    )
+    sample_draws = serializers.IntegerField(
+        source="estimates.sample_draws", required=False, help_text="Draws of the sample, every batch."
+    )
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_agreement(self, snapshot) -> dict | None:
+        return snapshot.estimates.get("agreement")
+
+    def to_representation(self, instance):
+        """The metrics in report order (the database's JSON keeps no key order)."""
+        data = super().to_representation(instance)
+        order = {name: k for k, name in enumerate(metrics_for_scheme(data["scheme"]))}
+        data["estimates"] = dict(sorted(data["estimates"].items(), key=lambda item: order.get(item[0], len(order))))
+        return data
+
+
+class EstimateRowSerializer(EstimateSerializer):
+    metric = serializers.CharField()
+
+
+class JudgementExportSerializer(serializers.Serializer):
+    i = serializers.CharField()
+    j = serializers.CharField()
+    verdict = serializers.ChoiceField(choices=Judgement.Verdict.choices)
+    task = serializers.IntegerField()
+    rater = serializers.IntegerField()
+    comment = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class TargetSerializer(serializers.Serializer):
+    target_half_width = serializers.FloatField(
+        min_value=0.0, max_value=1.0, help_text="ΔPrecision interval half-width at which there is enough data."
+    )

@@ -1,0 +1,112 @@
+"""Experiments, their uploads, impact and sample."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from raterapp.models import Experiment, ImpactGroup
+from raterapp.services.preparation_control import preparation_stalled
+
+FILE_KINDS = ("items", "base", "exp", "weights", "catalogue", "gold")
+
+
+class ExperimentCreateSerializer(serializers.Serializer):
+    """The fields of ``experiment_create``; files are either ``items`` or ``base`` + ``exp``,
+    with an optional ``weights``, and always a ``catalogue``; ``kind=absolute`` takes ``base``
+    (and ``weights``) only; a ``gold`` clustering is optional. Only types are checked here:
+    the service checks values and file combinations (errors keyed by field, or ``files``)."""
+
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True)
+    kind = serializers.ChoiceField(choices=Experiment.Kind.choices, required=False)
+    items_location = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=1000,
+        help_text="Partitioned Parquet items (item_id, base_cluster, exp_cluster[, weight], attributes) under one "
+        "of the server's DATA_LOCATIONS, instead of an items upload; prepared on Dask.",
+    )
+    catalogue_location = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=1000,
+        help_text="With items_location: a Parquet catalogue under DATA_LOCATIONS instead of the catalogue upload; "
+        "only the sampled items' rows are read.",
+    )
+    question = serializers.CharField(required=False, max_length=500)
+    guidelines = serializers.CharField(required=False, allow_blank=True)
+    scheme = serializers.ChoiceField(choices=Experiment.Scheme.choices, required=False)
+    n_draws = serializers.IntegerField(required=False)
+    diff_share = serializers.FloatField(required=False)
+    replication = serializers.IntegerField(required=False)
+    seed = serializers.IntegerField(required=False)
+    confidence = serializers.FloatField(required=False)
+    items = serializers.FileField(required=False)
+    base = serializers.FileField(required=False)
+    exp = serializers.FileField(required=False)
+    weights = serializers.FileField(required=False)
+    catalogue = serializers.FileField(required=False)
+    gold = serializers.FileField(required=False, help_text="Optional gold clustering: item_id, cluster_id.")
+
+
+class ExperimentSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
+
+    class Meta:
+        model = Experiment
+        fields = (
+            "id", "name", "description", "kind", "engine", "items_location", "catalogue_location", "question",
+            "guidelines", "owner",
+            "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",
+            "status", "status_label", "progress", "error", "error_id", "error_step", "heartbeat_at",
+            "preparation_attempts", "items_count", "dropped_items", "created_at", "updated_at",
+            "archived_at",
+        )  # fmt: skip
+        read_only_fields = fields
+
+
+class JudgingProgressSerializer(serializers.Serializer):
+    tasks = serializers.IntegerField(help_text="Pairs to judge.")
+    verdicts = serializers.IntegerField(help_text="Verdicts received.")
+    wanted = serializers.IntegerField(help_text="Verdicts wanted (pairs × replication).")
+    done = serializers.BooleanField()
+
+
+class ExperimentDetailSerializer(ExperimentSerializer):
+    judging = JudgingProgressSerializer(read_only=True)
+    stalled = serializers.SerializerMethodField(
+        help_text="Preparing with no sign of life for PREPARATION_STALL_SECONDS: the owner may re-run it."
+    )
+
+    class Meta(ExperimentSerializer.Meta):
+        fields = (*ExperimentSerializer.Meta.fields, "judging", "stalled")
+        read_only_fields = fields
+
+    def get_stalled(self, experiment) -> bool:
+        return preparation_stalled(experiment=experiment)
+
+
+class ExperimentImpactSerializer(serializers.Serializer):
+    overall = serializers.JSONField(allow_null=True, help_text="metrics_core impact output for all items.")
+    dimensions = serializers.ListField(child=serializers.CharField(), help_text="Values of ?dimension= for groups.")
+
+
+class ImpactGroupSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ImpactGroup
+        fields = ("dimension", "label", "items", "affected_items", "weight", "metrics")
+
+
+class SampledPairSerializer(serializers.Serializer):
+    i = serializers.CharField(help_text="Item id of the vantage item.")
+    j = serializers.CharField(help_text="Item id of the partner.")
+    pair_class = serializers.CharField(help_text="self, split, merge or intersection.")
+    stratum = serializers.CharField(help_text="all, or diff/stable for the stratified scheme.")
+    draws = serializers.IntegerField()
+    scheme = serializers.CharField()
+    jaccard_contribution = serializers.FloatField(help_text="Share of JaccardDistance this row stands for.")
+    task = serializers.IntegerField(allow_null=True, help_text="The judging task; null for self pairs.")
+    verdicts = serializers.IntegerField(allow_null=True)
+    wanted = serializers.IntegerField(allow_null=True)
+    batch = serializers.IntegerField(help_text="The batch of draws that first drew the pair.")
