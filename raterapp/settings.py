@@ -16,6 +16,11 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from raterapp.conf.api_schema import *  # noqa: F403
+from raterapp.conf.celery_queues import *  # noqa: F403
+from raterapp.conf.django_apps import *  # noqa: F403
+from raterapp.conf.log import logging_config
+
 
 class _Env(environ.Env):
     """django-environ, reading ``NAME=`` (empty) as unset."""
@@ -71,50 +76,6 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
-INSTALLED_APPS = [
-    "django.contrib.admin",
-    "django.contrib.auth",
-    "django.contrib.contenttypes",
-    "django.contrib.sessions",
-    "django.contrib.messages",
-    "django.contrib.staticfiles",
-    "rest_framework",
-    "drf_spectacular",
-    "drf_spectacular_sidecar",
-    "csp",
-    "raterapp",
-]
-
-MIDDLEWARE = [
-    "raterapp.middleware.ServerTimingMiddleware",
-    "raterapp.middleware.MalformedRequestMiddleware",
-    "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-]
-
-ROOT_URLCONF = "raterapp.urls"
-WSGI_APPLICATION = "raterapp.wsgi.application"
-TEMPLATES = [
-    {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
-        "APP_DIRS": True,
-        "OPTIONS": {
-            "context_processors": [
-                "django.template.context_processors.request",
-                "django.contrib.auth.context_processors.auth",
-                "django.contrib.messages.context_processors.messages",
-            ]
-        },
-    }
-]
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'db.sqlite3'}")}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
@@ -155,30 +116,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
     for folder in ("broker", "broker-processed", "broker-control"):
         (DATA_DIR / folder).mkdir(exist_ok=True)
-# Two queues, so that an hour-long preparation never holds up the one-second refreshes of the
-# dashboards: docker-compose.yml runs one worker per queue; the demo and the end-to-end tests
-# run one worker that consumes both. A task not named here goes to "live".
-PREPARATION_TASKS = ["raterapp.experiment_prepare", "raterapp.sample_batch_draw"]
-LIVE_TASKS = [
-    "raterapp.estimates_refresh",
-    "raterapp.derived_refresh",
-    "raterapp.raters_auto_pause",
-    "raterapp.reconcile",
-    "raterapp.preparations_stalled_requeue",
-]
-CELERY_TASK_DEFAULT_QUEUE = "live"
-CELERY_TASK_ROUTES = {
-    **{name: {"queue": "preparation"} for name in PREPARATION_TASKS},
-    **{name: {"queue": "live"} for name in LIVE_TASKS},
-}
-CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
-# A task is acknowledged when it ends, and given back to the broker when its worker process dies
-# (killed for memory, say): it runs again rather than being lost. One message at a time per
-# process, so that an hour-long preparation holds no other task hostage in its prefetch.
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis hands an unacknowledged message to another worker after this many seconds: longer than the
 # longest task (the preparations' one-hour limit), or a running preparation would start twice. A
 # whole worker lost mid-task is re-queued sooner by the heartbeat reconciler (below).
@@ -196,16 +134,6 @@ PREPARATION_MAX_ATTEMPTS = env.int("PREPARATION_MAX_ATTEMPTS", default=3)
 # limit in the process, lifted afterwards): past it the experiment fails saying so, instead of the
 # kernel killing the worker. 0: no limit. The in-memory engine only (Dask's cluster manages its own).
 PREPARATION_MEMORY_LIMIT_MB = env.int("PREPARATION_MEMORY_LIMIT_MB", default=8192)
-CELERY_TASK_SERIALIZER = "json"
-CELERY_ACCEPT_CONTENT = ["json"]
-
-# The worker outlives a broker outage: it reconnects for as long as it takes, and a task running
-# when the connection went is cancelled (its message comes back: the tasks are idempotent) rather
-# than finishing where its acknowledgement can no longer be delivered.
-CELERY_BROKER_CONNECTION_RETRY = True
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # Celery beat (docker-compose.yml's "beat", the demo's supervisor): the reconciler dispatches
 # side effects the broker missed (raterapp/services/reconcile.py). A run not started within one
 # interval is dropped: the next one does the same work.
@@ -239,15 +167,7 @@ CACHES = {
     ),
 }
 
-AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
-]
 # raterapp/services/login_limits.py: wrong passwords before a username is locked out, and for how long.
-AUTHENTICATION_BACKENDS = [
-    "raterapp.services.login_limits.LockoutModelBackend",
-    "raterapp.admin_permissions.AdminRoleBackend",
-]
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
 LOGIN_URL = "login"
@@ -315,33 +235,8 @@ REST_FRAMEWORK = {
         "raterapp.api.renderers.BrowsableAPIRenderer",
     ],
 }
-SPECTACULAR_SETTINGS = {
-    "TITLE": "ABCDE rater API",
-    "DESCRIPTION": "Experiments, uploads, impact metrics, sampled pairs, judgements and estimates.",
-    "VERSION": "0.1.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    # Swagger UI and ReDoc from the drf-spectacular-sidecar package: /api/docs/ works offline.
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {
-        "PairReportReasonEnum": "raterapp.models.PairReport.Reason",
-        "QueueClosedReasonEnum": "raterapp.vocabulary.QueueClosedReason",
-    },
-}
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "json": {
-            "()": "logging.Formatter",
-            "fmt": '{"time": "%(asctime)s", "level": "%(levelname)s", "logger": "%(name)s", "message": %(message)r}',
-        }
-    },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-}
+LOGGING = logging_config(level=env.str("LOG_LEVEL", default="INFO"))
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
