@@ -101,8 +101,8 @@ def build(args) -> tuple[int, dict]:
     from django.utils import timezone
 
     from raterapp.models import Experiment, ImpactGroup, Item, Judgement, PairTask, SampledPair
+    from raterapp.population_files import POPULATION_COLUMNS, population_for_experiment, population_write
     from raterapp.services.impact_groups import impact_groups_build
-    from raterapp.services.population import POPULATION_COLUMNS, population_for_experiment, population_write
     from raterapp.services.sampled_rows import SampledRows, sampled_rows_save
 
     rng, seconds, started = np.random.default_rng(1), {}, time.perf_counter()
@@ -208,7 +208,7 @@ def measure(experiment_id: int, repeat: int, profile: bool) -> dict:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from raterapp.services import population
+    from raterapp import population_files as population
     from raterapp.services.derived import derived_refresh
     from raterapp.services.estimates import estimates_refresh
 

@@ -24,13 +24,51 @@ from .models import (
     SampledPair,
 )
 
+SERVICE_OWNED_FIELDS = (
+    "kind",
+    "scheme",
+    "n_draws",
+    "diff_share",
+    "replication",
+    "seed",
+    "confidence",
+    "gold_rate",
+    "target_half_width",
+    "decision_metric",
+    "equivalence_margin",
+    "open_to_all_raters",
+    "sample_version",
+    "archived_at",
+    "engine",
+    "items_location",
+    "catalogue_location",
+    "gold",
+    "error_id",
+    "error_step",
+    "heartbeat_at",
+    "preparation_attempts",
+)
+
 
 @admin.register(Experiment)
 class ExperimentAdmin(admin.ModelAdmin):
     list_display = ("name", "owner", "scheme", "status", "items_count", "gold_rate", "created_at")
     list_filter = ("status", "scheme")
     search_fields = ("name", "description")
-    readonly_fields = ("status", "progress", "error", "items_count", "dropped_items", "impact", "population_file")
+    # What the services own is read-only here: their changes write the audit log and keep the
+    # tasks in step (replication and PairTask.wanted through budget_update, the target and
+    # decision through the dashboard, raters through experiment_raters_set, the sample's
+    # parameters never change after creation).
+    readonly_fields = (
+        "status",
+        "progress",
+        "error",
+        "items_count",
+        "dropped_items",
+        "impact",
+        "population_file",
+        *SERVICE_OWNED_FIELDS,
+    )
     filter_horizontal = ("shared_with", "assigned_raters")
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):

@@ -1,7 +1,7 @@
 """The cache of the web and the worker: Django's Redis cache, failing soft.
 
-What the ``default`` cache holds can be lost: API throttle counts, sign-in failure counts, slices
-computed on request. While Redis is away, a read misses and a write is dropped (with a warning),
+What the ``default`` cache holds can be lost: API throttle counts, sign-in failure counts. While
+Redis is away, a read misses and a write is dropped (with a warning),
 so pages and the API go on (throttles and the sign-in lockout are not enforced meanwhile) instead
 of answering 500. The debounce keys of background work use the strict ``debounce`` cache
 (settings.CACHES): the transactional outbox must see that scheduling failed, to try again later.

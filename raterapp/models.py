@@ -474,6 +474,11 @@ class EstimateSnapshot(models.Model):
     judgements = models.PositiveIntegerField()
     judged_pairs = models.PositiveIntegerField()
     estimates = models.JSONField(help_text="metrics_core QualityEstimates.as_dict().")
+    slices = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Quality estimates per slice value; null on snapshots from before they were stored.",
+    )
 
     class Meta:
         ordering = ["experiment", "-created_at"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.signals import user_logged_in, user_login_failed
-from django.db.models.signals import post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
@@ -30,17 +29,3 @@ def login_failures_reset(sender, request, user, **kwargs) -> None:
     from raterapp.services.login_limits import login_failures_clear
 
     login_failures_clear(username=user.get_username())
-
-
-@receiver(post_save, sender="raterapp.Experiment", dispatch_uid="raterapp-experiment-budget")
-def experiment_budget_create(sender, instance, created, raw=False, **kwargs) -> None:
-    """Every experiment has a budget row, allowing ``NEW_EXPERIMENT_BUDGET`` verdicts until an
-    admin changes it, so spending is one conditional update on an existing row."""
-    if created and not raw:
-        from django.conf import settings
-
-        from raterapp.models import ExperimentBudget
-
-        ExperimentBudget.objects.get_or_create(
-            experiment=instance, defaults={"max_verdicts": settings.NEW_EXPERIMENT_BUDGET}
-        )

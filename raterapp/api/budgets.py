@@ -16,8 +16,8 @@ from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer
 from raterapp.models import BudgetChange, BudgetPool
-from raterapp.selectors.budgets import budget_changes_list, budget_summary_get, pool_summary_get
-from raterapp.services.budgets import budget_for, budget_update, pool_create, pool_update
+from raterapp.selectors.budgets import budget_changes_list, budget_get, budget_summary_get, pool_summary_get
+from raterapp.services.budgets import budget_update, pool_create, pool_update
 
 from .common import IsAdmin, IsEngineerOrAdmin
 from .serializers.budgets import (
@@ -51,7 +51,7 @@ class ExperimentBudgetApi(APIView):
     @extend_schema(responses={200: BudgetSerializer, 404: NOT_FOUND})
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
-        return Response(BudgetSerializer(budget_summary_get(budget=budget_for(experiment))).data)
+        return Response(BudgetSerializer(budget_summary_get(budget=budget_get(experiment=experiment))).data)
 
     @extend_schema(request=BudgetUpdateSerializer, responses={200: BudgetSerializer, 403: ADMINS_ONLY, 404: NOT_FOUND})
     def patch(self, request, experiment_id: int):
@@ -60,7 +60,7 @@ class ExperimentBudgetApi(APIView):
         data.is_valid(raise_exception=True)
         changes, reason = _changes_from(data.validated_data)
         budget = budget_update(
-            budget=budget_for(experiment), actor=request.user, changes=changes, reason=reason, via=VIA
+            budget=budget_get(experiment=experiment), actor=request.user, changes=changes, reason=reason, via=VIA
         )
         return Response(BudgetSerializer(budget_summary_get(budget=budget)).data)
 

@@ -28,9 +28,9 @@ from raterapp.models import SampledPair
 from raterapp.selectors.explorer import (
     EXPLORER_PAIR_FIELDS,
     explorer_clusters_list,
-    explorer_pair_get,
     explorer_pairs_list,
 )
+from raterapp.selectors.explorer_pair import explorer_pair_get
 
 from .common import ExportApi, IsEngineerOrAdmin
 from .explorer_serializers import (

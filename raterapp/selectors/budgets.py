@@ -13,6 +13,11 @@ from raterapp.models import BudgetChange, BudgetLedgerEntry, BudgetPool, Experim
 from raterapp.selectors.experiments import estimate_snapshot_latest
 
 
+def budget_get(*, experiment: Experiment) -> ExperimentBudget:
+    """The experiment's budget row (``budget_create`` made it with the experiment)."""
+    return ExperimentBudget.objects.get(experiment=experiment)
+
+
 def budget_summary_get(*, budget: ExperimentBudget) -> dict:
     """An experiment's budget: limit, cost, spent, left, pause, its pool, and the plan."""
     experiment = budget.experiment

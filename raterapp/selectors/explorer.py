@@ -5,8 +5,8 @@ Three reads, for experiments that passed ``access_experiment_for_engineer``:
 - ``explorer_pairs_list``: the sampled pairs with titles, each row's contribution to
   JaccardDistance (JDD §4.5, ``metrics_core.jaccard_contributions`` over the whole sample),
   verdict counts and a verdict summary, filtered and ordered;
-- ``explorer_pair_get``: one pair with both items' cards, each item's Base and Exp cluster
-  (size, weight, first members) and the pair's verdicts;
+- ``explorer_pair_get`` (``selectors/explorer_pair.py``): one pair with both items' cards,
+  each item's Base and Exp cluster (size, weight, first members) and the pair's verdicts;
 - ``explorer_clusters_list``: the Base or Exp clusters that carry most of the overall
   JaccardDistance, from the stored ``ImpactGroup`` rows (``metrics_core.group_contribution``).
 
@@ -23,13 +23,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow.parquet as pq
 from django.db.models import Count, Q, QuerySet
 
-from metrics_core import Population, group_contribution
-from raterapp.models import Experiment, ImpactGroup, Item, Judgement, SampledPair, Verdict, sampled_q
+from metrics_core import group_contribution
+from raterapp.models import Experiment, ImpactGroup, Judgement, SampledPair, Verdict, sampled_q
+from raterapp.population_files import population_attribute_names
 from raterapp.selectors.samples import sample_contributions_get
-from raterapp.services.population import POPULATION_COLUMNS, _path_of, population_for_experiment
 
 VERDICTS = tuple(Verdict.values)  # equivalent, not_equivalent, unsure
 SELF = "self"
@@ -81,85 +80,13 @@ def explorer_pairs_list(
     if ordering not in ORDERINGS:
         raise ValueError(f"ordering must be one of {', '.join(ORDERINGS)}; got {ordering!r}")
     pairs = _filtered(SampledPair.objects.filter(experiment=experiment), filters)
-    rows = _rows(experiment, pairs, attribute=filters.attribute)
+    rows = explorer_rows(experiment, pairs, attribute=filters.attribute)
     if filters.attribute is not None:
         wanted = filters.value or ""
         rows = [row for row in rows if row.pop("_attribute") == wanted]
     if filters.verdict:
         rows = [row for row in rows if row["verdict"] == filters.verdict]
     return sorted(rows, key=_ORDER_KEYS[ordering])
-
-
-def explorer_pair_get(*, experiment: Experiment, pair: SampledPair) -> dict:
-    """One sampled pair: its list row, both items with their Base and Exp clusters, its verdicts."""
-    (row,) = _rows(experiment, SampledPair.objects.filter(pk=pair.pk), task_ids=[pair.task_id])
-    items = [pair.vantage, pair.partner]
-    if experiment.engine == Experiment.Engine.DASK:
-        return {
-            "pair": row,
-            "items": _items_shown(items, _sampled_clusters(experiment, items)),
-            "verdicts": _verdicts_of(pair),
-        }
-    ids, population = population_for_experiment(experiment)
-    shown = {
-        (item.position, side): _members_shown(population, item.position, side)
-        for item in items
-        for side in CLUSTER_SIDES
-    }
-    member_ids = {str(ids[p]) for positions in shown.values() for p in positions.tolist()}
-    titles = dict(Item.objects.filter(experiment=experiment, item_id__in=member_ids).values_list("item_id", "title"))
-    clusters = {
-        (item.position, side): _cluster(ids, population, titles, item.position, shown[item.position, side], side)
-        for item in items
-        for side in CLUSTER_SIDES
-    }
-    return {"pair": row, "items": _items_shown(items, clusters), "verdicts": _verdicts_of(pair)}
-
-
-def _items_shown(items: list[Item], clusters: dict) -> list[dict]:
-    return [
-        {
-            "role": role,
-            "item_id": item.item_id,
-            "title": item.title,
-            "description": item.description,
-            "image_url": item.image_url,
-            "url": item.url,
-            "attributes": item.attributes if isinstance(item.attributes, dict) else {},
-            "weight": item.weight,
-            **{f"{side}_cluster": clusters[item.position, side] for side in CLUSTER_SIDES},
-        }
-        for role, item in zip(("vantage", "partner"), items, strict=True)
-    ]
-
-
-def _sampled_clusters(experiment: Experiment, items: list[Item]) -> dict:
-    """Dask engine: the items' clusters as far as the sample shows them (the population stays on
-    the cluster). Size and weight come from the stored impact rows when the cluster is among them."""
-    clusters = {}
-    for item in items:
-        for side in CLUSTER_SIDES:
-            label = item.base_cluster if side == "base" else item.exp_cluster
-            other = "exp_cluster" if side == "base" else "base_cluster"
-            members = list(
-                Item.objects.filter(experiment=experiment, **{f"{side}_cluster": label})
-                .order_by("position")
-                .values_list("position", "item_id", "title", other)[: MEMBERS_SHOWN * 4]
-            )
-            members.sort(key=lambda m: m[0] != item.position)  # the item first
-            group = ImpactGroup.objects.filter(experiment=experiment, dimension=side, label=label).first()
-            clusters[item.position, side] = {
-                "side": side,
-                "label": label,
-                "items": group.items if group else None,
-                "weight": group.weight if group else None,
-                "complete": False,
-                "members": [
-                    {"item_id": member_id, "title": title, "shared": value == getattr(item, other)}
-                    for _, member_id, title, value in members[:MEMBERS_SHOWN]
-                ],
-            }
-    return clusters
 
 
 def explorer_clusters_list(*, experiment: Experiment, side: str, limit: int = 10) -> dict:
@@ -211,8 +138,7 @@ def explorer_slices_list(*, experiment: Experiment, values_per_slice: int = 200)
     """
     slices: dict[str, list[str]] = {}
     if experiment.population_file:
-        names = pq.read_schema(_path_of(experiment)).names
-        slices = {name: [] for name in names if name not in POPULATION_COLUMNS}
+        slices = {name: [] for name in population_attribute_names(experiment)}
     rows = (
         ImpactGroup.objects.filter(experiment=experiment)
         .exclude(dimension__in=CLUSTER_SIDES)
@@ -249,7 +175,7 @@ def _filtered(pairs: QuerySet[SampledPair], filters: PairFilters) -> QuerySet[Sa
     return pairs
 
 
-def _rows(
+def explorer_rows(
     experiment: Experiment, pairs: QuerySet[SampledPair], *, attribute: str | None = None, task_ids=None
 ) -> list[dict]:
     fields = [
@@ -341,67 +267,6 @@ _ORDER_KEYS = {
 
 def _number(value) -> float:
     return float(value) if isinstance(value, (int, float)) else float("nan")
-
-
-# ---------------------------------------------------------------------------- one pair
-
-
-def _codes(population: Population, side: str) -> tuple[np.ndarray, np.ndarray]:
-    """Each item's cluster code on ``side``, and on the other side."""
-    return (population.base, population.exp) if side == "base" else (population.exp, population.base)
-
-
-def _members_shown(population: Population, position: int, side: str) -> np.ndarray:
-    """Positions of the first members of the item's cluster on ``side``, the item first, then
-    the others in population order."""
-    codes, _ = _codes(population, side)
-    members = np.flatnonzero(codes == codes[position])
-    return np.concatenate([[position], members[members != position][: MEMBERS_SHOWN - 1]]).astype(np.int64)
-
-
-def _cluster(
-    ids: np.ndarray, population: Population, titles: dict[str, str], position: int, shown: np.ndarray, side: str
-) -> dict:
-    """The item's cluster on ``side``: label, size, weight and the ``shown`` members, each with
-    its title (when it has an Item row) and ``shared``: whether it is in the item's cluster of
-    the other side too.
-
-    Read from the experiment's population (the Parquet file, loaded once and cached for the
-    contributions), so it covers every item, not only the sampled ones.
-    """
-    codes, other = _codes(population, side)
-    labels, sizes, weights = (
-        (population.base_labels, population.base_size, population.base_weight)
-        if side == "base"
-        else (population.exp_labels, population.exp_size, population.exp_weight)
-    )
-    code = codes[position]
-    shared = other[shown] == other[position]
-    return {
-        "side": side,
-        "label": str(labels[code]),
-        "items": int(sizes[code]),
-        "weight": float(weights[code]),
-        "complete": True,
-        "members": [
-            {"item_id": str(ids[p]), "title": titles.get(str(ids[p])), "shared": bool(s)}
-            for p, s in zip(shown.tolist(), shared.tolist(), strict=True)
-        ],
-    }
-
-
-def _verdicts_of(pair: SampledPair) -> list[dict]:
-    if pair.task_id is None:
-        return []
-    rows = (
-        Judgement.objects.filter(task_id=pair.task_id)
-        .order_by("created_at", "pk")
-        .values("verdict", "rater__username", "comment", "created_at")
-    )
-    return [
-        {"verdict": r["verdict"], "rater": r["rater__username"], "comment": r["comment"], "created_at": r["created_at"]}
-        for r in rows
-    ]
 
 
 def explorer_page_get(*, experiment: Experiment) -> dict:

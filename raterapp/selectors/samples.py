@@ -23,7 +23,7 @@ from metrics_core import (
     verdicts_from_judgements,
 )
 from raterapp.models import Experiment, Item, Judgement, PairTask, SampledPair, sampled_q
-from raterapp.services.population import population_for_experiment
+from raterapp.population_files import BoundedCache, population_for_experiment
 
 PAIR_FIELDS = (
     "i",
@@ -81,7 +81,7 @@ class _FixedSample:
     task_a: np.ndarray
     task_b: np.ndarray
     context: SampleContext | None = None  # Dask engine: what the estimators need of the population
-    # Computed on first use. No reference to the population: it is the cache's weak key.
+    # Computed on first use. No reference to the population: the cache refers to it weakly.
     derived: dict = field(default_factory=dict, compare=False)
 
     def contributions(self, population: Population | None) -> np.ndarray:
@@ -91,11 +91,11 @@ class _FixedSample:
         return self.derived["contributions"]
 
 
-# Per population object (itself cached per population file version), per experiment and sample version.
-_FIXED: weakref.WeakKeyDictionary[Population, dict[tuple[int, int], _FixedSample]] = weakref.WeakKeyDictionary()
-# Experiments prepared on Dask, by creation time then id (their sample never changes once they
-# are rated; the time guards against an id used again, as SQLite may after a rollback).
-_FIXED_DASK: dict[str, dict[tuple[int, int], _FixedSample]] = {}
+# Per experiment and sample version, tagged with the population object it was read against
+# (itself cached per population file version) and, for Dask, the creation time (SQLite may reuse
+# an id after a rollback). Bounded: a process serves a few experiments at a time.
+SAMPLE_CACHE_SIZE = 8
+_FIXED: BoundedCache[tuple[int, int], tuple[object, _FixedSample]] = BoundedCache(SAMPLE_CACHE_SIZE)
 
 
 def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
@@ -113,7 +113,7 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     verdict = np.array([row[1] for row in rows], dtype=object)
     index = np.searchsorted(fixed.task_ids, task)
     if len(task) and (index.max() >= len(fixed.task_ids) or (fixed.task_ids[index] != task).any()):
-        _cache_of(experiment, population).pop(_cache_key(experiment), None)  # tasks changed: read again
+        _FIXED.pop(_cache_key(experiment))  # tasks changed: read again
         fixed = _fixed_sample(experiment, population)
         index = np.searchsorted(fixed.task_ids, task)
     i, j = fixed.task_a[index], fixed.task_b[index]
@@ -136,17 +136,26 @@ def _population_of(experiment: Experiment) -> Population | None:
     return population_for_experiment(experiment)[1]
 
 
-def _cache_of(experiment: Experiment, population: Population | None) -> dict[tuple[int, int], _FixedSample]:
-    if population is None:
-        return _FIXED_DASK.setdefault(experiment.created_at.isoformat(), {})
-    return _FIXED.setdefault(population, {})
+def _source_tag(experiment: Experiment, population: Population | None):
+    """What a cached sample was read against: a weak reference to the population object (never
+    keeping a population alive), or for Dask the experiment's creation time."""
+    return experiment.created_at.isoformat() if population is None else weakref.ref(population)
+
+
+def _cached_sample(experiment: Experiment, population: Population | None) -> _FixedSample | None:
+    entry = _FIXED.get(_cache_key(experiment))
+    if entry is None:
+        return None
+    tag, fixed = entry
+    current = _source_tag(experiment, population)
+    same = tag() is population if isinstance(tag, weakref.ref) and population is not None else tag == current
+    return fixed if same else None
 
 
 def _fixed_sample(experiment: Experiment, population: Population | None) -> _FixedSample:
-    cached = _cache_of(experiment, population)
-    key = _cache_key(experiment)
-    if key in cached:
-        return cached[key]
+    cached = _cached_sample(experiment, population)
+    if cached is not None:
+        return cached
     position_of = _item_positions(experiment)
     tasks = PairTask.objects.sampled().filter(experiment=experiment).order_by("pk")
     task_ids, a, b = (np.asarray(c, dtype=np.int64) for c in _columns(tasks.values_list("pk", "item_a", "item_b"), 3))
@@ -156,9 +165,9 @@ def _fixed_sample(experiment: Experiment, population: Population | None) -> _Fix
         (pair_ids, sample), context = _sample_read(experiment, population, position_of), None
     fixed = _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b), context)
     if experiment.status in (Experiment.Status.RATING, Experiment.Status.DONE):  # sampling is over
-        for stale in [k for k in cached if k[0] == experiment.pk]:
-            del cached[stale]
-        cached[key] = fixed
+        for stale in [k for k in _FIXED.keys() if k[0] == experiment.pk]:
+            _FIXED.pop(stale)
+        _FIXED.put(_cache_key(experiment), (_source_tag(experiment, population), fixed))
     return fixed
 
 

@@ -1,29 +1,18 @@
 """Slices of an experiment by an item attribute: each value's exact impact and quality estimates.
 
-The impact of every value was stored at preparation (``ImpactGroup``). Quality estimates need
-the verdicts, so they are computed on request for the heaviest values and cached per
-estimate snapshot: the table changes only when a new snapshot does.
+The impact of every value was stored at preparation (``ImpactGroup``). Quality estimates of
+the heaviest values are computed by the worker with each estimate snapshot and stored on it
+(``services/slice_estimates.py``); a snapshot from before that has none, and shows the
+slices' estimates as pending until the next snapshot.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-import pyarrow.compute as pc
-from django.core.cache import cache
-
-from metrics_core import estimate_quality_by_slice
 from raterapp.models import Experiment, ImpactGroup
-from raterapp.selectors.dashboard import metric_readings
 from raterapp.selectors.experiments import estimate_snapshot_latest
-from raterapp.selectors.samples import judged_sample_get
-from raterapp.services.population import population_attributes
 
 CLUSTER_DIMENSIONS = ("base", "exp")
-# Each slice's estimates pass over the sample once; beyond this many values a table is
-# not read anyway, and the lighter slices have too few draws for a useful interval.
-MAX_ESTIMATED_SLICES = 30
-CACHE_SECONDS = 3600
+PENDING_NOTE = "Quality estimates per value come with the next estimate snapshot."
 
 
 class UnknownAttribute(LookupError):
@@ -43,7 +32,7 @@ def slice_attributes_list(*, experiment: Experiment) -> list[str]:
 
 def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
     """Every value of ``attribute``, heaviest first, with its impact metrics and (for the
-    ``MAX_ESTIMATED_SLICES`` heaviest) its quality estimates: the slice's own metric and its
+    heaviest, as the snapshot stores them) its quality estimates: the slice's own metric and its
     contribution to the overall metric, each with its interval and reading."""
     if attribute in CLUSTER_DIMENSIONS:
         raise UnknownAttribute(attribute)
@@ -51,16 +40,9 @@ def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
     if not groups:
         raise UnknownAttribute(attribute)
     snapshot = estimate_snapshot_latest(experiment=experiment)
-    estimated = [group.label for group in groups[:MAX_ESTIMATED_SLICES]]
-    quality = {}
-    # Slice estimates need every item's attribute and the slice's exact totals: the population.
     in_memory = experiment.engine != Experiment.Engine.DASK
-    if snapshot is not None and in_memory:
-        key = f"slices:{experiment.pk}:{snapshot.pk}:{attribute}"
-        quality = cache.get(key)
-        if quality is None:
-            quality = _slice_quality(experiment, attribute, estimated)
-            cache.set(key, quality, CACHE_SECONDS)
+    stored = snapshot.slices if snapshot is not None else None
+    quality = (stored or {}).get(attribute, {})
     total_weight = (experiment.impact or {}).get("total_weight") or 0.0
     rows = [
         {
@@ -79,28 +61,14 @@ def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
         "snapshot": snapshot.pk if snapshot is not None else None,
         "scheme": experiment.scheme,
         "confidence": experiment.confidence,
-        "estimated_values": len(estimated) if snapshot is not None and in_memory else 0,
-        "note": None
-        if in_memory
-        else "Prepared on Dask: exact impact per value; quality estimates per slice need the in-memory engine.",
+        "estimated_values": len(quality),
+        "note": _note(in_memory=in_memory, pending=snapshot is not None and stored is None),
         "values": len(groups),
         "rows": rows,
     }
 
 
-def _slice_quality(experiment: Experiment, attribute: str, labels: list[str]) -> dict[str, dict]:
-    judged = judged_sample_get(experiment=experiment)
-    values = pc.fill_null(population_attributes(experiment)[attribute], "").to_numpy(zero_copy_only=False)
-    codes = pd.Categorical(values, categories=labels).codes.astype(np.int64)
-    by_slice = estimate_quality_by_slice(
-        judged.population,
-        judged.sample,
-        judged.verdicts,
-        slice_of_item=codes,
-        labels=labels,
-        confidence=experiment.confidence,
-    )
-    return {
-        row.label: {"metric": metric_readings(row.metric), "contribution": metric_readings(row.contribution)}
-        for row in by_slice
-    }
+def _note(*, in_memory: bool, pending: bool) -> str | None:
+    if not in_memory:
+        return "Prepared on Dask: exact impact per value; quality estimates per slice need the in-memory engine."
+    return PENDING_NOTE if pending else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
@@ -30,7 +31,7 @@ from raterapp.services.judging.progress import experiment_progress_recount
 
 from .judging.spending import BudgetSpent
 
-__all__ = ["BudgetSpent", "budget_for", "budget_update", "pool_create", "pool_update"]
+__all__ = ["BudgetSpent", "budget_create", "budget_update", "pool_create", "pool_update"]
 
 BUDGET_FIELDS = ("max_verdicts", "cost_per_verdict", "paused", "pool", "replication")
 MAX_REPLICATION = 20
@@ -38,10 +39,11 @@ POOL_FIELDS = ("name", "max_verdicts", "paused")
 ADMINS_ONLY = "Only admins change budgets."
 
 
-def budget_for(experiment: Experiment) -> ExperimentBudget:
-    """The experiment's budget (created unlimited on first use)."""
-    budget, _ = ExperimentBudget.objects.get_or_create(experiment=experiment)
-    return budget
+def budget_create(*, experiment: Experiment) -> ExperimentBudget:
+    """The new experiment's budget row, allowing ``NEW_EXPERIMENT_BUDGET`` verdicts until an admin
+    changes it, so spending is one conditional update on an existing row. Created once, with
+    the experiment (``experiment_create``); reads never create it."""
+    return ExperimentBudget.objects.create(experiment=experiment, max_verdicts=settings.NEW_EXPERIMENT_BUDGET)
 
 
 # ---- changes, with the audit log ------------------------------------------------------

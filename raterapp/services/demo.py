@@ -199,12 +199,13 @@ def demo_experiment_ensure(
 
 def _demo_experiment_open(experiment, *, admin) -> None:
     from raterapp.models import BudgetChange
-    from raterapp.services.budgets import budget_for, budget_update
+    from raterapp.selectors.budgets import budget_get
+    from raterapp.services.budgets import budget_update
     from raterapp.services.raters import experiment_raters_set
 
     experiment_raters_set(actor=admin, experiment=experiment, rater_ids=[], open_to_all=True)
     budget_update(
-        budget=budget_for(experiment),
+        budget=budget_get(experiment=experiment),
         actor=admin,
         changes={"max_verdicts": None},
         reason="The demo: every rater, no limit.",

@@ -18,10 +18,11 @@ from metrics_core import agreement_summary, estimate_quality, impact_metrics
 from metrics_core.growth import new_pair_share
 from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
-from raterapp.selectors.samples import judged_sample_get
+from raterapp.selectors.samples import JudgedSample, judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.outbox import outbox_add
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
+from raterapp.services.slice_estimates import slice_estimates_compute
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ def estimates_refresh_schedule(*, experiment_id: int) -> bool:
 def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     """Estimate every metric of the experiment's scheme from all verdicts; store and publish a snapshot.
 
+    The quality estimates per slice are stored with it (``EstimateSnapshot.slices``).
     The snapshot's JSON is ``QualityEstimates.as_dict()`` plus ``exact`` (the impact
     metrics), ``judgements`` (verdicts), ``judged_pairs`` (distinct pairs with at least
     one verdict, unsure included) and ``agreement`` (among the raters of replicated
@@ -46,13 +48,16 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     """
     task_pending_clear(_pending_key(experiment_id))
     experiment = Experiment.objects.get(pk=experiment_id)
-    payload = estimates_compute(experiment=experiment)
+    judged = judged_sample_get(experiment=experiment)
+    payload = estimates_compute(experiment=experiment, judged=judged)
+    slices = slice_estimates_compute(experiment=experiment, judged=judged)
     with transaction.atomic():
         snapshot = EstimateSnapshot.objects.create(
             experiment=experiment,
             judgements=payload["judgements"],
             judged_pairs=payload["judged_pairs"],
             estimates=payload,
+            slices=slices,
         )
         outbox_add(kind=OutboxMessage.Kind.DERIVED_REFRESH, target_id=experiment_id)
 
@@ -64,9 +69,9 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     return snapshot
 
 
-def estimates_compute(*, experiment: Experiment) -> dict:
-    """The JSON of a snapshot of the experiment from every verdict now, without storing it."""
-    judged = judged_sample_get(experiment=experiment)
+def estimates_compute(*, experiment: Experiment, judged: JudgedSample | None = None) -> dict:
+    """The JSON of a snapshot of the experiment from every verdict now (or from ``judged``), without storing it."""
+    judged = judged_sample_get(experiment=experiment) if judged is None else judged
     verdicts = judged.verdicts
     # The sequences are tuned to the draws planned when the experiment was created (spec §9),
     # whatever batches were added since.

@@ -17,7 +17,7 @@ from django.db import transaction
 
 from metrics_core.io import InputError, format_of
 from raterapp.models import Experiment, OutboxMessage, UploadedFile
-from raterapp.services.budgets import MAX_REPLICATION
+from raterapp.services.budgets import MAX_REPLICATION, budget_create
 from raterapp.services.outbox import outbox_add
 from raterapp.services.upload_limits import upload_limit_problems
 
@@ -114,6 +114,7 @@ def experiment_create(
     try:
         with transaction.atomic():
             experiment.save()
+            budget_create(experiment=experiment)
             for kind, upload in files.items():
                 _upload_save(experiment=experiment, kind=kind, upload=upload, stored=stored)
             outbox_add(kind=OutboxMessage.Kind.EXPERIMENT_PREPARE, target_id=experiment.pk)

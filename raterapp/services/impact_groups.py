@@ -19,7 +19,7 @@ from metrics_core import (
 )
 from metrics_core.results import json_number
 from raterapp.models import Experiment, ImpactGroup
-from raterapp.services.population import population_attributes, population_for_experiment
+from raterapp.population_files import population_attributes, population_for_experiment
 
 # A population of millions has hundreds of thousands of clusters, far more than anyone
 # browses: only the clusters that carry most of the change (largest JaccardDistance x

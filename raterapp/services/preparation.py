@@ -42,6 +42,7 @@ from metrics_core.io import (
     read_items,
 )
 from raterapp.models import Experiment, ExperimentProgress, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
+from raterapp.population_files import population_delete, population_write
 from raterapp.services.catalogue import (
     Catalogue,
     catalogue_attributes_for,
@@ -50,7 +51,6 @@ from raterapp.services.catalogue import (
 )
 from raterapp.services.gold_clustering import gold_measure
 from raterapp.services.impact_groups import impact_groups_build
-from raterapp.services.population import population_delete, population_write
 from raterapp.services.preparation_guard import memory_capped, preparation_heartbeat
 from raterapp.services.sampled_rows import sampled_rows_build, sampled_rows_save
 from raterapp.services.uploads import LocalUpload, upload_message_for_user, uploads_local_open

@@ -23,8 +23,8 @@ from django.utils import timezone
 
 from raterapp.exceptions import StateConflict
 from raterapp.models import Experiment, OutboxMessage
+from raterapp.population_files import population_delete
 from raterapp.services.outbox import outbox_add
-from raterapp.services.population import population_delete
 from raterapp.services.preparation import preparation_fail_interrupted, preparation_rows_delete
 
 logger = logging.getLogger(__name__)

@@ -30,10 +30,10 @@ from django.utils import timezone
 from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
 from metrics_core.io import InputError
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
+from raterapp.population_files import population_for_experiment
 from raterapp.services.catalogue import catalogue_read
 from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
-from raterapp.services.population import population_for_experiment
 from raterapp.services.sampled_rows import sampled_item_rows, sampled_items_at
 from raterapp.services.uploads import upload_message_for_user, uploads_local_open
 

@@ -17,9 +17,9 @@ from django.utils import timezone
 
 from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
 from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
+from raterapp.population_files import population_attributes, population_for_experiment
 from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
 from raterapp.services.judging.progress import experiment_progress_recount
-from raterapp.services.population import population_attributes, population_for_experiment
 
 SELF = PAIR_CLASSES.index("self")
 

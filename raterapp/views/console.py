@@ -28,6 +28,7 @@ from raterapp.forms import (
     ReportResolveForm,
 )
 from raterapp.models import BudgetChange, BudgetPool, PairReport, PairTask
+from raterapp.selectors.budgets import budget_get
 from raterapp.selectors.console import (
     budget_changes_recent,
     console_actions_recent,
@@ -37,7 +38,7 @@ from raterapp.selectors.console import (
     raters_list,
 )
 from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list, pair_reports_inbox
-from raterapp.services.budgets import budget_for, budget_update, pool_create
+from raterapp.services.budgets import budget_update, pool_create
 from raterapp.services.gold import (
     experiment_gold_rate_set,
     gold_answer_set,
@@ -305,7 +306,7 @@ class PoolsPageView(ConsolePageMixin, View):
                 experiment = access_experiment_for_engineer(request.user, form.cleaned_data["experiment"])
                 try:
                     budget_update(
-                        budget=budget_for(experiment),
+                        budget=budget_get(experiment=experiment),
                         actor=request.user,
                         changes={"pool": pool},
                         reason=form.cleaned_data["reason"],
@@ -319,7 +320,7 @@ class PoolsPageView(ConsolePageMixin, View):
             return self.refused(request, form, failed_pool=pool.pk, attach_form=form)
         if action == "detach":
             experiment = access_experiment_for_engineer(request.user, request.POST.get("experiment"))
-            budget = budget_for(experiment)
+            budget = budget_get(experiment=experiment)
             if budget.pool_id != pool.pk:
                 raise Http404("The experiment is not in this pool.")
             reason = f"Detached from {pool.name} on the pools page."

@@ -18,10 +18,10 @@ from raterapp.access import ADMIN, access_experiment_for_engineer, access_experi
 from raterapp.exceptions import StateConflict
 from raterapp.forms import BudgetForm, ExperimentCreateForm
 from raterapp.models import BudgetChange, Experiment
-from raterapp.selectors.budgets import budget_changes_list, budget_summary_get
+from raterapp.selectors.budgets import budget_changes_list, budget_get, budget_summary_get
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
-from raterapp.services.budgets import budget_for, budget_update
+from raterapp.services.budgets import budget_update
 from raterapp.services.experiment_control import (
     ARCHIVABLE,
     deciding_metrics_for,
@@ -159,7 +159,7 @@ class ExperimentPageView(EngineerPageMixin, View):
         errors=(),
     ):
         steps = preparation_steps(experiment)
-        budget = budget_for(experiment)
+        budget = budget_get(experiment=experiment)
         dashboard = experiment_dashboard_get(experiment=experiment)
         context = self.page_context(
             experiment=experiment,
@@ -208,7 +208,7 @@ class ExperimentBudgetPageView(ExperimentPageView):
             changes = {name: form.cleaned_data[name] for name in fields}
             try:
                 budget_update(
-                    budget=budget_for(experiment),
+                    budget=budget_get(experiment=experiment),
                     actor=request.user,
                     changes=changes,
                     reason=form.cleaned_data["reason"],

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from raterapp.models import Experiment, Judgement, UploadedFile
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
-from tests.raterapp.factories import UserFactory
+from tests.raterapp.factories import ExperimentFactory, UserFactory
 
 from .conftest import record_problems, serve_portraits, settle, sign_in
 
@@ -127,7 +127,7 @@ def test_an_experiment_is_archived_and_unarchived_and_tables_scroll_in_their_car
         task = assignment_next(experiment=experiment, rater=rater)
         judgement_submit(task=task, rater=rater, verdict=verdict, client_id=uuid.uuid4())
     estimates_refresh(experiment_id=experiment.pk)
-    other = Experiment.objects.create(name="Still running", owner=owner, status=Experiment.Status.RATING)
+    other = ExperimentFactory(name="Still running", owner=owner, status=Experiment.Status.RATING)
 
     context = browser.new_context(viewport=LAPTOP)
     serve_portraits(context)

@@ -24,7 +24,16 @@ class UserFactory(factory.django.DjangoModelFactory):
 class ExperimentFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Experiment
+        skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"experiment {n}")
     owner = factory.SubFactory(UserFactory, roles=["engineer"])
     seed = 7
+
+    @factory.post_generation
+    def budget(self, create, extracted, **kwargs):
+        """Every experiment has its budget row, as ``experiment_create`` makes it."""
+        if create:
+            from raterapp.services.budgets import budget_create
+
+            budget_create(experiment=self)

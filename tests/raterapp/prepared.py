@@ -13,8 +13,9 @@ import pyarrow as pa
 
 from metrics_core import PAIR_CLASSES, STRATA, impact_metrics, pairs_for_judgement, sample_pairs
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
+from raterapp.population_files import population_for_experiment, population_write
+from raterapp.services.budgets import budget_create
 from raterapp.services.impact_groups import impact_groups_build
-from raterapp.services.population import population_for_experiment, population_write
 
 # Base {0..5} {6..9} {10, 11}; Exp splits the first, merges the others: every pair class occurs.
 BASE = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
@@ -49,6 +50,7 @@ def experiment_prepared(
         question="Same person?",
         guidelines="Look at the names.",
     )
+    budget_create(experiment=experiment)
     n = len(base)
     ids = [f"item-{k:03d}" for k in range(n)]
     columns = {

@@ -3,11 +3,12 @@ from django.http import Http404
 
 from raterapp.access import access_experiment_for_engineer, access_experiment_for_rater, user_roles
 from raterapp.models import Experiment
+from tests.raterapp.factories import ExperimentFactory
 
 
 @pytest.fixture
 def experiment(users):
-    return Experiment.objects.create(name="e", owner=users["engineer"], status=Experiment.Status.RATING)
+    return ExperimentFactory(name="e", owner=users["engineer"], status=Experiment.Status.RATING)
 
 
 def test_roles_come_from_groups(users):

@@ -27,10 +27,7 @@ def budget_consume(*, experiment_id: int, rater, verdict: uuid.UUID) -> None:
     pool moved meanwhile is the next verdict's).
     """
     locked = ExperimentBudget.objects.select_for_update().filter(experiment_id=experiment_id)
-    budget = locked.values("pk", "pool_id", "cost_per_verdict").first()
-    if budget is None:
-        ExperimentBudget.objects.get_or_create(experiment_id=experiment_id)
-        budget = locked.values("pk", "pool_id", "cost_per_verdict").get()
+    budget = locked.values("pk", "pool_id", "cost_per_verdict").get()  # made with the experiment
     spendable = Q(max_verdicts__isnull=True) | Q(spent__lt=F("max_verdicts"))
     if not ExperimentBudget.objects.filter(spendable, pk=budget["pk"]).update(spent=F("spent") + 1):
         raise BudgetSpent("The experiment's judgement budget is spent: this verdict was not recorded.")

@@ -1,6 +1,15 @@
+import uuid
+
 import pytest
 from rest_framework.test import APIClient
 
+from raterapp.models import BudgetPool, SampledPair
+from raterapp.services.api_tokens import api_token_create
+from raterapp.services.derived import derived_refresh
+from raterapp.services.estimates import estimates_refresh
+from raterapp.services.gold import gold_pair_create
+from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
+from raterapp.services.rater_aware import rater_aware_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -42,3 +51,29 @@ def client_of(people):
 @pytest.fixture
 def experiment(people):
     return experiment_prepared(owner=people["owner"])
+
+
+@pytest.fixture
+def world(people, experiment):
+    """The owner's experiment with a snapshot, a verdict of the rater and a pair leased to them."""
+    judged = assignment_next(experiment=experiment, rater=people["rater"])
+    judgement, _ = judgement_submit(task=judged, rater=people["rater"], verdict="equivalent", client_id=uuid.uuid4())
+    task = assignment_next(experiment=experiment, rater=people["rater"])
+    estimates_refresh(experiment_id=experiment.pk)
+    derived_refresh(experiment_id=experiment.pk)
+    rater_aware_refresh(experiment_id=experiment.pk)
+    pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
+    pool = BudgetPool.objects.create(name="team pool", max_verdicts=1000)
+    token, _ = api_token_create(actor=people["owner"])
+    gold = gold_pair_create(
+        experiment=experiment, actor=people["admin"], item_a=judged.item_a.item_id, item_b=judged.item_b.item_id,
+        answer="equivalent",
+    )  # fmt: skip
+    reporter = UserFactory(roles=["rater"])
+    report, _ = pair_report_create(
+        task=assignment_next(experiment=experiment, rater=reporter), rater=reporter, reason="unreadable"
+    )
+    return {
+        "experiment": experiment, "task": task, "judgement": judgement, "pair": pair, "pool": pool,
+        "rater": people["rater"], "owner": people["owner"], "token": token, "gold": gold, "report": report,
+    }  # fmt: skip

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 
 import metrics_core as mc
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
-from raterapp.selectors.explorer import explorer_pair_get
+from raterapp.selectors.explorer_pair import explorer_pair_get
 from raterapp.selectors.samples import sampled_pairs_rows
 from raterapp.selectors.slices import experiment_slices_get
 from raterapp.services.derived import derived_refresh

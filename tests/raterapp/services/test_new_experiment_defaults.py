@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 
 from raterapp.access import experiments_open_to_rater
 from raterapp.models import BudgetChange, ExperimentBudget, Judgement
-from raterapp.services.budgets import budget_for, budget_update
+from raterapp.selectors.budgets import budget_get
+from raterapp.services.budgets import budget_update
 from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit
 from raterapp.services.raters import experiment_raters_set
 from tests.raterapp.factories import UserFactory
@@ -46,7 +47,7 @@ def test_a_new_experiment_is_open_to_nobody_and_spends_nothing_until_an_admin_ac
     assert closed_reason(experiment, rater) == "budget_spent"
 
     budget_update(
-        budget=budget_for(experiment), actor=users["admin"], changes={"max_verdicts": 1}, reason="grant", via="api"
+        budget=budget_get(experiment=experiment), actor=users["admin"], changes={"max_verdicts": 1}, reason="grant", via="api"
     )
     task = assignment_next(experiment=experiment, rater=rater)
     assert judgement_submit(task=task, rater=rater, verdict="equivalent", client_id=uuid.uuid4())[1]
@@ -58,7 +59,7 @@ def test_a_new_experiment_is_open_to_nobody_and_spends_nothing_until_an_admin_ac
 def test_an_admin_opens_a_new_experiment_to_every_rater_through_the_api(safe, users):
     experiment = experiment_prepared(owner=users["engineer"])
     budget_update(
-        budget=budget_for(experiment), actor=users["admin"], changes={"max_verdicts": None}, reason="r", via="api"
+        budget=budget_get(experiment=experiment), actor=users["admin"], changes={"max_verdicts": None}, reason="r", via="api"
     )
     client = APIClient()
     client.force_authenticate(users["admin"])

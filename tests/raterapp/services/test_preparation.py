@@ -5,9 +5,9 @@ from django.core.files.storage import default_storage
 from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, pairs_for_judgement, sample_pairs
 from metrics_core.io import InputError, read_items
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
+from raterapp.population_files import population_storage_name
 from raterapp.services import preparation
 from raterapp.services.experiments import experiment_create
-from raterapp.services.population import population_storage_name
 from raterapp.services.preparation import experiment_prepare
 from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, parquet_bytes, tiny_files, upload
 

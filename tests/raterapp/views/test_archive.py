@@ -7,13 +7,14 @@ import pytest
 from django.urls import reverse
 
 from raterapp.models import Experiment
+from tests.raterapp.factories import ExperimentFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def experiment(users):
-    return Experiment.objects.create(name="Finished dedup", owner=users["engineer"], status=Experiment.Status.DONE)
+    return ExperimentFactory(name="Finished dedup", owner=users["engineer"], status=Experiment.Status.DONE)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +55,7 @@ def test_an_experiment_in_rating_is_not_archived_and_the_page_says_why(sign_in, 
 
 
 def test_the_list_hides_archived_experiments_behind_its_filter(sign_in, experiment, users):
-    running = Experiment.objects.create(name="Running", owner=users["engineer"], status=Experiment.Status.RATING)
+    running = ExperimentFactory(name="Running", owner=users["engineer"], status=Experiment.Status.RATING)
     client = sign_in("engineer")
     client.post(reverse("experiment-archive", args=[experiment.pk]), {"archived": "true"})
     listed = client.get(reverse("experiment-list")).content.decode()

@@ -1,5 +1,8 @@
 """The normalised population of an experiment: one Parquet file in the media storage.
 
+The one module that reads and writes these files and caches what it loads from them
+(services write them, selectors and services read them).
+
 Columns ``item_id, base_cluster, exp_cluster, weight`` and then the slice attributes (text);
 the storage must be a file system (readers map the file into memory).
 Row k is the item at position k: ``Item.position`` and every position in metrics_core
@@ -11,7 +14,9 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -60,15 +65,15 @@ def population_for_experiment(experiment: Experiment) -> tuple[np.ndarray, Popul
     a sample drawn from it with a given seed is the sample metrics_core draws from the
     upload with that seed.
     """
-    path = _path_of(experiment)
+    path = population_path(experiment)
     stat = os.stat(path)
     return _population_load(experiment.pk, path, (stat.st_ino, stat.st_mtime_ns, stat.st_size))
 
 
 def population_attributes(experiment: Experiment, *, positions: np.ndarray | None = None) -> dict[str, pa.Array]:
     """The slice attributes of every item, or of the items at ``positions``."""
-    path = _path_of(experiment)
-    names = [name for name in pq.read_schema(path).names if name not in POPULATION_COLUMNS]
+    path = population_path(experiment)
+    names = population_attribute_names(experiment)
     if not names:
         return {}
     table = pq.read_table(path, columns=names, memory_map=True)
@@ -77,7 +82,12 @@ def population_attributes(experiment: Experiment, *, positions: np.ndarray | Non
     return {name: table.column(name).combine_chunks() for name in names}
 
 
-def _path_of(experiment: Experiment) -> str:
+def population_attribute_names(experiment: Experiment) -> list[str]:
+    """The names of the population file's slice-attribute columns, in file order."""
+    return [name for name in pq.read_schema(population_path(experiment)).names if name not in POPULATION_COLUMNS]
+
+
+def population_path(experiment: Experiment) -> str:
     if not experiment.population_file:
         raise ValueError(f"experiment {experiment.pk} has no population file yet (status {experiment.status})")
     return default_storage.path(experiment.population_file)
@@ -92,3 +102,41 @@ def _population_load(experiment_id: int, path: str, version: tuple[int, int, int
     ids = item_id.to_numpy(zero_copy_only=False)
     ids.flags.writeable = False
     return ids, population
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[K, V]):
+    """A small least-recently-used mapping for what readers derive from a population file."""
+
+    def __init__(self, maxsize: int) -> None:
+        if maxsize < 1:
+            raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+        self.maxsize = maxsize
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        if key not in self._items:
+            return None
+        self._items.move_to_end(key)
+        return self._items[key]
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.maxsize:
+            self._items.popitem(last=False)
+
+    def pop(self, key: K) -> None:
+        self._items.pop(key, None)
+
+    def keys(self) -> list[K]:
+        return list(self._items)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -4,7 +4,7 @@ import pytest
 from django.core.files.storage import default_storage
 
 from metrics_core.io import read_items
-from raterapp.services.population import (
+from raterapp.population_files import (
     POPULATION_COLUMNS,
     population_attributes,
     population_delete,

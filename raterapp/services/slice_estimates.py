@@ -1,0 +1,72 @@
+"""Quality estimates per slice (an item attribute's values), computed by the worker with each
+estimate snapshot and stored on it, so the slices page reads them instead of computing.
+
+Impact per value was stored at preparation (``ImpactGroup``); these are the verdict-based
+estimates of the ``MAX_ESTIMATED_SLICES`` heaviest values of every attribute.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from metrics_core import estimate_quality_by_slice
+from raterapp.models import Experiment, ImpactGroup
+from raterapp.population_files import population_attributes
+from raterapp.selectors.dashboard import metric_readings
+from raterapp.selectors.samples import JudgedSample
+
+CLUSTER_DIMENSIONS = ("base", "exp")
+# Each slice's estimates pass over the sample once; beyond this many values a table is
+# not read anyway, and the lighter slices have too few draws for a useful interval.
+MAX_ESTIMATED_SLICES = 30
+
+
+def slice_estimates_compute(*, experiment: Experiment, judged: JudgedSample) -> dict[str, dict[str, dict]]:
+    """Attribute → value → ``{"metric": readings, "contribution": readings}`` for the heaviest
+    values of every slice attribute. Empty on Dask (the population is not in memory here)."""
+    if experiment.engine == Experiment.Engine.DASK or judged.population is None:
+        return {}
+    labels_of = estimated_labels(experiment=experiment)
+    if not labels_of:
+        return {}
+    attributes = population_attributes(experiment)
+    return {
+        attribute: _slice_quality(experiment, judged, attributes[attribute], labels)
+        for attribute, labels in labels_of.items()
+        if attribute in attributes
+    }
+
+
+def estimated_labels(*, experiment: Experiment) -> dict[str, list[str]]:
+    """Each slice attribute's values that get quality estimates: the heaviest, ties by label."""
+    labels: dict[str, list[str]] = {}
+    rows = (
+        ImpactGroup.objects.filter(experiment=experiment)
+        .exclude(dimension__in=CLUSTER_DIMENSIONS)
+        .order_by("dimension", "-weight", "label")
+        .values_list("dimension", "label")
+    )
+    for dimension, label in rows:
+        values = labels.setdefault(dimension, [])
+        if len(values) < MAX_ESTIMATED_SLICES:
+            values.append(label)
+    return labels
+
+
+def _slice_quality(experiment: Experiment, judged: JudgedSample, column, labels: list[str]) -> dict[str, dict]:
+    values = pc.fill_null(column, "").to_numpy(zero_copy_only=False)
+    codes = pd.Categorical(values, categories=labels).codes.astype(np.int64)
+    by_slice = estimate_quality_by_slice(
+        judged.population,
+        judged.sample,
+        judged.verdicts,
+        slice_of_item=codes,
+        labels=labels,
+        confidence=experiment.confidence,
+    )
+    return {
+        row.label: {"metric": metric_readings(row.metric), "contribution": metric_readings(row.contribution)}
+        for row in by_slice
+    }
