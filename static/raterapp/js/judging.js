@@ -8,10 +8,12 @@
 // screen moves on at once. Keys typed while the next pair is on its way wait their turn
 // (judging_keys.js). Everything in a card is untrusted (pair_view.js, cards.js).
 
+import { announcer } from "./announce.js";
 import { el } from "./cards.js";
-import { endScreenText, endScreenTitle, historyStrip, recheckDelay, sessionGoal, showProgressNumbers, statusLine } from "./judging_aside.js";
+import { endScreenText, endScreenTitle, historyStrip, recheckDelay, sessionGoal, showProgressNumbers, STATUS_CLEAR_MS } from "./judging_aside.js";
 import { actionQueue, listenToKeys } from "./judging_keys.js";
-import { detailOf, enqueue, enqueueWrite, keepLeases, postRetrying, withId, writesWaiting } from "./judging_net.js";
+import { errorText } from "./errors.js";
+import { enqueue, enqueueWrite, keepLeases, postRetrying, withId, writesWaiting } from "./judging_net.js";
 import { reportForm } from "./judging_report.js";
 import { picturesDialog, preloadImages, renderPair } from "./pair_view.js";
 
@@ -56,7 +58,7 @@ const state = {
   session: null, // verdicts in this session, from the latest progress
 };
 
-const say = statusLine(ui.status);
+const say = announcer(ui.status, { errorClass: "judge__status--error", clearAfterMs: STATUS_CLEAR_MS });
 const send = (url, body) =>
   postRetrying(url, body, {
     onRetry: () => say("Connection problem: retrying… Your answers are kept.", { error: true, sticky: true }),
@@ -218,7 +220,7 @@ async function preloadJob() {
     const result = await send(config.urls.nextPair, { holding: heldTasks() });
     if (stopOn(result)) return;
     if (result.status !== 200) {
-      say(`Could not load the next pair: ${detailOf(result)}`, { error: true, sticky: true });
+      say(`Could not load the next pair: ${errorText(result)}`, { error: true, sticky: true });
       return;
     }
     showProgress(result.data.progress);
@@ -265,7 +267,7 @@ async function submit(record) {
   state.history = state.history.filter((kept) => kept !== record);
   refreshUndo();
   if (result.status === 409 || !stopOn(result)) {
-    say(`That verdict was not recorded: ${detailOf(result)}`, { error: true, sticky: result.status !== 409 });
+    say(`That verdict was not recorded: ${errorText(result)}`, { error: true, sticky: result.status !== 409 });
   }
 }
 
@@ -292,7 +294,7 @@ function undo(chosen) {
       const result = await send(withId(config.urls.undo, record.judgement), {});
       if (stopOn(result)) return;
       if (result.status !== 200 || !result.data || !result.data.pair) {
-        say(`Could not undo: ${detailOf(result)}`, { error: true });
+        say(`Could not undo: ${errorText(result)}`, { error: true });
         return;
       }
       showProgress(result.data.progress);
@@ -321,7 +323,7 @@ function report({ reason, note }) {
       showProgress(result.data.progress);
       say("Reported. Thank you: the pair is set aside.");
     } else if (!stopOn(result)) {
-      say(`The report was not recorded: ${detailOf(result)}`, { error: true });
+      say(`The report was not recorded: ${errorText(result)}`, { error: true });
     }
   }).finally(() => { state.unsaved -= 1; });
   advance();
