@@ -2,7 +2,7 @@
 // numbers and shares, badges, and what to say when a request fails.
 
 import { el } from "./cards.js";
-import { messagesByField } from "./errors.js";
+import { errorText, messagesByField } from "./errors.js";
 
 export const CLASS_NAMES = { split: "Split", merge: "Merge", intersection: "Intersection", self: "Self" };
 export const VERDICT_NAMES = {
@@ -46,6 +46,5 @@ export function problemOf(result, what) {
   if (result.status === 400 && result.data && typeof result.data === "object") {
     return `Check the filters. ${Object.values(messagesByField(result)).flat().join("; ")}`;
   }
-  const detail = result.data && typeof result.data.detail === "string" ? result.data.detail : `HTTP ${result.status}`;
-  return `The ${what} could not be loaded (${detail}).`;
+  return `The ${what} could not be loaded (${errorText(result)}).`;
 }
