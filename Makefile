@@ -9,7 +9,7 @@ LOCK := requirements/dev.lock
 CHROMIUM_PATH ?= /usr/bin/chromium
 export CHROMIUM_PATH
 
-.PHONY: test test-fast browser-check demo demo-reset install lock lock-upgrade bench clean
+.PHONY: test test-fast lint-js browser-check demo demo-reset install lock lock-upgrade bench clean
 
 # Exactly the locked versions (hashes checked), then the project itself without resolving again.
 $(STAMP): pyproject.toml $(LOCK)
@@ -21,6 +21,13 @@ $(STAMP): pyproject.toml $(LOCK)
 
 install: $(STAMP)
 
+# ESLint 9 over the pages' modules (eslint.config.js), at the versions package-lock.json pins.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+lint-js: node_modules/.package-lock.json
+	npx --no-install eslint static/raterapp/js
+
 browser-check:
 	@if [ ! -x "$(CHROMIUM_PATH)" ]; then \
 	  echo "make test: no Chromium at $(CHROMIUM_PATH). The browser tests (tests/browser, tests/deploy)"; \
@@ -30,14 +37,14 @@ browser-check:
 	fi
 
 # The whole suite (about 13 minutes on 2 cores, two pytest-xdist workers): what CI runs.
-test: $(STAMP) browser-check
+test: lint-js $(STAMP) browser-check
 	$(BIN)/ruff check metrics_core raterapp tests bench
 	$(BIN)/ruff format --check metrics_core raterapp bench
 	$(BIN)/python -m pytest -n 2 --dist loadscope
 
 # Everything but the slow simulations, the process-level tests and the browser tests, on two
 # pytest-xdist workers (tests/settings.py keeps their files, cache keys and queues apart).
-test-fast: $(STAMP)
+test-fast: lint-js $(STAMP)
 	$(BIN)/ruff check metrics_core raterapp tests bench
 	$(BIN)/python -m pytest -n 2 -m "not slow and not browser"
 
@@ -73,4 +80,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_metrics_core.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis staticfiles
+	rm -rf $(VENV) .pytest_cache .hypothesis staticfiles node_modules

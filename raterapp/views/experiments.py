@@ -60,7 +60,7 @@ IMPACT_ROWS = (
 def preparation_steps(experiment: Experiment) -> list[dict]:
     """Each step with its state: ``done``, ``current`` or ``pending`` (all ``stopped`` when FAILED).
 
-    ``static/raterapp/js/experiment_status.js`` applies the same rule in the browser.
+    The page shows them through ``_steps.html``, also served alone (``experiment-steps``) for its poller.
     """
     status = experiment.status
     if status == Status.FAILED:

@@ -15,6 +15,7 @@ from .experiments import (
     GlossaryPageView,
 )
 from .explorer import ExplorerPageView
+from .partials import ExperimentStepsPartialView, RaterRowPartialView
 from .rater_quality import ExperimentRaterQualityPageView
 from .rating import JudgePageView, RaterHomePageView
 
@@ -32,8 +33,10 @@ urlpatterns = [
         ExperimentRaterQualityPageView.as_view(),
         name="experiment-rater-quality",
     ),
+    path("experiments/<int:experiment_id>/steps/", ExperimentStepsPartialView.as_view(), name="experiment-steps"),
     path("overview/", OverviewPageView.as_view(), name="overview"),
     path("raters/", RatersPageView.as_view(), name="raters"),
+    path("raters/<int:rater_id>/row/", RaterRowPartialView.as_view(), name="rater-row"),
     path("rate/", RaterHomePageView.as_view(), name="rate-home"),
     path("rate/<int:experiment_id>/", JudgePageView.as_view(), name="rate-experiment"),
     path("account/tokens/", ApiTokensPageView.as_view(), name="api-tokens-page"),

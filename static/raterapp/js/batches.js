@@ -4,7 +4,7 @@
 
 import { el } from "./cards.js";
 import { requestJson } from "./http.js";
-import { errorText } from "./decision.js";
+import { errorText, failedText } from "./errors.js";
 import { fmt } from "./numbers.js";
 
 const section = document.querySelector("[data-batches]");
@@ -74,7 +74,7 @@ async function showPlan(form) {
     return;
   }
   const { status, data } = await requestJson("GET", `${section.dataset.planUrl}?draws=${draws}`);
-  output.textContent = status === 200 ? planText(data) : errorText(data, status);
+  output.textContent = status === 200 ? planText(data) : errorText({ status, data }, failedText);
 }
 
 export function bindBatchForm(onRequested) {
@@ -93,7 +93,7 @@ export function bindBatchForm(onRequested) {
       status.textContent = `Batch ${data.index} requested: the worker is drawing ${data.draws} draws.`;
       onRequested();
     } else {
-      status.textContent = errorText(data, code);
+      status.textContent = errorText({ status: code, data }, failedText);
     }
   });
 }

@@ -5,6 +5,7 @@
 // textContent only.
 
 import { el } from "./cards.js";
+import { errorText, failedText } from "./errors.js";
 import { requestJson } from "./http.js";
 import { fmt, interval, sequence } from "./numbers.js";
 
@@ -63,15 +64,7 @@ export function bindDecisionForm(onSaved) {
       status.textContent = "Rule saved.";
       onSaved();
     } else {
-      status.textContent = errorText(data, code);
+      status.textContent = errorText({ status: code, data }, failedText);
     }
   });
-}
-
-export function errorText(data, code) {
-  if (data && typeof data === "object") {
-    const messages = Object.values(data).flat().filter((m) => typeof m === "string");
-    if (messages.length) return messages.join(" ");
-  }
-  return code === 0 ? "The server could not be reached; try again." : `The request failed (HTTP ${code}).`;
 }

@@ -1,6 +1,6 @@
-// Talking to the JSON API from the pages: the CSRF token Django expects, and a request that
-// answers {status, data} instead of throwing (status 0: the network failed; data null: the
-// body was not JSON, e.g. an HTML error page from a proxy).
+// Every request of the pages goes through here (a lint rule and a test keep it so): the CSRF
+// token Django expects, and answers as {status, ...} instead of throwing (status 0: the
+// network failed; data null: the body was not JSON, e.g. an HTML error page from a proxy).
 
 export function csrfToken() {
   const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
@@ -9,28 +9,45 @@ export function csrfToken() {
   return input ? input.value : "";
 }
 
-export async function requestJson(method, url, body) {
-  const headers = { Accept: "application/json" };
-  if (method !== "GET") {
-    headers["Content-Type"] = "application/json";
-    headers["X-CSRFToken"] = csrfToken();
-  }
-  let response;
+/** The Response, or null when the network failed. */
+async function send(method, url, { body, headers = {}, cache } = {}) {
+  const all = { ...headers };
+  if (method !== "GET") all["X-CSRFToken"] = csrfToken();
   try {
-    response = await fetch(url, {
-      method,
-      credentials: "same-origin",
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    return await fetch(url, { method, credentials: "same-origin", headers: all, body, cache });
   } catch {
-    return { status: 0, data: null };
+    return null;
   }
+}
+
+/**
+ * A JSON request: {status, data, etag}. `headers` adds to the request's (If-None-Match...);
+ * `cache` is fetch's cache mode.
+ */
+export async function requestJson(method, url, body, { headers = {}, cache } = {}) {
+  const all = { Accept: "application/json", ...headers };
+  if (method !== "GET") all["Content-Type"] = "application/json";
+  const response = await send(method, url, { body: body === undefined ? undefined : JSON.stringify(body), headers: all, cache });
+  if (!response) return { status: 0, data: null, etag: null };
   let data = null;
   try {
     data = await response.json();
   } catch {
-    // An empty body or an HTML error page from a proxy: the status says enough.
+    // An empty body (204, 304) or an HTML error page from a proxy: the status says enough.
   }
-  return { status: response.status, data };
+  return { status: response.status, data, etag: response.headers.get("ETag") };
+}
+
+/** A server-rendered fragment (GET): {status, html}; html is "" unless the status is 200. */
+export async function requestHtml(url) {
+  const response = await send("GET", url, { headers: { Accept: "text/html" }, cache: "no-store" });
+  if (!response) return { status: 0, html: "" };
+  return { status: response.status, html: response.ok ? await response.text() : "" };
+}
+
+/** A form posted as multipart (files and all): {status, redirected, url, text}. */
+export async function submitForm(form) {
+  const response = await send("POST", form.action || window.location.href, { body: new FormData(form) });
+  if (!response) return { status: 0, redirected: false, url: "", text: "" };
+  return { status: response.status, redirected: response.redirected, url: response.url, text: await response.text() };
 }

@@ -8,55 +8,21 @@
 // screen moves on at once. Keys typed while the next pair is on its way wait their turn
 // (judging_keys.js). Everything in a card is untrusted (pair_view.js, cards.js).
 
+import { announcer } from "./announce.js";
 import { el } from "./cards.js";
-import { endScreenText, endScreenTitle, historyStrip, recheckDelay, sessionGoal, showProgressNumbers, statusLine } from "./judging_aside.js";
+import { endScreenText, endScreenTitle, historyStrip, recheckDelay, sessionGoal, showProgressNumbers, STATUS_CLEAR_MS } from "./judging_aside.js";
 import { actionQueue, listenToKeys } from "./judging_keys.js";
-import { detailOf, enqueue, enqueueWrite, keepLeases, postRetrying, withId, writesWaiting } from "./judging_net.js";
+import { errorText } from "./errors.js";
+import { enqueue, enqueueWrite, keepLeases, postRetrying, withId, writesWaiting } from "./judging_net.js";
 import { reportForm } from "./judging_report.js";
 import { picturesDialog, preloadImages, renderPair } from "./pair_view.js";
+import { $, SIDES, VERDICT_LABELS, config, root, state, ui } from "./judging_state.js";
 
-const config = JSON.parse(document.getElementById("judging-config").textContent);
-
-const VERDICT_LABELS = { equivalent: "Equivalent", not_equivalent: "Not equivalent", unsure: "Unsure" };
-const SIDES = { left: "Item A", right: "Item B" };
-
-const root = document.getElementById("judge");
-const $ = (selector) => root.querySelector(selector);
-const ui = {
-  pair: $("[data-pair]"),
-  cards: { left: $("[data-card='left'] [data-card-content]"), right: $("[data-card='right'] [data-card-content]") },
-  answers: [...root.querySelectorAll("[data-verdict]")],
-  previous: $("[data-previous]"),
-  comment: $("[data-comment]"),
-  undo: $("[data-undo]"),
-  undoEnd: $("[data-undo-end]"),
-  history: $("[data-history]"),
-  reportOpen: $("[data-report-open]"),
-  workspace: $("[data-workspace]"),
-  end: $("[data-end]"),
-  endTitle: $("[data-end-title]"),
-  endText: $("[data-end-text]"),
-  status: $("[data-status]"),
-  guidelines: $("[data-guidelines]"),
-};
 const pictures = picturesDialog(document.querySelector("[data-pictures]"), SIDES);
 const goal = sessionGoal($("[data-goal]"));
 const reporting = reportForm($("[data-report]"), ui.reportOpen, { onSend: (form) => report(form), onClosed: () => actions.drain() });
 
-const state = {
-  current: null, // {pair, previous: {verdict, comment} | null, lost: bool}
-  next: null, // the preloaded pair
-  resume: [], // after undos: the pairs to go back to, the latest on top
-  end: null, // why the API has no further pair for us
-  history: [], // the latest answers, oldest first: what undo and the strip reopen
-  busy: false, // an undo is on its way: answers wait for it
-  fatal: false, // signed out or the experiment closed: nothing more to do
-  unsaved: 0, // verdicts and reports not yet acknowledged by the server
-  preloading: false, // a "next pair" request is queued or on its way
-  session: null, // verdicts in this session, from the latest progress
-};
-
-const say = statusLine(ui.status);
+const say = announcer(ui.status, { errorClass: "judge__status--error", clearAfterMs: STATUS_CLEAR_MS });
 const send = (url, body) =>
   postRetrying(url, body, {
     onRetry: () => say("Connection problem: retrying… Your answers are kept.", { error: true, sticky: true }),
@@ -218,7 +184,7 @@ async function preloadJob() {
     const result = await send(config.urls.nextPair, { holding: heldTasks() });
     if (stopOn(result)) return;
     if (result.status !== 200) {
-      say(`Could not load the next pair: ${detailOf(result)}`, { error: true, sticky: true });
+      say(`Could not load the next pair: ${errorText(result)}`, { error: true, sticky: true });
       return;
     }
     showProgress(result.data.progress);
@@ -265,7 +231,7 @@ async function submit(record) {
   state.history = state.history.filter((kept) => kept !== record);
   refreshUndo();
   if (result.status === 409 || !stopOn(result)) {
-    say(`That verdict was not recorded: ${detailOf(result)}`, { error: true, sticky: result.status !== 409 });
+    say(`That verdict was not recorded: ${errorText(result)}`, { error: true, sticky: result.status !== 409 });
   }
 }
 
@@ -292,7 +258,7 @@ function undo(chosen) {
       const result = await send(withId(config.urls.undo, record.judgement), {});
       if (stopOn(result)) return;
       if (result.status !== 200 || !result.data || !result.data.pair) {
-        say(`Could not undo: ${detailOf(result)}`, { error: true });
+        say(`Could not undo: ${errorText(result)}`, { error: true });
         return;
       }
       showProgress(result.data.progress);
@@ -321,7 +287,7 @@ function report({ reason, note }) {
       showProgress(result.data.progress);
       say("Reported. Thank you: the pair is set aside.");
     } else if (!stopOn(result)) {
-      say(`The report was not recorded: ${detailOf(result)}`, { error: true });
+      say(`The report was not recorded: ${errorText(result)}`, { error: true });
     }
   }).finally(() => { state.unsaved -= 1; });
   advance();

@@ -25,7 +25,8 @@ export function recheckDelay(reason, attempt) {
   const base = RECHECK_MS[reason] || 0;
   return base <= 2000 ? base : Math.min(base * 1.5 ** attempt, Math.max(base, RECHECK_MAX_MS));
 }
-const STATUS_CLEAR_MS = 4000;
+// How long a status line that is not sticky stays (judging.js's announcer).
+export const STATUS_CLEAR_MS = 4000;
 const GOAL_KEY = "raterapp.sessionGoal";
 const DEFAULT_GOAL = 50;
 const MAX_GOAL = 10000;
@@ -117,17 +118,6 @@ export function sessionGoal(box) {
       count = value || 0;
       render();
     },
-  };
-}
-
-/** The status line in `node`: say(text, {error, sticky}); a message that is not sticky fades. */
-export function statusLine(node) {
-  let timer = 0;
-  return (text, { error = false, sticky = false } = {}) => {
-    window.clearTimeout(timer);
-    node.textContent = text;
-    node.classList.toggle("judge__status--error", error);
-    if (!sticky) timer = window.setTimeout(() => { node.textContent = ""; }, STATUS_CLEAR_MS);
   };
 }
 

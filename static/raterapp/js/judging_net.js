@@ -70,9 +70,3 @@ export function keepLeases({ url, leaseSeconds, held, onLost, onRefused }) {
 
 /** The API path for an id: the page's URLs carry 0 where the id goes. */
 export const withId = (template, id) => template.replace(/\/0\/([^/]*\/)?$/, `/${id}/$1`);
-
-/** The server's reason for a refusal, or the status. */
-export function detailOf(result) {
-  const detail = result.data && result.data.detail;
-  return typeof detail === "string" && detail ? detail : `HTTP ${result.status}`;
-}

@@ -4,6 +4,7 @@
 // as usual and the page says the files have to be chosen again.
 
 import { focusSummary } from "./error_summary.js";
+import { submitForm } from "./http.js";
 
 const form = document.querySelector("[data-upload-form]");
 
@@ -66,22 +67,20 @@ if (form && window.fetch && window.FormData && window.DOMParser) {
     const label = submit.textContent;
     submit.disabled = true;
     submit.textContent = "Uploading…";
-    let response;
-    try {
-      response = await fetch(form.action || window.location.href, { method: "POST", body: new FormData(form), credentials: "same-origin" });
-    } catch {
+    const response = await submitForm(form);
+    if (response.status === 0) {
       showFailure("The server could not be reached. Check your connection and upload again: your files are still chosen.");
       submit.disabled = false;
       submit.textContent = label;
       return;
     }
-    if (response.ok && response.redirected) {
+    if (response.status >= 200 && response.status < 300 && response.redirected) {
       window.location.assign(response.url);
       return;
     }
     submit.disabled = false;
     submit.textContent = label;
-    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    const page = new DOMParser().parseFromString(response.text, "text/html");
     if (response.status !== 400 || !showErrors(page)) {
       showFailure(`The server answered ${response.status}. Your files are still chosen: try again.`);
     }

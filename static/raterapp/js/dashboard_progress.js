@@ -1,0 +1,81 @@
+// The dashboard's header and counts: the status badge and its reasons, the rating switch, the
+// progress to the precision target and the raters' agreement.
+
+import { el } from "./cards.js";
+import { fmt, percent } from "./numbers.js";
+
+export function setText(scope, selector, value) {
+  scope.querySelectorAll(selector).forEach((node) => {
+    node.textContent = value;
+  });
+}
+
+// ---- header: badge, reasons, rating switch ----------------------------------------------
+
+export function renderBadge(badge, status) {
+  const holder = document.querySelector("[data-status-badge] .badge");
+  if (holder) {
+    holder.className = `badge badge--${badge.key}`;
+    holder.textContent = badge.label;
+  }
+  const reasons = document.querySelector("[data-badge-reasons]");
+  if (reasons) reasons.replaceChildren(...badge.reasons.map((reason) => el("li", { text: reason })));
+  document.querySelectorAll("[data-rating-switch]").forEach((button) => {
+    const wanted = button.dataset.ratingSwitch === "close" ? "rating" : "done";
+    button.hidden = status !== wanted;
+  });
+}
+
+// ---- progress, agreement ----------------------------------------------------------------
+
+export function renderProgress(root, progress) {
+  const set = (name, value) => setText(root, `[data-progress="${name}"]`, value);
+  for (const name of ["verdicts", "wanted", "remaining", "judged_pairs", "tasks", "judged_draws", "drawn_draws"]) {
+    set(name, String(progress[name] ?? 0));
+  }
+  set("rate", progress.rate_per_hour === null ? "—" : `${Math.round(progress.rate_per_hour)} verdicts per hour`);
+  set(
+    "budget",
+    progress.budget_max_verdicts === null
+      ? "No limit"
+      : `${progress.budget_left} of ${progress.budget_max_verdicts} verdicts left`,
+  );
+  setText(root, "[data-budget='spent']", String(progress.budget_spent));
+  setText(root, "[data-budget='spent-cost']", fmt(progress.budget_spent_cost, 2));
+  if (progress.budget_left !== null) setText(root, "[data-budget='left']", String(progress.budget_left));
+  set("half_width", fmt(progress.half_width));
+  set("target", fmt(progress.target_half_width));
+  let more = "—";
+  if (progress.more_judgements === 0) more = "Reached.";
+  else if (progress.more_judgements !== null) {
+    more = `About ${Math.ceil(progress.more_judgements)} more verdicts`;
+    if (progress.hours_to_target !== null) more += `, ~${fmt(progress.hours_to_target, 1)} h at the current rate`;
+    more += progress.sample_suffices ? "." : "; the sample has fewer left: draw more pairs.";
+    if (progress.budget_left !== null && progress.more_judgements > progress.budget_left) more += " The budget runs out first.";
+  }
+  set("more", more);
+  // The judging line of the impact card (filled in by the page, kept current here).
+  setText(document, "[data-judging-verdicts]", String(progress.verdicts));
+  setText(document, "[data-judging-wanted]", String(progress.wanted));
+  setText(document, "[data-judging-tasks]", String(progress.tasks));
+  const judging = document.querySelector("[data-judging-progress]");
+  if (judging) {
+    judging.max = progress.wanted || 1;
+    judging.value = progress.verdicts;
+  }
+  const bar = root.querySelector("[data-precision-bar]");
+  bar.value = progress.half_width ? Math.min(progress.target_half_width / progress.half_width, 1) : 0;
+}
+
+export function renderAgreement(root, agreement) {
+  const has = agreement && agreement.replicated_pairs > 0;
+  root.querySelector("[data-agreement-empty]").hidden = has;
+  root.querySelector("[data-agreement]").hidden = !has;
+  if (!has) return;
+  root.querySelectorAll("[data-agreement-value]").forEach((node) => {
+    const value = agreement[node.dataset.agreementValue];
+    if (node.dataset.format === "percent") node.textContent = percent(value);
+    else if (node.dataset.format === "fixed") node.textContent = fmt(value, 3);
+    else node.textContent = value === null || value === undefined ? "—" : String(value);
+  });
+}
