@@ -26,6 +26,7 @@ from metrics_core import (
 )
 from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
+from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.batches import sample_batches_list
 from raterapp.selectors.decision import experiment_decision_get, experiment_decision_metric, experiment_list_decision
 from raterapp.selectors.derived import (
@@ -144,6 +145,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
         "absolute": absolute_panel_get(experiment=experiment, quality=quality, derived=derived_panel),
         "calibration": calibration_panel_get(experiment=experiment, quality=quality, derived=derived),
         "rater_aware": rater_aware,
+        "reuse": experiment_reuse_get(experiment=experiment),
     }
 
 
