@@ -26,7 +26,6 @@ from metrics_core import (
 )
 from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
-from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.batches import sample_batches_list
 from raterapp.selectors.decision import experiment_decision_get, experiment_decision_metric, experiment_list_decision
 from raterapp.selectors.derived import (
@@ -40,6 +39,7 @@ from raterapp.selectors.derived import (
 )
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.rater_aware import rater_aware_latest_id, rater_aware_panel_get
+from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.staleness import estimates_staleness_get
 
 Status = Experiment.Status
