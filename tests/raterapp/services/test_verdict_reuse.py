@@ -8,7 +8,15 @@ import pytest
 
 from metrics_core import batch_rng, concatenate_samples, estimate_quality, sample_pairs, verdicts_from_judgements
 from metrics_core.io import read_items
-from raterapp.models import Experiment, ExperimentBudget, ExperimentProgress, Judgement, OutboxMessage, PairTask, ReusedVerdict
+from raterapp.models import (
+    Experiment,
+    ExperimentBudget,
+    ExperimentProgress,
+    Judgement,
+    OutboxMessage,
+    PairTask,
+    ReusedVerdict,
+)
 from raterapp.reuse_keys import pair_key
 from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.samples import judged_sample_get, judgements_rows
