@@ -51,8 +51,9 @@ class ExperimentCreateSerializer(serializers.Serializer):
         help_text="The workspace (by name; made if new) whose experiments share this catalogue's item ids and "
         "verdicts; empty: a workspace of its own.",
     )
+    # A default, else a multipart request without the field reads as false (HTML checkbox rules).
     reuse_verdicts = serializers.BooleanField(
-        required=False, help_text="Take verdicts of the workspace and offer its own (default true)."
+        required=False, default=True, help_text="Take verdicts of the workspace and offer its own (default true)."
     )
     items = serializers.FileField(required=False)
     base = serializers.FileField(required=False)
@@ -194,6 +195,8 @@ class JudgementExportSerializer(serializers.Serializer):
     rater = serializers.IntegerField()
     comment = serializers.CharField()
     created_at = serializers.DateTimeField()
+    reused = serializers.BooleanField(help_text="Given in another experiment of the workspace (abcde-spec §11).")
+    source_experiment = serializers.IntegerField(allow_null=True, help_text="The experiment a reused verdict is from.")
 
 
 class ItemCardSerializer(serializers.Serializer):
