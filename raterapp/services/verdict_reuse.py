@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from raterapp.models import Experiment, Judgement, PairTask, ReusedVerdict
+from django.db.models import F
+
+from raterapp.models import Experiment, Judgement, OutboxMessage, PairTask, ReusedVerdict
 from raterapp.reuse_keys import pair_key
+from raterapp.services.outbox import outbox_add
 
 _CHUNK = 500  # keys per lookup query (SQLite's limit on bound parameters)
 
@@ -66,3 +69,16 @@ def verdict_sources_find(*, experiment: Experiment, keys: Sequence[str]) -> dict
             seen.add(rater)
             found.setdefault(key, []).append(judgement)
     return found
+
+
+def reused_verdicts_release(*, judgement_id: int) -> list[int]:
+    """Before a verdict is undone: the tasks it answered in other experiments want one more verdict
+    again and their estimates are refreshed (its ``ReusedVerdict`` rows go with it); the experiments."""
+    from raterapp.services.judging.progress import experiment_progress_move  # judging imports this module
+
+    reuses = list(ReusedVerdict.objects.filter(source_id=judgement_id).values_list("task_id", "experiment_id"))
+    for task_id, experiment_id in reuses:
+        PairTask.objects.filter(pk=task_id).update(wanted=F("wanted") + 1)
+        experiment_progress_move(experiment_id=experiment_id, verdicts=-1)
+        outbox_add(kind=OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=experiment_id)
+    return [experiment_id for _, experiment_id in reuses]

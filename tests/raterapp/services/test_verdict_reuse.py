@@ -183,3 +183,22 @@ def test_a_batch_drawn_later_reuses_verdicts_too(engineer, media, tmp_path, trut
     assert shared
     assert sorted(ReusedVerdict.objects.filter(experiment=second).values_list("task__pair_key", flat=True)) == sorted(shared)
     assert PairTask.objects.filter(experiment=second, pair_key__in=shared).exclude(wanted=0).count() == 0
+
+
+def test_undoing_a_reused_verdict_asks_the_reusing_experiment_for_one_again(engineer, media, tmp_path):
+    from raterapp.services.judging import assignment_next, judgement_submit, judgement_undo
+
+    first, _ = in_workspace(engineer, tmp_path, seed=1)
+    rater = UserFactory(roles=["rater"])
+    task = assignment_next(experiment=first, rater=rater)
+    judgement, _ = judgement_submit(task=task, rater=rater, verdict="equivalent", client_id="00000000-0000-0000-0000-000000000001")
+    second, _ = in_workspace(engineer, tmp_path, seed=1)  # the same sample: it reuses that verdict
+    reused = PairTask.objects.get(experiment=second, pair_key=task.pair_key)
+    assert reused.wanted == 0 and reused.reused_verdicts.count() == 1
+    left = ExperimentProgress.objects.get(experiment=second).verdicts_left
+
+    judgement_undo(judgement_id=judgement.pk, rater=rater)
+    reused.refresh_from_db()
+    assert reused.wanted == 1 and reused.reused_verdicts.count() == 0
+    assert ExperimentProgress.objects.get(experiment=second).verdicts_left == left + 1
+    assert OutboxMessage.objects.filter(kind="estimates_refresh", target_id=second.pk).exists()
