@@ -56,6 +56,17 @@ class ExperimentCreateForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="Shown to raters beside every pair (plain text).",
     )
+    workspace = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="Experiments of one workspace use one catalogue's item ids and share verdicts; empty: its own.",
+    )
+    reuse_verdicts = forms.BooleanField(
+        label="Reuse verdicts",
+        required=False,
+        initial=True,
+        help_text="Pairs already judged in the workspace under the same question and guidelines need no new verdicts.",
+    )
     scheme = forms.ChoiceField(
         choices=Experiment.Scheme.choices, initial=Experiment.Scheme.JACCARD, help_text=SCHEME_HELP
     )

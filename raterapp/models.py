@@ -15,6 +15,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from raterapp.reuse_keys import question_digest
+
 
 class Verdict(models.TextChoices):
     EQUIVALENT = "equivalent", "Equivalent"
@@ -24,6 +26,31 @@ class Verdict(models.TextChoices):
 
 def new_experiment_open_to_all() -> bool:
     return settings.NEW_EXPERIMENT_OPEN_TO == "all"
+
+
+class Workspace(models.Model):
+    """Experiments on one item catalogue (one namespace of item ids): they share verdicts (abcde-spec §11)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QuestionVersion(models.Model):
+    """One wording of the question with its guidelines: verdicts are shared only under the same one."""
+
+    digest = models.CharField(max_length=64, unique=True, help_text="reuse_keys.question_digest of the texts.")
+    question = models.CharField(max_length=500)
+    guidelines = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    @classmethod
+    def for_texts(cls, *, question: str, guidelines: str) -> QuestionVersion:
+        digest = question_digest(question, guidelines)
+        version, _ = cls.objects.get_or_create(digest=digest, defaults={"question": question, "guidelines": guidelines})
+        return version
 
 
 class Experiment(models.Model):
@@ -96,6 +123,17 @@ class Experiment(models.Model):
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text="Archived: hidden from the default experiment list; its verdicts stay."
     )
+    workspace = models.ForeignKey(
+        Workspace,
+        on_delete=models.PROTECT,
+        related_name="experiments",
+        help_text="Experiments of one workspace share item ids and, under the same question, verdicts.",
+    )
+    question_version = models.ForeignKey(QuestionVersion, on_delete=models.PROTECT, related_name="experiments")
+    reuse_verdicts = models.BooleanField(
+        default=True,
+        help_text="Takes verdicts of its workspace for pairs judged there, and offers its own; off: neither.",
+    )
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="Progress of the current step, 0 to 1.")
@@ -164,6 +202,18 @@ class Experiment(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs):
+        # Without a workspace, an experiment has one of its own: it shares verdicts with no other.
+        if self.workspace_id is None:
+            self.workspace = Workspace.objects.create(name=f"{self.name[:150]} ({uuid.uuid4().hex[:12]})")
+        # A changed question or guidelines is a new version: later tasks share under it only.
+        digest = question_digest(self.question, self.guidelines)
+        if self.question_version_id is None or self.question_version.digest != digest:
+            self.question_version = QuestionVersion.for_texts(question=self.question, guidelines=self.guidelines)
+        if "update_fields" in kwargs and kwargs["update_fields"] is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "workspace", "question_version"}
+        super().save(*args, **kwargs)
 
 
 def upload_path(instance: UploadedFile, filename: str) -> str:
@@ -325,6 +375,10 @@ class PairTask(models.Model):
     retired_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    question_version = models.ForeignKey(
+        QuestionVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    pair_key = models.CharField(max_length=64, blank=True, help_text="reuse_keys.pair_key of its item ids.")
 
     objects = PairTaskQuerySet.as_manager()
 
@@ -352,6 +406,10 @@ class PairTask(models.Model):
                 fields=["experiment", "rank"],
                 condition=Q(gold_answer="") & Q(retired_at__isnull=True) & Q(verdicts__lt=F("wanted")),
                 name="task_open_queue",
+            ),
+            # Verdict reuse looks pairs up by key and question across the experiments of a workspace.
+            models.Index(
+                fields=["pair_key", "question_version"], condition=Q(gold_answer=""), name="task_reuse_lookup"
             ),
         ]
 
@@ -398,6 +456,20 @@ class Judgement(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["task", "rater"], name="judgement_one_per_rater")]
         indexes = [models.Index(fields=["rater", "created_at"], name="judgement_rater_time")]
+
+
+class ReusedVerdict(models.Model):
+    """A verdict of another experiment of the workspace that answers a task of this one (abcde-spec §11):
+    counted in its estimates like its own, charged to no budget. Recorded when the pair is sampled."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="reused_verdicts")
+    task = models.ForeignKey(PairTask, on_delete=models.CASCADE, related_name="reused_verdicts")
+    source = models.ForeignKey(Judgement, on_delete=models.CASCADE, related_name="reuses")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "source"], name="reused_verdict_once")]
+        indexes = [models.Index(fields=["experiment", "task"], name="reused_verdict_experiment")]
 
 
 class RetractedJudgement(models.Model):

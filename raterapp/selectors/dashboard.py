@@ -39,6 +39,7 @@ from raterapp.selectors.derived import (
 )
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.rater_aware import rater_aware_latest_id, rater_aware_panel_get
+from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.staleness import estimates_staleness_get
 
 Status = Experiment.Status
@@ -144,6 +145,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
         "absolute": absolute_panel_get(experiment=experiment, quality=quality, derived=derived_panel),
         "calibration": calibration_panel_get(experiment=experiment, quality=quality, derived=derived),
         "rater_aware": rater_aware,
+        "reuse": experiment_reuse_get(experiment=experiment),
     }
 
 

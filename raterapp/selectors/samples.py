@@ -22,7 +22,7 @@ from metrics_core import (
     jaccard_contributions,
     verdicts_from_judgements,
 )
-from raterapp.models import Experiment, Item, Judgement, PairTask, SampledPair, sampled_q
+from raterapp.models import Experiment, Item, Judgement, PairTask, ReusedVerdict, SampledPair, sampled_q
 from raterapp.population_files import BoundedCache, population_for_experiment
 
 PAIR_FIELDS = (
@@ -38,7 +38,7 @@ PAIR_FIELDS = (
     "wanted",
     "batch",
 )
-JUDGEMENT_FIELDS = ("i", "j", "verdict", "task", "rater", "comment", "created_at")
+JUDGEMENT_FIELDS = ("i", "j", "verdict", "task", "rater", "comment", "created_at", "reused", "source_experiment")
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,7 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     rows = list(
         Judgement.objects.filter(sampled_q("task__"), task__experiment=experiment).values_list("task_id", "verdict")
     )
+    rows += ReusedVerdict.objects.filter(experiment=experiment).values_list("task_id", "source__verdict")
     task = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
     verdict = np.array([row[1] for row in rows], dtype=object)
     index = np.searchsorted(fixed.task_ids, task)
@@ -281,24 +282,37 @@ def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
 
 def judgements_rows(*, experiment: Experiment) -> list[dict]:
     """Every verdict on a sampled pair (gold questions are not part of the sample) with the
-    item ids of its pair, oldest first."""
-    rows = (
+    item ids of its pair, oldest first; verdicts reused from another experiment of the workspace
+    (abcde-spec §11) come first, ``reused`` true and their ``source_experiment`` named."""
+    fields = ("task__item_a__item_id", "task__item_b__item_id", "task")
+    verdict_fields = ("verdict", "rater", "comment", "created_at")
+    reused = (
+        ReusedVerdict.objects.filter(experiment=experiment)
+        .order_by("source__created_at", "source__pk")
+        .values(*fields, *(f"source__{name}" for name in verdict_fields), "source__task__experiment")
+    )
+    own = (
         Judgement.objects.filter(sampled_q("task__"), task__experiment=experiment)
         .order_by("created_at", "pk")
-        .values("task__item_a__item_id", "task__item_b__item_id", "verdict", "task", "rater", "comment", "created_at")
+        .values(*fields, *verdict_fields)
     )
     return [
-        {
-            "i": row["task__item_a__item_id"],
-            "j": row["task__item_b__item_id"],
-            "verdict": row["verdict"],
-            "task": row["task"],
-            "rater": row["rater"],
-            "comment": row["comment"],
-            "created_at": row["created_at"],
-        }
-        for row in rows
-    ]
+        _judgement_row(row, prefix="source__", source_experiment=row["source__task__experiment"]) for row in reused
+    ] + [_judgement_row(row, prefix="", source_experiment=None) for row in own]
+
+
+def _judgement_row(row: dict, *, prefix: str, source_experiment: int | None) -> dict:
+    return {
+        "i": row["task__item_a__item_id"],
+        "j": row["task__item_b__item_id"],
+        "verdict": row[f"{prefix}verdict"],
+        "task": row["task"],
+        "rater": row[f"{prefix}rater"],
+        "comment": row[f"{prefix}comment"],
+        "created_at": row[f"{prefix}created_at"],
+        "reused": source_experiment is not None,
+        "source_experiment": source_experiment,
+    }
 
 
 def _columns(rows, width: int) -> list[list]:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from raterapp.models import EstimateSnapshot, Experiment, Judgement, RetractedJudgement, sampled_q
+from raterapp.models import EstimateSnapshot, Experiment, Judgement, RetractedJudgement, ReusedVerdict, sampled_q
 from raterapp.vocabulary import STALE_HELP, stale_label
 
 RATED = (Experiment.Status.RATING, Experiment.Status.DONE)
@@ -56,6 +56,10 @@ def _lag(experiment_id: int, snapshot: EstimateSnapshot | None) -> tuple[int, da
     """The verdicts counted in estimates, and since when the snapshot lags them (None: it does not)."""
     judgements = Judgement.objects.filter(sampled_q("task__"), task__experiment_id=experiment_id)
     totals = judgements.aggregate(n=Count("pk"), first=Min("created_at"))
+    # Reused verdicts (abcde-spec §11) are counted in the estimates from the sampling on.
+    reused = ReusedVerdict.objects.filter(experiment_id=experiment_id).aggregate(n=Count("pk"), first=Min("created_at"))
+    totals["n"] += reused["n"]
+    totals["first"] = min((t for t in (totals["first"], reused["first"]) if t is not None), default=None)
     if snapshot is None:
         return totals["n"], totals["first"]
     newer = judgements.filter(created_at__gt=snapshot.created_at).aggregate(t=Min("created_at"))["t"]

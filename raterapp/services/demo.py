@@ -74,6 +74,8 @@ def _components(n: int, keys: list[np.ndarray]) -> np.ndarray:
 
 
 DEMO_NAME = "Febrl 3: strict rules vs looser rules"
+# The demo's experiments are on one catalogue (Febrl 3's record ids): they share verdicts (abcde-spec §11).
+DEMO_WORKSPACE = "Febrl 3 demo"
 # rater1-3 are simulated; "rater" is for the person trying the judging page (the simulation
 # would otherwise answer the pair they hold, as it asks for the next pair in their name).
 DEMO_USERS = {
@@ -191,6 +193,7 @@ def demo_experiment_ensure(
             n_draws=n_draws,
             replication=replication,
             seed=7,
+            workspace=DEMO_WORKSPACE,
         )
     if opened_by is not None:
         _demo_experiment_open(experiment, admin=opened_by)

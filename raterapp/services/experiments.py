@@ -16,7 +16,7 @@ from django.core.files import File
 from django.db import transaction
 
 from metrics_core.io import InputError, format_of
-from raterapp.models import Experiment, OutboxMessage, UploadedFile
+from raterapp.models import Experiment, OutboxMessage, UploadedFile, Workspace
 from raterapp.services.budgets import MAX_REPLICATION, budget_create
 from raterapp.services.outbox import outbox_add
 from raterapp.services.upload_limits import upload_limit_problems
@@ -45,6 +45,8 @@ def experiment_create(
     replication: int = 1,
     seed: int | None = None,
     confidence: float = 0.95,
+    workspace: str = "",
+    reuse_verdicts: bool = True,
 ) -> Experiment:
     """Create an experiment from its uploads and enqueue its preparation once committed.
 
@@ -56,6 +58,9 @@ def experiment_create(
     is set or they are larger than ``DASK_THRESHOLD_BYTES``, are prepared on Dask. With an
     items location, ``catalogue_location`` (Parquet) may replace the catalogue upload: only the
     rows of the sampled items are read from it.
+    ``workspace`` names the workspace (made if new) whose experiments share item ids and, under
+    the same question, verdicts (abcde-spec §11); empty: one of its own. ``reuse_verdicts`` off:
+    the experiment neither takes verdicts from it nor offers its own.
     Raises ``ValidationError`` keyed by field
     (``files`` for the uploads); then nothing is created. The content of the files is
     checked by the preparation, which reports problems in ``Experiment.error``.
@@ -70,6 +75,8 @@ def experiment_create(
         seed=seed,
         confidence=confidence,
     )
+    if len((workspace or "").strip()) > Workspace._meta.get_field("name").max_length:
+        errors["workspace"] = ["a workspace name has at most 200 characters"]
     items_location = (items_location or "").strip()
     catalogue_location = (catalogue_location or "").strip()
     if items_location:
@@ -106,13 +113,16 @@ def experiment_create(
         replication=int(replication),
         seed=secrets.randbelow(MAX_SEED + 1) if seed is None else int(seed),
         confidence=float(confidence),
+        reuse_verdicts=bool(reuse_verdicts),
     )
     if question is not None:
         experiment.question = question
-    experiment.full_clean(exclude=["owner"])
+    experiment.full_clean(exclude=["owner", "workspace", "question_version"])
     stored: list[UploadedFile] = []
     try:
         with transaction.atomic():
+            if workspace := (workspace or "").strip():
+                experiment.workspace = Workspace.objects.get_or_create(name=workspace)[0]
             experiment.save()
             budget_create(experiment=experiment)
             for kind, upload in files.items():

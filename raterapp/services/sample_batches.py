@@ -36,6 +36,7 @@ from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
 from raterapp.services.sampled_rows import sampled_item_rows, sampled_items_at
 from raterapp.services.uploads import upload_message_for_user, uploads_local_open
+from raterapp.services.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
 
 logger = logging.getLogger(__name__)
 Status = Experiment.Status
@@ -172,7 +173,10 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
     ]
     for offset, task in enumerate(new_tasks):
         task.rank = rank + offset
+    item_ids = dict(Item.objects.filter(experiment=experiment).values_list("pk", "item_id"))
+    tasks_reuse_apply(experiment=experiment, tasks=new_tasks, item_ids=item_ids)
     PairTask.objects.bulk_create(new_tasks, batch_size=_BULK)
+    reused_verdicts_record(experiment=experiment, tasks=new_tasks, batch_size=_BULK)
     experiment_progress_recount(experiment_id=experiment.pk)
     position_of_item = {pk: position for position, pk in item_of.items()}
     for task in new_tasks:

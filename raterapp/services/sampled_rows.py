@@ -16,10 +16,12 @@ import pyarrow as pa
 from django.utils import timezone
 
 from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
-from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
+from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_attributes, population_for_experiment
 from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
 from raterapp.services.judging.progress import experiment_progress_recount
+from raterapp.services.outbox import outbox_add
+from raterapp.services.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
 
 SELF = PAIR_CLASSES.index("self")
 
@@ -152,13 +154,14 @@ def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
     def pk_of(positions: np.ndarray) -> list[int]:
         return item_pk[np.searchsorted(rows.positions, positions)].tolist()
 
-    tasks = PairTask.objects.bulk_create(
-        [
-            PairTask(experiment_id=experiment.pk, item_a_id=a, item_b_id=b, rank=rank, wanted=experiment.replication)
-            for rank, (a, b) in enumerate(zip(pk_of(rows.task_a), pk_of(rows.task_b)))
-        ],
-        batch_size=batch_size,
-    )
+    tasks = [
+        PairTask(experiment_id=experiment.pk, item_a_id=a, item_b_id=b, rank=rank, wanted=experiment.replication)
+        for rank, (a, b) in enumerate(zip(pk_of(rows.task_a), pk_of(rows.task_b)))
+    ]
+    tasks_reuse_apply(experiment=experiment, tasks=tasks, item_ids={item.pk: item.item_id for item in created})
+    tasks = PairTask.objects.bulk_create(tasks, batch_size=batch_size)
+    if reused_verdicts_record(experiment=experiment, tasks=tasks, batch_size=batch_size):
+        outbox_add(kind=OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=experiment.pk)  # answered already
     experiment_progress_recount(experiment_id=experiment.pk)
     task_of = {(a, b): task.pk for a, b, task in zip(rows.task_a.tolist(), rows.task_b.tolist(), tasks)}
     i, j = sample.i.tolist(), sample.j.tolist()

@@ -78,6 +78,8 @@ class JudgementExportSerializer(serializers.Serializer):
     rater = serializers.IntegerField()
     comment = serializers.CharField()
     created_at = serializers.DateTimeField()
+    reused = serializers.BooleanField(help_text="Given in another experiment of the workspace (abcde-spec §11).")
+    source_experiment = serializers.IntegerField(allow_null=True, help_text="The experiment a reused verdict is from.")
 
 
 class TargetSerializer(serializers.Serializer):

@@ -41,6 +41,17 @@ class ExperimentCreateSerializer(serializers.Serializer):
     replication = serializers.IntegerField(required=False)
     seed = serializers.IntegerField(required=False)
     confidence = serializers.FloatField(required=False)
+    workspace = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="The workspace (by name; made if new) whose experiments share this catalogue's item ids and "
+        "verdicts; empty: a workspace of its own.",
+    )
+    # A default, else a multipart request without the field reads as false (HTML checkbox rules).
+    reuse_verdicts = serializers.BooleanField(
+        required=False, default=True, help_text="Take verdicts of the workspace and offer its own (default true)."
+    )
     items = serializers.FileField(required=False)
     base = serializers.FileField(required=False)
     exp = serializers.FileField(required=False)
@@ -51,6 +62,7 @@ class ExperimentCreateSerializer(serializers.Serializer):
 
 class ExperimentSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
+    workspace = serializers.CharField(source="workspace.name", read_only=True)
     status_label = serializers.CharField(source="get_status_display", read_only=True)
 
     class Meta:
@@ -61,7 +73,7 @@ class ExperimentSerializer(serializers.ModelSerializer):
             "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",
             "status", "status_label", "progress", "error", "error_id", "error_step", "heartbeat_at",
             "preparation_attempts", "items_count", "dropped_items", "created_at", "updated_at",
-            "archived_at",
+            "archived_at", "workspace", "reuse_verdicts",
         )  # fmt: skip
         read_only_fields = fields
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 from raterapp.access import RATER, has_role
 from raterapp.models import Judgement, Lease, OutboxMessage, PairTask, RetractedJudgement, Verdict
 from raterapp.services.outbox import outbox_add
+from raterapp.services.verdict_reuse import reused_verdicts_release
 
 from .errors import JudgementRefused
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
@@ -94,6 +95,7 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
             client_id=judgement.client_id,
             judged_at=judgement.created_at,
         )
+        reused_verdicts_release(judgement_id=judgement.pk)
         judgement.delete()
         PairTask.objects.filter(pk=task.pk).update(verdicts=F("verdicts") - 1)
         budget_refund(experiment_id=task.experiment_id, rater=rater, verdict=judgement.client_id)
