@@ -1,0 +1,80 @@
+"""Estimate snapshots, derived and rater-aware estimates, impact groups."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from .experiments import Experiment
+
+
+class EstimateSnapshot(models.Model):
+    """Every estimate of an experiment at one moment, as published to live pages."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="snapshots")
+    created_at = models.DateTimeField(auto_now_add=True)
+    judgements = models.PositiveIntegerField()
+    judged_pairs = models.PositiveIntegerField()
+    estimates = models.JSONField(help_text="metrics_core QualityEstimates.as_dict().")
+    slices = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Quality estimates per slice value; null on snapshots from before they were stored.",
+    )
+
+    class Meta:
+        ordering = ["experiment", "-created_at"]
+        get_latest_by = "created_at"
+        indexes = [models.Index(fields=["experiment", "created_at"], name="snapshot_history")]
+
+
+class DerivedEstimate(models.Model):
+    """ΔRecall and IQ with bootstrap intervals (and, with a gold clustering, their calibration)
+    from the verdicts of one moment; computed after the snapshots, so it may lag them."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="derived_estimates")
+    created_at = models.DateTimeField(auto_now_add=True)
+    judgements = models.PositiveIntegerField()
+    seconds = models.FloatField(help_text="How long the computation took.")
+    payload = models.JSONField(help_text="metrics_core DerivedMetrics.as_dict(), plus calibration when gold is known.")
+
+    class Meta:
+        ordering = ["experiment", "-created_at"]
+        indexes = [models.Index(fields=["experiment", "created_at"], name="derived_history")]
+
+
+class RaterAwareEstimate(models.Model):
+    """Estimates from a Dawid–Skene model of the raters (abcde-spec §13), each rater's fitted
+    sensitivity and specificity, and the transitivity of the verdicts, from the verdicts of one
+    moment; computed by the worker after the snapshots, so it may lag them."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="rater_aware_estimates")
+    created_at = models.DateTimeField(auto_now_add=True)
+    judgements = models.PositiveIntegerField()
+    seconds = models.FloatField(help_text="How long the computation took.")
+    payload = models.JSONField(
+        null=True, help_text="RaterAwareQuality.as_dict(), raters as user ids; null when not fitted."
+    )
+    error = models.TextField(blank=True, help_text="Why there are no rater-aware estimates (too few verdicts, …).")
+    transitivity = models.JSONField(
+        help_text="metrics_core TransitivityReport: counts and inconsistent triangles, items as item ids."
+    )
+
+    class Meta:
+        ordering = ["experiment", "-created_at"]
+        indexes = [models.Index(fields=["experiment", "created_at"], name="rater_aware_history")]
+
+
+class ImpactGroup(models.Model):
+    """Impact metrics of one group of items: a Base or Exp cluster, or a slice value."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="impact_groups")
+    dimension = models.CharField(max_length=200, help_text="'base', 'exp' or the slice attribute.")
+    label = models.CharField(max_length=255)
+    items = models.PositiveIntegerField()
+    affected_items = models.PositiveIntegerField()
+    weight = models.FloatField()
+    metrics = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["experiment", "dimension", "label"], name="impact_group_unique")]
+        indexes = [models.Index(fields=["experiment", "dimension"], name="impact_group_dimension")]
