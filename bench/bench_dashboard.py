@@ -102,6 +102,7 @@ def build(args) -> tuple[int, dict]:
 
     from raterapp.models import Experiment, ImpactGroup, Item, Judgement, PairTask, SampledPair
     from raterapp.population_files import POPULATION_COLUMNS, population_for_experiment, population_write
+    from raterapp.services.budgets import budget_create
     from raterapp.services.impact_groups import impact_groups_build
     from raterapp.services.sampled_rows import SampledRows, sampled_rows_save
 
@@ -122,6 +123,7 @@ def build(args) -> tuple[int, dict]:
         experiment = Experiment.objects.create(
             pk=EXPERIMENT_ID, name="dashboard bench", owner=owner, n_draws=1, replication=replication, seed=7
         )
+        budget_create(experiment=experiment)  # as experiment_create makes it
         columns = population_columns(args.items, rng)
         experiment.population_file = population_write(experiment_id=experiment.pk, columns=columns)
         ids, population = population_for_experiment(experiment)

@@ -148,9 +148,9 @@ def _cached_sample(experiment: Experiment, population: Population | None) -> _Fi
     if entry is None:
         return None
     tag, fixed = entry
-    current = _source_tag(experiment, population)
-    same = tag() is population if isinstance(tag, weakref.ref) and population is not None else tag == current
-    return fixed if same else None
+    if population is None:
+        return fixed if tag == _source_tag(experiment, None) else None
+    return fixed if isinstance(tag, weakref.ref) and tag() is population else None
 
 
 def _fixed_sample(experiment: Experiment, population: Population | None) -> _FixedSample:

@@ -6,6 +6,7 @@ from django.core.files.storage import default_storage
 from metrics_core.io import read_items
 from raterapp.population_files import (
     POPULATION_COLUMNS,
+    BoundedCache,
     population_attributes,
     population_delete,
     population_for_experiment,
@@ -68,3 +69,34 @@ def test_delete_removes_the_file_and_tolerates_its_absence(experiment):
     population_delete(experiment_id=experiment.pk)
     assert not default_storage.exists(experiment.population_file)
     population_delete(experiment_id=experiment.pk)
+
+
+def test_the_bounded_cache_keeps_the_most_recently_used_entries():
+    cache = BoundedCache(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1  # "a" is now the most recent
+    cache.put("c", 3)
+    assert (cache.get("a"), cache.get("b"), cache.get("c"), len(cache)) == (1, None, 3, 2)
+    cache.pop("a")
+    cache.pop("missing")
+    assert cache.keys() == ["c"]
+    with pytest.raises(ValueError, match="maxsize"):
+        BoundedCache(0)
+
+
+def test_the_sample_cache_of_the_selectors_is_bounded(experiment, monkeypatch):
+    """However many experiments a process reads, it keeps the samples of a few."""
+    from raterapp.selectors import samples
+
+    monkeypatch.setattr(samples, "_FIXED", BoundedCache(samples.SAMPLE_CACHE_SIZE))
+    experiment.status = experiment.Status.RATING
+    for version in range(samples.SAMPLE_CACHE_SIZE + 3):
+        experiment.sample_version = version
+        samples.judged_sample_get(experiment=experiment)
+    assert len(samples._FIXED) == 1  # one experiment: its older versions make way
+    others = [ExperimentFactory(population_file=experiment.population_file, status="rating") for _ in range(12)]
+    for other in others:
+        samples.judged_sample_get(experiment=other)
+    assert len(samples._FIXED) == samples.SAMPLE_CACHE_SIZE
+    assert {pk for pk, _ in samples._FIXED.keys()} == {other.pk for other in others[-samples.SAMPLE_CACHE_SIZE :]}
