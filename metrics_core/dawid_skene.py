@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_1d, positive_int, same_length
-from .agreement import _codes, _labels, _sorted_codes
+from .agreement import label_codes, sorted_codes, verdict_codes
 from .judgements import EQUIVALENT, UNSURE
 
 _EPS = 1e-12
@@ -200,10 +200,10 @@ class VerdictData:
 
 def _data(unit, rater, verdict, truth, unit_group, unit_weight) -> VerdictData:
     unit = as_1d("unit", unit).astype(np.int64)
-    codes = _codes("verdict", verdict).astype(np.int64)
-    rater_codes, rater_labels = _labels("rater", rater)
+    codes = verdict_codes("verdict", verdict).astype(np.int64)
+    rater_codes, rater_labels = label_codes("rater", rater)
     same_length(unit=unit, rater=rater_codes, verdict=codes)
-    rater_codes, rater_labels = _sorted_codes(rater_codes, rater_labels)
+    rater_codes, rater_labels = sorted_codes(rater_codes, rater_labels)
     if len(unit) and unit.min() < 0:
         raise ValueError("unit codes must be ≥ 0")
     n_units = int(unit.max(initial=-1)) + 1

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_1d, generator, positive_int, same_length
-from .agreement import _codes
+from .agreement import verdict_codes
 from .context import SampleContext, sample_context
 from .dawid_skene import DawidSkeneFit, VerdictData, _data, em_fit, fit_from_em
 from .estimation import estimate_quality, metrics_for_scheme
@@ -202,7 +202,7 @@ class _Units:
     @classmethod
     def build(cls, sample, i, j, verdict, rater, gold_i, gold_j, gold_answer) -> _Units:
         i, j = as_1d("i", i).astype(np.int64), as_1d("j", j).astype(np.int64)
-        codes = _codes("verdict", verdict).astype(np.int64)
+        codes = verdict_codes("verdict", verdict).astype(np.int64)
         rater = as_1d("rater", rater)
         same_length(i=i, j=j, verdict=codes, rater=rater)
         gold_i, gold_j = as_1d("gold_i", gold_i).astype(np.int64), as_1d("gold_j", gold_j).astype(np.int64)
