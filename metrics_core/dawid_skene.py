@@ -35,7 +35,7 @@ import numpy as np
 
 from ._validation import as_1d, positive_int, same_length
 from .agreement import label_codes, sorted_codes, verdict_codes
-from .dawid_skene_em import em_fit
+from .dawid_skene_em import VerdictData, em_fit
 from .judgements import EQUIVALENT, UNSURE
 
 
@@ -167,33 +167,6 @@ def fit_from_em(data: VerdictData, result: Any) -> DawidSkeneFit:
         converged=result.converged,
         log_likelihood=float(result.log_likelihood[0]),
     )
-
-
-@dataclass(frozen=True, eq=False)
-class VerdictData:
-    """Validated verdicts as codes: per verdict row its unit, rater, ``said`` (1 equivalent) and
-    whether it is sure; per unit its truth (NaN unknown), group and weight."""
-
-    unit: np.ndarray
-    rater: np.ndarray
-    said: np.ndarray
-    sure: np.ndarray
-    truth: np.ndarray
-    group: np.ndarray
-    weight: np.ndarray
-    rater_labels: np.ndarray
-
-    @property
-    def n_units(self) -> int:
-        return len(self.truth)
-
-    @property
-    def n_raters(self) -> int:
-        return len(self.rater_labels)
-
-    @property
-    def n_groups(self) -> int:
-        return int(self.group.max(initial=-1)) + 1
 
 
 def _data(unit, rater, verdict, truth, unit_group, unit_weight) -> VerdictData:

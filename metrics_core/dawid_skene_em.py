@@ -3,12 +3,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .dawid_skene import VerdictData
+
+@dataclass(frozen=True, eq=False)
+class VerdictData:
+    """Validated verdicts as codes: per verdict row its unit, rater, ``said`` (1 equivalent) and
+    whether it is sure; per unit its truth (NaN unknown), group and weight."""
+
+    unit: np.ndarray
+    rater: np.ndarray
+    said: np.ndarray
+    sure: np.ndarray
+    truth: np.ndarray
+    group: np.ndarray
+    weight: np.ndarray
+    rater_labels: np.ndarray
+
+    @property
+    def n_units(self) -> int:
+        return len(self.truth)
+
+    @property
+    def n_raters(self) -> int:
+        return len(self.rater_labels)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.group.max(initial=-1)) + 1
 
 
 _EPS = 1e-12

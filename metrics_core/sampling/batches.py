@@ -65,7 +65,7 @@ def concatenate_samples(samples: Sequence[PairSample]) -> PairSample:
 
     Examples
     --------
-    >>> from metrics_core import population_from_labels
+    >>> from metrics_core import population_from_labels, sample_pairs
     >>> pop = population_from_labels([0, 0, 0], [0, 0, 1])
     >>> batches = [sample_pairs(pop, n_draws=50, rng=batch_rng(seed=3, batch=b)) for b in range(3)]
     >>> both = concatenate_samples(batches)

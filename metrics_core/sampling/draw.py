@@ -44,7 +44,7 @@ def sample_pairs(
 
     Examples
     --------
-    >>> from metrics_core import population_from_labels
+    >>> from metrics_core import PAIR_CLASSES, population_from_labels
     >>> pop = population_from_labels(["a", "a", "a", "b"], ["x", "x", "y", "y"])
     >>> s = sample_pairs(pop, n_draws=1000, scheme="jaccard", rng=np.random.default_rng(1))
     >>> s.n_draws, sorted({PAIR_CLASSES[c] for c in s.pair_class})
