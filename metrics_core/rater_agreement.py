@@ -21,7 +21,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._validation import same_length
-from .agreement import _category_counts, _codes, _labels, _reject_repeated_raters, _sorted_codes, pairwise_cohens_kappa
+from .agreement import (
+    category_counts,
+    label_codes,
+    pairwise_cohens_kappa,
+    reject_repeated_raters,
+    sorted_codes,
+    verdict_codes,
+)
 
 
 class RaterAgreement(NamedTuple):
@@ -90,17 +97,17 @@ def rater_agreement(*, unit: Any, verdict: Any, rater: Any) -> list[RaterAgreeme
     >>> [(r.rater, round(r.mean_kappa, 4), r.kappa_raters) for r in rows]
     [('ann', 0.5, 2), ('bob', 0.5, 2), ('cy', 0.0, 2)]
     """
-    unit_codes, _ = _labels("unit", unit)
-    codes = _codes("verdict", verdict).astype(np.int64)
-    rater_codes, rater_labels = _labels("rater", rater)
+    unit_codes, _ = label_codes("unit", unit)
+    codes = verdict_codes("verdict", verdict).astype(np.int64)
+    rater_codes, rater_labels = label_codes("rater", rater)
     same_length(unit=unit_codes, verdict=codes, rater=rater_codes)
-    _reject_repeated_raters(unit_codes, rater_codes)
-    rater_codes, rater_labels = _sorted_codes(rater_codes, rater_labels)
+    reject_repeated_raters(unit_codes, rater_codes)
+    rater_codes, rater_labels = sorted_codes(rater_codes, rater_labels)
     n_raters = len(rater_labels)
     if n_raters == 0:
         return []
 
-    counts = _category_counts(unit_codes, codes)
+    counts = category_counts(unit_codes, codes)
     # The other raters' verdicts on the unit of each row: the unit's counts minus this verdict.
     others = counts[unit_codes].copy()
     others[np.arange(len(codes)), codes] -= 1

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_1d, same_length
-from .agreement import _codes
+from .agreement import verdict_codes
 from .judgements import EQUIVALENT, NOT_EQUIVALENT, VERDICTS
 
 
@@ -145,7 +145,7 @@ def transitivity_report(*, i: Any, j: Any, verdict: Any, rater: Any = None) -> T
     {'ann': 0, 'bob': 0}
     """
     i, j = as_1d("i", i), as_1d("j", j)
-    codes = _codes("verdict", verdict)
+    codes = verdict_codes("verdict", verdict)
     raters = None if rater is None else as_1d("rater", rater)
     if raters is None:
         same_length(i=i, j=j, verdict=codes)

@@ -32,7 +32,7 @@ import pandas as pd
 
 from .._validation import generator, one_of, open_unit_interval, positive_int
 from ..masses import INTERSECTION, MERGE, SELF, SPLIT, item_class_masses, stratum_factor
-from ..sampling import PAIR_CLASSES, SCHEME_STRATA, SCHEMES, STRATA, _allocate, pick_classes
+from ..sampling import PAIR_CLASSES, SCHEME_STRATA, SCHEMES, STRATA, allocate_draws, pick_classes
 from .items import KEYS, DaskItems, cell_sets
 from .segments import DRAW, SKIP_PREFIX, Segments, key_hash, shared
 
@@ -85,7 +85,7 @@ def sample_pairs(
         diff_share = open_unit_interval("diff_share", diff_share)
     cells = items.cells
     n_groups = max(1, min(cells.npartitions, _MAX_GROUPS))
-    allocation = _allocate(scheme, n_draws, diff_share)
+    allocation = allocate_draws(scheme, n_draws, diff_share)
     vantage = []
     for stratum, count in allocation.items():
         chosen = _vantage_cells(cells, scheme, SCHEME_STRATA[scheme][stratum], count, rng, n_groups)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..estimation import _Draws
+from ..estimation import Draws
 from ..masses import INTERSECTION, MERGE, SELF, SPLIT
 from ..sampling import ALL, DIFF, STABLE
 
@@ -64,7 +64,7 @@ class _Columns:
     rate_denominator: dict[str, int]
     scheme: str
 
-    def values(self, draws: _Draws, rows: np.ndarray) -> tuple[list[int], np.ndarray]:
+    def values(self, draws: Draws, rows: np.ndarray) -> tuple[list[int], np.ndarray]:
         """The columns that rows of one (stratum, class) fill, and their values, (len(rows), columns)."""
         key = (int(draws.stratum[rows[0]]), int(draws.pair_class[rows[0]]))
         if key not in self.drawn:
@@ -81,7 +81,7 @@ class _Columns:
                 values += [weight * share, np.where(judged, weight, 0.0)]
         return columns, np.column_stack(values)
 
-    def weighted_sums(self, draws: _Draws, rows: np.ndarray) -> np.ndarray:
+    def weighted_sums(self, draws: Draws, rows: np.ndarray) -> np.ndarray:
         """Σ draws × column over ``rows`` (ascending), (columns,)."""
         sums = np.zeros(self.n_columns)
         bounds = np.searchsorted(rows, draws.row_bounds)
@@ -93,7 +93,7 @@ class _Columns:
         return sums
 
 
-def replicate_inputs(draws: _Draws, scheme: str, *, n_boot: int, rng: np.random.Generator, within: str = "stratum"):
+def replicate_inputs(draws: Draws, scheme: str, *, n_boot: int, rng: np.random.Generator, within: str = "stratum"):
     """The four rates and ΔPrecision of T for ``n_boot`` bootstrap replicates.
 
     Returns a dict of arrays of shape (n_boot,), keyed by metric name; NaN where a
@@ -112,7 +112,7 @@ def replicate_inputs(draws: _Draws, scheme: str, *, n_boot: int, rng: np.random.
 
 
 def _group_sums(
-    rows: np.ndarray, draws: _Draws, judged: np.ndarray, columns: _Columns, n_boot: int, rng: np.random.Generator
+    rows: np.ndarray, draws: Draws, judged: np.ndarray, columns: _Columns, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
     """Column sums of ``n_boot`` resamples of a group's draws, (n_boot, columns).
 
@@ -179,14 +179,14 @@ def _normal_sums(values: np.ndarray, weights: np.ndarray, picks: np.ndarray, rng
     return picks[:, None] * mean + np.sqrt(picks)[:, None] * noise
 
 
-def identity_inputs(draws: _Draws, scheme: str) -> dict[str, np.ndarray]:
+def identity_inputs(draws: Draws, scheme: str) -> dict[str, np.ndarray]:
     """The same statistics on the sample itself (one replicate with the original counts)."""
     columns = _columns(draws, scheme)
     sums = columns.weighted_sums(draws, np.arange(len(draws.draws)))[None, :]
     return inputs_from_sums(sums, draws, scheme, columns)
 
 
-def inputs_from_sums(sums: np.ndarray, draws: _Draws, scheme: str, columns: _Columns) -> dict[str, np.ndarray]:
+def inputs_from_sums(sums: np.ndarray, draws: Draws, scheme: str, columns: _Columns) -> dict[str, np.ndarray]:
     stratum_of = _STRATUM_OF[scheme]
     n = len(sums)
     delta_precision = np.zeros(n)
@@ -218,7 +218,7 @@ def inputs_from_sums(sums: np.ndarray, draws: _Draws, scheme: str, columns: _Col
     return out
 
 
-def _columns(draws: _Draws, scheme: str) -> _Columns:
+def _columns(draws: Draws, scheme: str) -> _Columns:
     stratum_of = _STRATUM_OF[scheme]
     count = iter(range(1000))
     drawn_col, judged_col, precision_col = {}, {}, {}
@@ -231,7 +231,7 @@ def _columns(draws: _Draws, scheme: str) -> _Columns:
     return _Columns(next(count), drawn_col, judged_col, precision_col, numerator, denominator, scheme)
 
 
-def _groups(draws: _Draws, scheme: str, within: str) -> list[np.ndarray]:
+def _groups(draws: Draws, scheme: str, within: str) -> list[np.ndarray]:
     """Row indices resampled together; rows in no group keep their draw counts."""
     stratum_of = _STRATUM_OF[scheme]
     judged = ~np.isnan(draws.equivalent)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..results import Estimate, json_number
+from .curves import RecallBaseCurve, RecallPrecisionHeatMap
 from .equations import DEFAULT_GRID, clip_side, diagram_arrays, valid_parameters
 
 # Inputs as the ABCDE metrics of T name them (keyword of affected_item_diagram, metric name).
@@ -74,58 +75,6 @@ _VALUES = (
     "IQUnclipped",
     "IQ",
 )
-
-
-@dataclass(frozen=True)
-class RecallBaseCurve:
-    """ΔRecall(T) and IQ against ``Recall_Base(AffectedItems)`` (MQM §3.3), one diagram per grid value.
-
-    ``valid`` is False where the parameter needed a clip (eqs 56, 60) or Variant 1
-    does not apply.
-    """
-
-    variant: int | None
-    precision_base: float | None
-    recall_base: np.ndarray
-    delta_recall: np.ndarray
-    iq: np.ndarray
-    valid: np.ndarray
-
-    def as_dict(self) -> dict:
-        return {
-            "variant": self.variant,
-            "precision_base": None if self.precision_base is None else json_number(self.precision_base),
-            "recall_base": _json_list(self.recall_base),
-            "DeltaRecall": _json_list(self.delta_recall),
-            "IQ": _json_list(self.iq),
-            "valid": self.valid.tolist(),
-        }
-
-
-@dataclass(frozen=True)
-class RecallPrecisionHeatMap:
-    """Variant 2 over a grid: row ``k`` is ``precision_base[k]``, column ``m`` is ``recall_base[m]``.
-
-    ``valid`` is False where ``Precision_Base`` breaks eqs 52-53 or ``Recall_Base`` eq 58
-    (the values there are those of the clipped diagram).
-    """
-
-    precision_base: np.ndarray
-    recall_base: np.ndarray
-    delta_recall: np.ndarray
-    delta_precision: np.ndarray
-    iq: np.ndarray
-    valid: np.ndarray
-
-    def as_dict(self) -> dict:
-        return {
-            "precision_base": _json_list(self.precision_base),
-            "recall_base": _json_list(self.recall_base),
-            "DeltaRecall": _json_list(self.delta_recall),
-            "DeltaPrecision": _json_list(self.delta_precision),
-            "IQ": _json_list(self.iq),
-            "valid": self.valid.tolist(),
-        }
 
 
 @dataclass(frozen=True)
@@ -434,7 +383,3 @@ def _grid(name: str, grid: Any) -> np.ndarray:
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name}[{k}] = {float(values[k])!r}: must be in (0, 1]")
     return values
-
-
-def _json_list(values: np.ndarray) -> list:
-    return np.vectorize(json_number, otypes=[object])(values).tolist() if values.size else []

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import generator, open_unit_interval, positive_int
 from ..context import SampleContext
-from ..estimation import _Draws, quality_of_draws
+from ..estimation import Draws, quality_of_draws
 from ..impact import impact_metrics
 from ..judgements import PairVerdicts
 from ..population import Population
@@ -157,7 +157,7 @@ def derived_metrics(
         precision_base = unit_parameter("precision_base", precision_base)
     if resampling not in RESAMPLING:
         raise ValueError(f"resampling must be one of {', '.join(RESAMPLING)}; got {resampling!r}")
-    draws = _Draws.build(population, sample, verdicts, None)
+    draws = Draws.build(population, sample, verdicts, None)
     quality = quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)
     exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
     diagram = affected_item_diagram_from_metrics(quality, exact, recall_base=recall_base, precision_base=precision_base)

@@ -17,10 +17,10 @@ from sklearn.metrics import cohen_kappa_score
 
 import metrics_core as mc
 from metrics_core.agreement import (
-    _fleiss_from_counts,
-    _gwet_ac1_from_counts,
-    _krippendorff_from_counts,
-    _observed_agreement,
+    fleiss_from_counts,
+    gwet_ac1_from_counts,
+    krippendorff_from_counts,
+    observed_agreement,
 )
 
 E, N, U = mc.VERDICTS  # equivalent, not_equivalent, unsure
@@ -75,7 +75,7 @@ WIKIPEDIA_FLEISS = [
 
 def test_fleiss_kappa_wikipedia_worked_example():
     # Source: Wikipedia "Fleiss' kappa", worked example (P-bar 0.378, P_e 0.213, kappa 0.210).
-    got = _fleiss_from_counts(WIKIPEDIA_FLEISS)
+    got = fleiss_from_counts(WIKIPEDIA_FLEISS)
     assert round(got.observed, 3) == 0.378
     assert round(got.expected, 3) == 0.213
     assert round(got.value, 3) == 0.210
@@ -99,7 +99,7 @@ def test_fleiss_kappa_fleiss_1971_diagnoses():
     # Source: Fleiss (1971), Psychological Bulletin 76(5), kappa = .430 over the 30 patients;
     # R irr::kappam.fleiss(diagnoses) prints 0.4302445 (quoted in statsmodels' test_inter_rater.py).
     counts = np.array([[row.count(c) for c in range(1, 6)] for row in FLEISS_1971_DIAGNOSES])
-    got = _fleiss_from_counts(counts).value
+    got = fleiss_from_counts(counts).value
     assert round(got, 3) == 0.430
     assert got == pytest.approx(0.4302445, abs=5e-8)
 
@@ -129,7 +129,7 @@ def test_krippendorff_data_as_tabulated():
 def test_krippendorff_alpha_nominal_krippendorff_2011():
     # Source: Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", C. Nominal data,
     # any number of observers, missing data: alpha = 0.743 (n = 40 pairable values).
-    got = _krippendorff_from_counts(KRIPPENDORFF_COUNTS)
+    got = krippendorff_from_counts(KRIPPENDORFF_COUNTS)
     assert round(got.value, 3) == 0.743
     # By hand: the off-diagonal coincidences sum to 8 (unit 2: 6/3, unit 6: 12/3, unit 8: 6/3),
     # so D_o = 8/40 and A_o = 0.8; A_e = Σ n_c (n_c - 1) / (n (n - 1)) = 344/1560.
@@ -144,10 +144,10 @@ def test_gwet_ac1_and_fleiss_with_missing_ratings_gwet_handbook():
     # as printed by Gwet's irrCAC (python port afergadis/irrCAC, irrCAC/raw.py doctest):
     # AC1 0.77544, p_e 0.19032; kappa 0.76117, p_e 0.23872; p_a 0.81818. Unit 12 (one rating)
     # counts in pi_k there, as it does in the core.
-    ac1 = _gwet_ac1_from_counts(KRIPPENDORFF_COUNTS)
+    ac1 = gwet_ac1_from_counts(KRIPPENDORFF_COUNTS)
     assert (round(ac1.observed, 3), round(ac1.expected, 3), round(ac1.value, 3)) == (0.818, 0.190, 0.775)
     assert (round(ac1.observed, 5), round(ac1.expected, 5), round(ac1.value, 5)) == (0.81818, 0.19032, 0.77544)
-    kappa = _fleiss_from_counts(KRIPPENDORFF_COUNTS)
+    kappa = fleiss_from_counts(KRIPPENDORFF_COUNTS)
     assert (round(kappa.expected, 3), round(kappa.value, 3)) == (0.239, 0.761)
     assert (round(kappa.expected, 5), round(kappa.value, 5)) == (0.23872, 0.76117)
 
@@ -472,5 +472,5 @@ def test_validation_errors_name_the_argument_and_row():
 
 def test_observed_agreement_core_ignores_single_rated_units():
     # The core P-bar on counts: unit 2 has one rating and does not enter the mean.
-    assert _observed_agreement([[2, 0, 0], [0, 1, 0], [1, 1, 0]]) == 0.5
-    assert math.isnan(_observed_agreement(np.zeros((0, 3))))
+    assert observed_agreement([[2, 0, 0], [0, 1, 0], [1, 1, 0]]) == 0.5
+    assert math.isnan(observed_agreement(np.zeros((0, 3))))

@@ -21,7 +21,7 @@ import pytest
 import metrics_core as mc
 from metrics_core.derived import bootstrap
 from metrics_core.derived.bootstrap import identity_inputs
-from metrics_core.estimation import _Draws
+from metrics_core.estimation import Draws
 from tests.metrics_core.cli_run import run, run_json, write
 from tests.metrics_core.test_estimation_simulation import UNSURE_RATE, random_verdict_rows, simulation_population
 
@@ -313,7 +313,7 @@ def test_vectorised_estimators_reproduce_estimate_quality(scheme):
     """A replicate with the sample's own draw counts gives exactly the estimates (and so the point value)."""
     pop, _, sample, verdicts = judged_sample(scheme)
     quality = mc.estimate_quality(pop, sample, verdicts)
-    same = identity_inputs(_Draws.build(pop, sample, verdicts, None), scheme)
+    same = identity_inputs(Draws.build(pop, sample, verdicts, None), scheme)
     for name, values in same.items():
         assert values[0] == pytest.approx(quality[name].value, rel=1e-12, abs=1e-15), name
     derived = mc.derived_metrics(pop, sample, verdicts, rng=np.random.default_rng(0), n_boot=50)
@@ -375,7 +375,7 @@ def test_normal_limit_of_a_class_resamples_like_its_draws(scheme, monkeypatch):
     """Above EXACT_DRAWS a class's resampled sums come from their normal limit: the replicates'
     mean and spread of every input agree with those of resampling the draws one by one."""
     pop, _, sample, verdicts = judged_sample(scheme, n_draws=6000)
-    draws = _Draws.build(pop, sample, verdicts, None)
+    draws = Draws.build(pop, sample, verdicts, None)
     runs = {}
     for limit in (10**9, 0):
         monkeypatch.setattr(bootstrap, "EXACT_DRAWS", limit)

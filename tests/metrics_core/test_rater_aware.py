@@ -16,7 +16,8 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.dawid_skene import fit_dawid_skene
-from metrics_core.rater_aware import _Layout, _Units, estimate_quality_rater_aware
+from metrics_core.rater_aware import estimate_quality_rater_aware
+from metrics_core.rater_units import RaterLayout, RaterUnits
 
 from .rater_simulation import SENSITIVITY, SPECIFICITY, judged_experiment, raw_and_rater_aware, verdicts_on
 from .test_estimation_simulation import simulation_population
@@ -137,7 +138,7 @@ def test_bootstrap_estimator_equals_estimate_quality_on_the_posteriors(populatio
     pop, ideal = population
     rng = np.random.default_rng(11)
     sample, (i, j, verdict, rater), (ga, gb, answer), _ = judged_experiment(rng, pop, ideal, draws=400, scheme=scheme)
-    units = _Units.build(sample, i, j, verdict, rater, ga, gb, answer)
+    units = RaterUnits.build(sample, i, j, verdict, rater, ga, gb, answer)
     posterior = fit_dawid_skene(
         unit=units.data.unit,
         rater=units.data.rater,
@@ -147,7 +148,7 @@ def test_bootstrap_estimator_equals_estimate_quality_on_the_posteriors(populatio
     ).posterior
     context = mc.sample_context(pop, sample)
     want = mc.estimate_quality(context, sample, units.posterior_verdicts(posterior))
-    layout = _Layout.build(context, sample, units.unit_of_row)
+    layout = RaterLayout.build(context, sample, units.unit_of_row)
     got = layout.estimates(posterior[None, layout.unit], np.ones((1, len(layout.unit))))
     for name in mc.metrics_for_scheme(scheme):
         assert got[name][0] == pytest.approx(want[name].value, rel=1e-12, abs=1e-14), name

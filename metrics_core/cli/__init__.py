@@ -1,0 +1,72 @@
+"""The ``python -m metrics_core`` command line (the contract is ``metrics-cli.md``).
+
+``sample --batch B`` draws batch ``B`` of an experiment (abcde-spec §10; batch 0 is the first
+sample of ``--seed``); ``estimate`` accepts concatenated batch files, whose repeated pairs add
+their draws, and prints with every estimate its confidence sequence ``cs_low``/``cs_high``
+(§9, tightest at ``--horizon`` judged draws, default the draws in PAIRS) and its unsure range
+``unsure_low``/``unsure_high`` (§12).
+
+Each subcommand reads and validates all its inputs, computes, writes its output
+files (all or none) and only then prints its JSON to stdout. Bad input exits with
+status 2 and one line on stderr, ``metrics_core: error: <file>: <place>: <problem>``,
+with nothing on stdout and no output file. Undefined numbers are JSON ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from ..io import InputError
+from ..results import json_number
+from .arguments import build_parser
+from .common import PROG, impact_json
+
+__all__ = ["PROG", "build_parser", "impact_json", "json_number", "lean_allocation", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; returns the exit status (0 success, 2 bad input or usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "sample" and args.diff_share is not None and args.scheme != "stratified":
+        args.subparser.error("--diff-share is only meaningful with --scheme stratified")
+    if args.command == "estimate" and args.gold and not args.raters:
+        args.subparser.error("--gold is only meaningful with --raters dawid-skene")
+    if getattr(args, "scheduler", None) and args.engine != "dask":
+        parser.error("--scheduler is only meaningful with --engine dask")
+    try:
+        result = args.run(args)
+    except InputError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    if result is not None:
+        # allow_nan=False: a NaN that escaped json_number is a bug, never output.
+        try:
+            print(json.dumps(result, allow_nan=False), flush=True)
+        except BrokenPipeError:
+            # The reader (say `| head`) went away: not an error of ours. Python's documented
+            # remedy: point stdout at devnull so that the exit flush does not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def lean_allocation() -> None:
+    """Give freed buffers back to the system at once, for a one-shot process on large inputs.
+
+    pyarrow's default pool (mimalloc or jemalloc) keeps freed memory for reuse, and glibc's
+    malloc raises its mmap threshold after large frees, keeping freed arrays in the heap: the
+    chunks of a column read, once combined, would stay resident. The system pool and a fixed
+    1 MiB mmap threshold return every large buffer when it is freed.
+    """
+    import ctypes
+
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD (glibc)
+    except (OSError, AttributeError):
+        pass  # not glibc: its allocator's defaults stand

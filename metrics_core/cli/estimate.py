@@ -1,0 +1,92 @@
+"""``estimate``: quality estimates, ΔRecall/IQ and (``--raters``) the rater-aware estimates."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..derived import derived_metrics
+from ..estimation import estimate_quality
+from ..impact import impact_metrics
+from ..io import InputError, read_items, read_judgements, read_pairs
+from ..io.gold_pairs import read_gold_pairs
+from ..judgements import verdicts_from_judgements
+from ..rater_aware import estimate_quality_rater_aware
+from ..sampling import PairSample, SampleError
+from .common import impact_json, item_positions
+
+
+def run_estimate(args: argparse.Namespace) -> dict:
+    items = read_items(args.items)
+    pairs = read_pairs(args.pairs)
+    judgements = read_judgements(args.judgements, with_rater=bool(args.raters))
+    gold = read_gold_pairs(args.gold) if args.gold else None
+    population = items.to_population()
+    i, j = (item_positions(items, pairs.path, name, ids, len(pairs)) for name, ids in (("i", pairs.i), ("j", pairs.j)))
+    try:
+        sample = PairSample.from_columns(
+            population,
+            scheme=pairs.scheme,
+            i=i,
+            j=j,
+            draws=pairs.draws,
+            pair_class=pairs.pair_class,
+            stratum=pairs.stratum,
+            repeated=True,
+        )
+    except SampleError as exc:
+        pair = f"pair ({pairs.i[exc.row].as_py()!r}, {pairs.j[exc.row].as_py()!r})"
+        raise InputError.at_row(pairs.path, exc.row, f"{pair}: {exc.problem}", n_rows=len(pairs)) from None
+    judged_i, judged_j = (
+        item_positions(items, judgements.path, name, ids, len(judgements))
+        for name, ids in (("i", judgements.i), ("j", judgements.j))
+    )
+    verdicts = verdicts_from_judgements(judged_i, judged_j, judgements.verdict)
+    quality = estimate_quality(population, sample, verdicts, confidence=args.confidence, horizon=args.horizon)
+    derived = derived_metrics(
+        population,
+        sample,
+        verdicts,
+        rng=np.random.default_rng(args.seed),
+        confidence=args.confidence,
+        recall_base=args.recall_base,
+        precision_base=args.precision_base,
+        n_boot=args.n_boot,
+    )
+    result = {
+        "scheme": quality.scheme,
+        "confidence": quality.confidence,
+        "exact": impact_json(impact_metrics(population), items.dropped_items)["metrics"],
+        "estimates": quality.as_dict()["estimates"] | {name: e.as_dict() for name, e in derived.estimates.items()},
+        "derived": derived.details_dict(),
+    }
+    if args.raters:
+        result["rater_aware"] = _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold)
+    return result
+
+
+def _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold) -> dict:
+    """``estimate --raters dawid-skene``: the estimates from the pairs' posteriors and the raters' matrices."""
+    gold_i, gold_j, answers = (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0, dtype=object),)
+    if gold is not None:
+        gold_i, gold_j = (item_positions(items, gold.path, name, getattr(gold, name), len(gold)) for name in ("i", "j"))
+        answers = gold.answer
+    # A stream of its own, so that the derived metrics' bootstrap is the same with or without it.
+    rng = np.random.default_rng(np.random.SeedSequence(args.seed).spawn(2)[1])
+    aware = estimate_quality_rater_aware(
+        population,
+        sample,
+        i=judged_i,
+        j=judged_j,
+        verdict=judgements.verdict,
+        rater=judgements.rater.to_numpy(zero_copy_only=False),
+        gold_i=gold_i,
+        gold_j=gold_j,
+        gold_answer=answers,
+        rng=rng,
+        n_boot=args.n_boot,
+        confidence=args.confidence,
+        horizon=args.horizon,
+    )
+    return aware.as_dict()

@@ -1,0 +1,204 @@
+"""Weighted means over judged draws (spec §6) and the estimates made of them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..proportions import wilson_interval
+from ..results import Estimate
+from ..sequential import confidence_sequence_half_width, share_confidence_sequence
+from .draws import Draws
+
+
+@dataclass(frozen=True)
+class Mean:
+    """A weighted mean over judged draws, with what its interval and sequence need."""
+
+    value: float
+    stderr: float
+    n_eff: float
+    judged_draws: int
+    drawn_draws: int
+    horizon: float  # planned judged draws of its classes (spec §9)
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The judged units of one (stratum, class), with the class's reweighting."""
+
+    rows: slice
+    units: slice
+    drawn: int
+    judged: int
+    v: float  # drawn/judged
+    q: float  # share of the class's distinct pairs judged
+    present: np.ndarray  # the class's units with a verdict
+    unit_draws: np.ndarray  # draws of the present units
+    share: np.ndarray  # share of equivalent verdicts of the present units
+
+    @classmethod
+    def build(cls, d: Draws, group: int) -> _Frame:
+        rows = slice(int(d.row_bounds[group]), int(d.row_bounds[group + 1]))
+        units = slice(int(d.unit_bounds[group]), int(d.unit_bounds[group + 1]))
+        share = d.unit_share[units]
+        present = ~np.isnan(share)
+        all_draws = d.unit_draws[units]
+        unit_draws = all_draws[present]
+        drawn, judged = int(all_draws.sum()), int(unit_draws.sum())
+        n_units = units.stop - units.start
+        return cls(
+            rows,
+            units,
+            drawn,
+            judged,
+            drawn / judged if judged else 0.0,
+            len(unit_draws) / n_units if n_units else 0.0,
+            present,
+            unit_draws,
+            share[present],
+        )
+
+    @cached_property
+    def k(self) -> np.ndarray:
+        """The spec's ``k_u`` of each present unit: its draws and their within-unit pairs."""
+        return self.unit_draws + (1.0 - self.q) * self.unit_draws * (self.unit_draws - 1.0)
+
+    def unit_sums(self, d: Draws, values: np.ndarray) -> np.ndarray:
+        """Σ draws·values over the rows of each present unit."""
+        local = d.unit[self.rows] - self.units.start
+        n_units = self.units.stop - self.units.start
+        return np.bincount(local, weights=d.draws[self.rows] * values[self.rows], minlength=n_units)[self.present]
+
+
+class Estimator:
+    """The estimates of one set of draws. ``points_only``: values without intervals (spec §12's passes)."""
+
+    def __init__(self, draws: Draws, z: float, confidence: float, horizon: int, points_only: bool = False):
+        self.d = draws
+        self.z = z
+        self.confidence = confidence
+        self.horizon = horizon
+        self.points_only = points_only
+        self._frames: dict[int, _Frame] = {}
+
+    def resolved(self, unsure_as: np.ndarray | float) -> Estimator:
+        """Point estimates had the unsure verdicts been decided (:meth:`Draws.resolved`)."""
+        return Estimator(self.d.resolved(unsure_as), self.z, self.confidence, self.horizon, points_only=True)
+
+    def mean(self, stratum: int, classes: tuple[int, ...], x: str, importance: np.ndarray | None = None) -> Mean:
+        """Weighted mean over the judged draws of ``classes`` in ``stratum`` (spec §6) of ``x``:
+        ``"share"``, the share of equivalent verdicts, or ``"precision"``, ΔPrecision's label times it.
+
+        A draw's weight is its class's drawn/judged reweighting times its
+        ``importance`` (1 unless given). In the spec's SE formula ``v_u`` is then the
+        unit's mean weight per draw.
+        """
+        d = self.d
+        frames = [self._frame(stratum * 4 + c) for c in classes]
+        horizon = d.class_horizon(stratum, classes, self.horizon)
+        judged, drawn = sum(f.judged for f in frames), sum(f.drawn for f in frames)
+        if judged == 0:
+            return Mean(math.nan, math.nan, 0.0, 0, drawn, horizon)
+        parts = []
+        for f in frames:
+            if not f.judged:
+                continue
+            w = f.unit_draws if importance is None else f.unit_sums(d, importance)
+            # A unit's rows share its verdicts: x is the share times a per-row factor at most.
+            wx = w * f.share if x == "share" else f.share * f.unit_sums(d, d.precision_label)
+            parts.append((f, f.v * w, f.v * wx))
+        total = sum(float(unit_weight.sum()) for _, unit_weight, _ in parts)
+        m = sum(float(unit_wx.sum()) for _, _, unit_wx in parts) / total
+        if self.points_only:
+            return Mean(m, math.nan, math.nan, judged, drawn, horizon)
+        spread = vk_total = 0.0
+        for f, unit_weight, unit_wx in parts:
+            unit_v = unit_weight / f.unit_draws
+            vk = unit_v * unit_v * f.k
+            spread += float(np.dot(vk, (unit_wx / unit_weight - m) ** 2))
+            vk_total += float(vk.sum())
+        stderr = math.sqrt(judged / (judged - 1) * spread) / total if judged > 1 else math.nan
+        n_eff = total**2 / vk_total
+        return Mean(m, stderr, n_eff, judged, drawn, horizon)
+
+    def _frame(self, group: int) -> _Frame:
+        """The judged units of one (stratum, class) (what :meth:`mean` needs whatever it
+        averages), built once per estimator."""
+        if group not in self._frames:
+            self._frames[group] = _Frame.build(self.d, group)
+        return self._frames[group]
+
+    def indicator(self, multiplier: float, mean: Mean, complement: bool = False) -> Estimate:
+        """``multiplier × share`` with a Wilson interval on the effective size and a clipped sequence."""
+        if multiplier == 0.0:
+            return Estimate(0.0, 0.0, 0.0, 0.0, mean.judged_draws, mean.drawn_draws, 0.0, 0.0, 0.0, 0.0)
+        if math.isnan(mean.value):
+            bounds = (0.0, multiplier) * 2
+            return Estimate(math.nan, math.nan, *bounds[:2], mean.judged_draws, mean.drawn_draws, *bounds[2:])
+        share = 1.0 - mean.value if complement else mean.value
+        if self.points_only:
+            return Estimate(multiplier * share, math.nan, math.nan, math.nan, mean.judged_draws, mean.drawn_draws)
+        low, high = wilson_interval(mean.value, mean.n_eff, self.z)
+        cs_low, cs_high = self._share_sequence(mean)
+        if complement:
+            low, high, cs_low, cs_high = 1.0 - high, 1.0 - low, 1.0 - cs_high, 1.0 - cs_low
+        value = multiplier * share
+        return Estimate(
+            value,
+            multiplier * mean.stderr,
+            min(multiplier * low, value),
+            max(multiplier * high, value),
+            mean.judged_draws,
+            mean.drawn_draws,
+            min(multiplier * cs_low, value),
+            max(multiplier * cs_high, value),
+        )
+
+    def _share_sequence(self, mean: Mean) -> tuple[float, float]:
+        if not mean.horizon > 0:
+            return math.nan, math.nan
+        return share_confidence_sequence(
+            share=mean.value,
+            stderr=mean.stderr,
+            n_eff=mean.n_eff,
+            judged=mean.judged_draws,
+            horizon=mean.horizon,
+            confidence=self.confidence,
+        )
+
+    def _sequence_half_width(self, stderr: float, judged: int, horizon: float) -> float:
+        if not (math.isfinite(stderr) and horizon > 0):
+            return math.nan
+        return confidence_sequence_half_width(stderr=stderr, judged=judged, horizon=horizon, confidence=self.confidence)
+
+    def normal(self, parts: list[tuple[float, Mean]]) -> Estimate:
+        """``Σ multiplier × mean`` over independent parts, with a normal interval and sequence."""
+        parts = [(mult, mean) for mult, mean in parts if mult != 0.0]
+        judged = sum(mean.judged_draws for _, mean in parts)
+        drawn = sum(mean.drawn_draws for _, mean in parts)
+        if not parts:
+            return Estimate(0.0, 0.0, 0.0, 0.0, judged, drawn, 0.0, 0.0, 0.0, 0.0)
+        value = sum(mult * mean.value for mult, mean in parts)
+        if self.points_only:
+            return Estimate(value, math.nan, math.nan, math.nan, judged, drawn)
+        stderr = math.sqrt(sum((mult * mean.stderr) ** 2 for mult, mean in parts))
+        half = math.sqrt(
+            sum(
+                (mult * self._sequence_half_width(mean.stderr, mean.judged_draws, mean.horizon)) ** 2
+                for mult, mean in parts
+            )
+        )
+        return Estimate(
+            value,
+            stderr,
+            value - self.z * stderr,
+            value + self.z * stderr,
+            judged,
+            drawn,
+            value - half,
+            value + half,
+        )

@@ -1,0 +1,118 @@
+"""The metrics of each sampling scheme from an :class:`Estimator`, and sums of estimates."""
+
+from __future__ import annotations
+
+import math
+
+from ..masses import INTERSECTION, MERGE, SELF, SPLIT
+from ..results import Estimate
+from ..sampling import ALL, DIFF, STABLE
+from .estimator import Estimator
+
+STRATUM_OF = {
+    "jaccard": {c: ALL for c in range(4)},
+    "stratified": {SPLIT: DIFF, MERGE: DIFF, SELF: STABLE, INTERSECTION: STABLE},
+    "precision": {c: ALL for c in range(4)},
+}
+
+
+def scheme_estimates(est: Estimator, scheme: str) -> dict[str, Estimate]:
+    if scheme == "precision":
+        return _precision_scheme(est)
+    return _jaccard_schemes(est, STRATUM_OF[scheme])
+
+
+def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Estimate]:
+    d = est.d
+    p = "share"
+    total = lambda c: float(d.totals[stratum_of[c], c])  # noqa: E731
+    split = est.mean(stratum_of[SPLIT], (SPLIT,), p)
+    merge = est.mean(stratum_of[MERGE], (MERGE,), p)
+    stable = est.mean(stratum_of[SELF], (SELF, INTERSECTION), p)
+    out = {
+        "GoodSplitDistance": est.indicator(total(SPLIT), split, complement=True),
+        "BadSplitDistance": est.indicator(total(SPLIT), split),
+        "GoodMergeDistance": est.indicator(total(MERGE), merge),
+        "BadMergeDistance": est.indicator(total(MERGE), merge, complement=True),
+        "AffectedGoodIndex": est.indicator(total(SELF) + total(INTERSECTION), stable),
+        "AffectedBadIndex": est.indicator(total(SELF) + total(INTERSECTION), stable, complement=True),
+    }
+    out["GoodDistance"] = _sum(out["GoodSplitDistance"], out["GoodMergeDistance"])
+    out["BadDistance"] = _sum(out["BadSplitDistance"], out["BadMergeDistance"])
+    # Good and Bad of one class are one share and its complement: their difference is
+    # multiplier × (1 − 2·share), with twice the share's SE, interval and sequence.
+    out["GoodMinusBadDistance"] = _sum(
+        _difference(out["GoodSplitDistance"], out["BadSplitDistance"]),
+        _difference(out["GoodMergeDistance"], out["BadMergeDistance"]),
+    )
+    out["DeltaPrecision"] = delta_precision(est, stratum_of)
+    split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance=d.union_over_base)
+    merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance=d.union_over_exp)
+    out["GoodSplitRate"] = est.indicator(d.split_rate, split_rate, complement=True)
+    out["BadSplitRate"] = est.indicator(d.split_rate, split_rate)
+    out["GoodMergeRate"] = est.indicator(d.merge_rate, merge_rate)
+    out["BadMergeRate"] = est.indicator(d.merge_rate, merge_rate, complement=True)
+    return out
+
+
+def delta_precision(est: Estimator, stratum_of: dict[int, int]) -> Estimate:
+    """ΔPrecision: each stratum's mean of ``l_ij · 1(i≡j)`` times its exact total, summed."""
+    d = est.d
+    x = "precision"
+    strata = sorted(set(stratum_of.values()))
+    return est.normal(
+        [(float(d.totals[s].sum()), est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), x)) for s in strata]
+    )
+
+
+def _precision_scheme(est: Estimator) -> dict[str, Estimate]:
+    d = est.d
+    p = "share"
+    split = est.mean(ALL, (SPLIT,), p)
+    merge = est.mean(ALL, (MERGE,), p)
+    return {
+        "DeltaPrecision": delta_precision(est, STRATUM_OF["precision"]),
+        "GoodSplitRate": est.indicator(d.split_rate, split, complement=True),
+        "BadSplitRate": est.indicator(d.split_rate, split),
+        "GoodMergeRate": est.indicator(d.merge_rate, merge),
+        "BadMergeRate": est.indicator(d.merge_rate, merge, complement=True),
+    }
+
+
+def _sum(first: Estimate, second: Estimate) -> Estimate:
+    """Sum of two independent estimates: SEs in quadrature, interval and sequence by MOVER."""
+    value = first.value + second.value
+    stderr = math.hypot(first.stderr, second.stderr)
+    return Estimate(
+        value,
+        stderr,
+        *_mover(value, first, second, "ci_low", "ci_high"),
+        first.judged_draws + second.judged_draws,
+        first.drawn_draws + second.drawn_draws,
+        *_mover(value, first, second, "cs_low", "cs_high"),
+    )
+
+
+def _mover(value: float, first: Estimate, second: Estimate, low: str, high: str) -> tuple[float, float]:
+    """Bounds of a sum of independent estimates from their bounds (MOVER, Zou & Donner 2008)."""
+    (l1, h1), (l2, h2) = (getattr(first, low), getattr(first, high)), (getattr(second, low), getattr(second, high))
+    if math.isnan(value):
+        return l1 + l2, h1 + h2
+    return (
+        value - math.hypot(first.value - l1, second.value - l2),
+        value + math.hypot(h1 - first.value, h2 - second.value),
+    )
+
+
+def _difference(good: Estimate, bad: Estimate) -> Estimate:
+    """``good − bad`` of one class, whose shares are complements: every bound comes from the other's."""
+    return Estimate(
+        good.value - bad.value,
+        good.stderr + bad.stderr,
+        good.ci_low - bad.ci_high,
+        good.ci_high - bad.ci_low,
+        good.judged_draws,
+        good.drawn_draws,
+        good.cs_low - bad.cs_high,
+        good.cs_high - bad.cs_low,
+    )

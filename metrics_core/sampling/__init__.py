@@ -1,0 +1,54 @@
+"""Weighted two-stage sampling of item pairs, with replacement (abcde-spec §3-4; JDD §7).
+
+The pair population (affected vantage item ``i``, partner ``j`` in Base(i) ∪ Exp(i))
+grows with the square of cluster sizes and is never materialised. Each scheme gives
+every pair a sampling weight (:mod:`metrics_core.masses`). A draw picks
+
+1. the vantage item ``i`` in proportion to its total mass in the stratum, which is
+   w_i times a factor of its cell: a cell, then an item of it ∝ weight;
+2. a class in proportion to ``i``'s mass of that class;
+3. the partner ``j`` in proportion to its weight within that class's set:
+   ``split`` = a cell of Base(i) other than i's own ∝ its weight, then an item of it;
+   ``merge`` likewise in Exp(i); ``intersection`` = i's cell minus i; ``self`` = i.
+
+Each step is a binary search in a cumulative weight array of a sorted layout of the
+cells and items the draws touch (:mod:`metrics_core._layout`): one O(N) pass over the
+items' cell codes, then O(log N) a draw, memory O(N + S).
+"""
+
+from .batches import batch_order_rng, batch_rng, concatenate_samples
+from .core import (
+    ALL,
+    DIFF,
+    PAIR_CLASSES,
+    SCHEME_STRATA,
+    SCHEMES,
+    STABLE,
+    STRATA,
+    PairSample,
+    SampleError,
+    pair_classes_of,
+)
+from .draw import allocate_draws, pick_classes, sample_pairs
+from .judging import jaccard_contributions, pairs_for_judgement
+
+__all__ = [
+    "ALL",
+    "DIFF",
+    "PAIR_CLASSES",
+    "SCHEMES",
+    "SCHEME_STRATA",
+    "STABLE",
+    "STRATA",
+    "PairSample",
+    "SampleError",
+    "allocate_draws",
+    "batch_order_rng",
+    "batch_rng",
+    "concatenate_samples",
+    "jaccard_contributions",
+    "pair_classes_of",
+    "pairs_for_judgement",
+    "pick_classes",
+    "sample_pairs",
+]
