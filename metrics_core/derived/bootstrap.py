@@ -179,13 +179,6 @@ def _normal_sums(values: np.ndarray, weights: np.ndarray, picks: np.ndarray, rng
     return picks[:, None] * mean + np.sqrt(picks)[:, None] * noise
 
 
-def identity_inputs(draws: Draws, scheme: str) -> dict[str, np.ndarray]:
-    """The same statistics on the sample itself (one replicate with the original counts)."""
-    columns = _columns(draws, scheme)
-    sums = columns.weighted_sums(draws, np.arange(len(draws.draws)))[None, :]
-    return inputs_from_sums(sums, draws, scheme, columns)
-
-
 def inputs_from_sums(sums: np.ndarray, draws: Draws, scheme: str, columns: _Columns) -> dict[str, np.ndarray]:
     stratum_of = _STRATUM_OF[scheme]
     n = len(sums)

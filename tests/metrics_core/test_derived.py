@@ -20,7 +20,6 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.derived import bootstrap
-from metrics_core.derived.bootstrap import identity_inputs
 from metrics_core.estimation import Draws
 from tests.metrics_core.cli_run import run, run_json, write
 from tests.metrics_core.test_estimation_simulation import UNSURE_RATE, random_verdict_rows, simulation_population
@@ -306,6 +305,13 @@ def judged_sample(scheme, seed=5, n_draws=2000, unsure_rate=UNSURE_RATE):
     x, y = mc.pairs_for_judgement(sample, rng=rng)
     i, j, verdict = random_verdict_rows(rng, pop, gold, x, y, unsure_rate=unsure_rate)
     return pop, gold, sample, mc.verdicts_from_judgements(i, j, verdict)
+
+
+def identity_inputs(draws: Draws, scheme: str) -> dict[str, np.ndarray]:
+    """The bootstrap's statistics on the sample itself (one replicate with the original counts)."""
+    columns = bootstrap._columns(draws, scheme)
+    sums = columns.weighted_sums(draws, np.arange(len(draws.draws)))[None, :]
+    return bootstrap.inputs_from_sums(sums, draws, scheme, columns)
 
 
 @pytest.mark.parametrize("scheme", mc.SCHEMES)
