@@ -29,6 +29,7 @@ from metrics_core import group_contribution
 from raterapp.models import Experiment, ImpactGroup, Judgement, SampledPair, Verdict, sampled_q
 from raterapp.population_files import population_attribute_names
 from raterapp.selectors.samples import sample_contributions_get
+from raterapp.selectors.slices import slice_labels_heaviest
 
 VERDICTS = tuple(Verdict.values)  # equivalent, not_equivalent, unsure
 SELF = "self"
@@ -139,16 +140,7 @@ def explorer_slices_list(*, experiment: Experiment, values_per_slice: int = 200)
     slices: dict[str, list[str]] = {}
     if experiment.population_file:
         slices = {name: [] for name in population_attribute_names(experiment)}
-    rows = (
-        ImpactGroup.objects.filter(experiment=experiment)
-        .exclude(dimension__in=CLUSTER_SIDES)
-        .order_by("dimension", "-weight", "label")
-        .values_list("dimension", "label")
-    )
-    for dimension, label in rows:
-        values = slices.setdefault(dimension, [])
-        if len(values) < values_per_slice:
-            values.append(label)
+    slices.update(slice_labels_heaviest(experiment=experiment, per_slice=values_per_slice))
     return slices
 
 

@@ -19,6 +19,23 @@ class UnknownAttribute(LookupError):
     pass
 
 
+def slice_labels_heaviest(*, experiment: Experiment, per_slice: int) -> dict[str, list[str]]:
+    """Each slice attribute's values as the impact breakdown stored them, heaviest first (ties by
+    label), at most ``per_slice`` each."""
+    labels: dict[str, list[str]] = {}
+    rows = (
+        ImpactGroup.objects.filter(experiment=experiment)
+        .exclude(dimension__in=CLUSTER_DIMENSIONS)
+        .order_by("dimension", "-weight", "label")
+        .values_list("dimension", "label")
+    )
+    for dimension, label in rows:
+        values = labels.setdefault(dimension, [])
+        if len(values) < per_slice:
+            values.append(label)
+    return labels
+
+
 def slice_attributes_list(*, experiment: Experiment) -> list[str]:
     """The item attributes the experiment can be sliced by (those with few distinct values)."""
     return list(

@@ -12,12 +12,12 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from metrics_core import estimate_quality_by_slice
-from raterapp.models import Experiment, ImpactGroup
+from raterapp.models import Experiment
 from raterapp.population_files import population_attributes
 from raterapp.selectors.dashboard import metric_readings
 from raterapp.selectors.samples import JudgedSample
+from raterapp.selectors.slices import slice_labels_heaviest
 
-CLUSTER_DIMENSIONS = ("base", "exp")
 # Each slice's estimates pass over the sample once; beyond this many values a table is
 # not read anyway, and the lighter slices have too few draws for a useful interval.
 MAX_ESTIMATED_SLICES = 30
@@ -28,7 +28,7 @@ def slice_estimates_compute(*, experiment: Experiment, judged: JudgedSample) -> 
     values of every slice attribute. Empty on Dask (the population is not in memory here)."""
     if experiment.engine == Experiment.Engine.DASK or judged.population is None:
         return {}
-    labels_of = estimated_labels(experiment=experiment)
+    labels_of = slice_labels_heaviest(experiment=experiment, per_slice=MAX_ESTIMATED_SLICES)
     if not labels_of:
         return {}
     attributes = population_attributes(experiment)
@@ -37,22 +37,6 @@ def slice_estimates_compute(*, experiment: Experiment, judged: JudgedSample) -> 
         for attribute, labels in labels_of.items()
         if attribute in attributes
     }
-
-
-def estimated_labels(*, experiment: Experiment) -> dict[str, list[str]]:
-    """Each slice attribute's values that get quality estimates: the heaviest, ties by label."""
-    labels: dict[str, list[str]] = {}
-    rows = (
-        ImpactGroup.objects.filter(experiment=experiment)
-        .exclude(dimension__in=CLUSTER_DIMENSIONS)
-        .order_by("dimension", "-weight", "label")
-        .values_list("dimension", "label")
-    )
-    for dimension, label in rows:
-        values = labels.setdefault(dimension, [])
-        if len(values) < MAX_ESTIMATED_SLICES:
-            values.append(label)
-    return labels
 
 
 def _slice_quality(experiment: Experiment, judged: JudgedSample, column, labels: list[str]) -> dict[str, dict]:
