@@ -15,11 +15,6 @@ class EstimateSnapshot(models.Model):
     judgements = models.PositiveIntegerField()
     judged_pairs = models.PositiveIntegerField()
     estimates = models.JSONField(help_text="metrics_core QualityEstimates.as_dict().")
-    slices = models.JSONField(
-        null=True,
-        blank=True,
-        help_text="Quality estimates per slice value; null on snapshots from before they were stored.",
-    )
 
     class Meta:
         ordering = ["experiment", "-created_at"]
@@ -36,6 +31,12 @@ class DerivedEstimate(models.Model):
     judgements = models.PositiveIntegerField()
     seconds = models.FloatField(help_text="How long the computation took.")
     payload = models.JSONField(help_text="metrics_core DerivedMetrics.as_dict(), plus calibration when gold is known.")
+    slices = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Quality estimates per slice value (attribute → value → metric, contribution); "
+        "null on rows from before they were computed here.",
+    )
 
     class Meta:
         ordering = ["experiment", "-created_at"]

@@ -1,18 +1,18 @@
 """Slices of an experiment by an item attribute: each value's exact impact and quality estimates.
 
 The impact of every value was stored at preparation (``ImpactGroup``). Quality estimates of
-the heaviest values are computed by the worker with each estimate snapshot and stored on it
-(``services/slice_estimates.py``); a snapshot from before that has none, and shows the
-slices' estimates as pending until the next snapshot.
+the heaviest values are computed by the worker's derived step after each estimate snapshot and
+stored on its ``DerivedEstimate`` (``services/slice_estimates.py``); the page shows the newest
+ones with the number of verdicts they came from, and shows them as pending until there are any.
 """
 
 from __future__ import annotations
 
-from raterapp.models import Experiment, ImpactGroup
+from raterapp.models import DerivedEstimate, Experiment, ImpactGroup
 from raterapp.selectors.experiments import estimate_snapshot_latest
 
 CLUSTER_DIMENSIONS = ("base", "exp")
-PENDING_NOTE = "Quality estimates per value come with the next estimate snapshot."
+PENDING_NOTE = "Quality estimates per value are computed shortly after the estimate snapshot."
 
 
 class UnknownAttribute(LookupError):
@@ -49,8 +49,9 @@ def slice_attributes_list(*, experiment: Experiment) -> list[str]:
 
 def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
     """Every value of ``attribute``, heaviest first, with its impact metrics and (for the
-    heaviest, as the snapshot stores them) its quality estimates: the slice's own metric and its
-    contribution to the overall metric, each with its interval and reading."""
+    heaviest, as the latest derived step stored them) its quality estimates: the slice's own
+    metric and its contribution to the overall metric, each with its interval and reading.
+    ``computed_from`` says which derived step and how many verdicts they came from."""
     if attribute in CLUSTER_DIMENSIONS:
         raise UnknownAttribute(attribute)
     groups = list(ImpactGroup.objects.filter(experiment=experiment, dimension=attribute).order_by("-weight", "label"))
@@ -58,8 +59,8 @@ def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
         raise UnknownAttribute(attribute)
     snapshot = estimate_snapshot_latest(experiment=experiment)
     in_memory = experiment.engine != Experiment.Engine.DASK
-    stored = snapshot.slices if snapshot is not None else None
-    quality = (stored or {}).get(attribute, {})
+    stored = _slice_estimates_latest(experiment=experiment)
+    quality = (stored["slices"] if stored else {}).get(attribute, {})
     total_weight = (experiment.impact or {}).get("total_weight") or 0.0
     rows = [
         {
@@ -76,6 +77,7 @@ def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
     return {
         "attribute": attribute,
         "snapshot": snapshot.pk if snapshot is not None else None,
+        "computed_from": _computed_from(stored),
         "scheme": experiment.scheme,
         "confidence": experiment.confidence,
         "estimated_values": len(quality),
@@ -83,6 +85,21 @@ def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
         "values": len(groups),
         "rows": rows,
     }
+
+
+def _slice_estimates_latest(*, experiment: Experiment) -> dict | None:
+    return (
+        DerivedEstimate.objects.filter(experiment=experiment, slices__isnull=False)
+        .order_by("-created_at", "-pk")
+        .values("pk", "created_at", "judgements", "slices")
+        .first()
+    )
+
+
+def _computed_from(stored: dict | None) -> dict | None:
+    if stored is None:
+        return None
+    return {"derived": stored["pk"], "created_at": stored["created_at"].isoformat(), "judgements": stored["judgements"]}
 
 
 def _note(*, in_memory: bool, pending: bool) -> str | None:

@@ -1,10 +1,12 @@
-"""ΔRecall and IQ of an experiment, with bootstrap intervals, from the verdicts so far.
+"""ΔRecall and IQ of an experiment, with bootstrap intervals, and the quality estimates per
+slice, from the verdicts so far.
 
-The bootstrap takes seconds on a large sample, so it is not part of the snapshot (which
-must stay fast): each snapshot asks for it, debounced by ``DERIVED_DEBOUNCE_SECONDS``
-(:mod:`raterapp.services.scheduling`), and the result is a :class:`DerivedEstimate` of its
-own, which says from how many verdicts it was computed. With a gold clustering the
-result also holds the calibration against the truth (metrics_core computes all of it).
+The bootstrap takes seconds on a large sample and the slices pass over the sample once per
+value, so neither is part of the snapshot (which must stay fast): each snapshot asks for them,
+debounced by ``DERIVED_DEBOUNCE_SECONDS`` (:mod:`raterapp.services.scheduling`), and the
+result is a :class:`DerivedEstimate` of its own, which says from how many verdicts it was
+computed (the slices page reads its slices). With a gold clustering the result also holds the
+calibration against the truth (metrics_core computes all of it).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from raterapp.models import DerivedEstimate, Experiment
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
+from raterapp.services.slice_estimates import slice_estimates_compute
 
 
 def derived_refresh_schedule(*, experiment_id: int) -> bool:
@@ -33,7 +36,8 @@ def derived_refresh_schedule(*, experiment_id: int) -> bool:
 
 
 def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
-    """Compute ΔRecall and IQ (and the gold calibration) from every verdict; store the result.
+    """Compute ΔRecall and IQ (and the gold calibration) and the slice estimates from every
+    verdict; store the result.
 
     The bootstrap is seeded by the experiment's seed: the same verdicts give the same intervals.
     """
@@ -53,11 +57,13 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
     truth = (experiment.gold or {}).get("truth")
     if truth:
         payload["calibration"] = calibration_against_gold(derived.diagram, _numbers(truth))
+    slices = slice_estimates_compute(experiment=experiment, judged=judged)
     derived = DerivedEstimate.objects.create(
         experiment=experiment,
         judgements=len(judged.verdict),
         seconds=time.monotonic() - started,
         payload=payload,
+        slices=slices,
     )
     message = {"derived": derived.pk, "experiment": experiment_id}
     transaction.on_commit(lambda: experiment_change_publish(experiment_id=experiment_id, message=message), robust=True)

@@ -2,7 +2,8 @@
 
 Every judgement asks for a recompute, but a burst of judgements shares one
 (:mod:`raterapp.services.scheduling`, ``ESTIMATES_DEBOUNCE_SECONDS``). Each snapshot then
-asks for the slower derived metrics (:mod:`raterapp.services.derived`). The numbers come
+asks for the slower derived metrics and slice estimates (:mod:`raterapp.services.derived`),
+which stay off this path because the snapshot must be fast. The numbers come
 from metrics_core only; this module moves rows into arrays and back.
 """
 
@@ -22,7 +23,6 @@ from raterapp.selectors.samples import JudgedSample, judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.outbox import outbox_add
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
-from raterapp.services.slice_estimates import slice_estimates_compute
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,6 @@ def estimates_refresh_schedule(*, experiment_id: int) -> bool:
 def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     """Estimate every metric of the experiment's scheme from all verdicts; store and publish a snapshot.
 
-    The quality estimates per slice are stored with it (``EstimateSnapshot.slices``).
     The snapshot's JSON is ``QualityEstimates.as_dict()`` plus ``exact`` (the impact
     metrics), ``judgements`` (verdicts), ``judged_pairs`` (distinct pairs with at least
     one verdict, unsure included) and ``agreement`` (among the raters of replicated
@@ -50,14 +49,12 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
     payload = estimates_compute(experiment=experiment, judged=judged)
-    slices = slice_estimates_compute(experiment=experiment, judged=judged)
     with transaction.atomic():
         snapshot = EstimateSnapshot.objects.create(
             experiment=experiment,
             judgements=payload["judgements"],
             judged_pairs=payload["judged_pairs"],
             estimates=payload,
-            slices=slices,
         )
         outbox_add(kind=OutboxMessage.Kind.DERIVED_REFRESH, target_id=experiment_id)
 

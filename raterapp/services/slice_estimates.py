@@ -1,5 +1,6 @@
-"""Quality estimates per slice (an item attribute's values), computed by the worker with each
-estimate snapshot and stored on it, so the slices page reads them instead of computing.
+"""Quality estimates per slice (an item attribute's values), computed by the worker's derived
+step after each estimate snapshot and stored on its ``DerivedEstimate``, so the slices page
+reads them instead of computing.
 
 Impact per value was stored at preparation (``ImpactGroup``); these are the verdict-based
 estimates of the ``MAX_ESTIMATED_SLICES`` heaviest values of every attribute.

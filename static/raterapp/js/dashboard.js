@@ -58,9 +58,11 @@ function render(data) {
   renderDerivedPanels(root, data);
   renderRaterAware(root, data);
   const snapshotChanged = !previous || (previous.snapshot || {}).id !== (data.snapshot || {}).id;
+  // The slices' estimates are computed by the derived step that follows each snapshot.
+  const derivedChanged = !previous || (previous.derived || {}).id !== (data.derived || {}).id;
+  if (snapshotChanged || derivedChanged) slices.reload();
   if (snapshotChanged) {
     if (live === "polling") convergence.load(); // the stream's events carry the new points
-    slices.reload();
     if (previous && data.snapshot) announce(`Estimates updated: ${data.snapshot.judgements} verdicts.`);
   }
 }

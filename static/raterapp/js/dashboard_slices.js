@@ -30,7 +30,7 @@ function sliceColumns(scheme) {
   ];
 }
 
-/** The slices card of `root`: {loadAttributes, reload} (reload: again, after a new snapshot). */
+/** The slices card of `root`: {loadAttributes, reload} (reload: again, after a new snapshot or derived step). */
 export function slicesTable(root) {
   let sliceTable = null;
 
@@ -100,11 +100,12 @@ export function slicesTable(root) {
         descending: previous ? previous.descending : true,
       };
       renderSlices();
+      const from = body.computed_from ? `, from ${body.computed_from.judgements} verdicts` : "";
       status.textContent = body.note
         ? `${body.values} values. ${body.note}`
         : body.values > body.estimated_values
-          ? `${body.values} values; quality estimates for the ${body.estimated_values} heaviest.`
-          : `${body.values} values.`;
+          ? `${body.values} values; quality estimates for the ${body.estimated_values} heaviest${from}.`
+          : `${body.values} values${from && `; quality estimates${from}`}.`;
     } catch (error) {
       status.textContent = `Could not load the slices (${error.message}).`;
     }

@@ -260,6 +260,7 @@ def test_convergence_lists_the_snapshots_evenly(client_of, judged):
 
 def test_slices_give_each_values_impact_and_metrics_core_estimates(client_of, judged):
     experiment, submitted = judged
+    derived_refresh(experiment_id=experiment.pk)  # the step that computes the slices' estimates
     client = client_of("owner")
     assert client.get(url(experiment, "slices/")).json() == {"attributes": ["colour"]}
     body = client.get(url(experiment, "slices/?attribute=colour")).json()

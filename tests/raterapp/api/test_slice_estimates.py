@@ -1,14 +1,16 @@
-"""Slice estimates are computed by the worker with each snapshot and stored on it; the slices
-endpoint only reads them (an older snapshot without them shows them as pending)."""
+"""Slice estimates are computed by the worker's derived step after each snapshot (never by the
+snapshot itself, which must stay fast) and stored on its DerivedEstimate; the slices endpoint
+only reads the newest ones (before any derived step they show as pending)."""
 
 import uuid
 
 import pytest
 
-from raterapp.models import EstimateSnapshot
+from raterapp.models import DerivedEstimate
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.selectors.slices import PENDING_NOTE
 from raterapp.services import slice_estimates
+from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.factories import UserFactory
@@ -27,30 +29,56 @@ def judged(people):
     return experiment
 
 
-def test_each_snapshot_stores_the_slice_estimates_the_page_then_reads(client_of, judged, monkeypatch):
-    snapshot = estimates_refresh(experiment_id=judged.pk)
-    expected = slice_estimates.slice_estimates_compute(
-        experiment=judged, judged=judged_sample_get(experiment=judged)
-    )
-    assert set(snapshot.slices) == {"colour"} and set(snapshot.slices["colour"]) == {"blue", "red"}
-    assert EstimateSnapshot.objects.get(pk=snapshot.pk).slices == expected
+def refused(**kwargs):
+    raise AssertionError("slice estimates computed here")
 
-    def refused(**kwargs):
-        raise AssertionError("a read computed slice estimates")
+
+def test_the_derived_step_stores_the_slice_estimates_the_page_then_reads(client_of, judged, monkeypatch):
+    snapshot = estimates_refresh(experiment_id=judged.pk)
+    derived = derived_refresh(experiment_id=judged.pk)
+    expected = slice_estimates.slice_estimates_compute(experiment=judged, judged=judged_sample_get(experiment=judged))
+    assert set(derived.slices) == {"colour"} and set(derived.slices["colour"]) == {"blue", "red"}
+    assert DerivedEstimate.objects.get(pk=derived.pk).slices == expected
 
     monkeypatch.setattr(slice_estimates, "estimate_quality_by_slice", refused)
     body = client_of("owner").get(f"/api/experiments/{judged.pk}/slices/?attribute=colour").json()
     assert (body["snapshot"], body["estimated_values"], body["note"]) == (snapshot.pk, 2, None)
+    assert body["computed_from"] == {
+        "derived": derived.pk,
+        "created_at": derived.created_at.isoformat(),
+        "judgements": snapshot.judgements,
+    }
     assert {row["label"]: row["metric"] for row in body["rows"]} == {
         label: value["metric"] for label, value in expected["colour"].items()
     }
 
 
-def test_a_snapshot_from_before_slices_were_stored_shows_them_pending(client_of, judged):
+def test_the_snapshot_no_longer_computes_slice_estimates(judged, monkeypatch):
+    monkeypatch.setattr(slice_estimates, "estimate_quality_by_slice", refused)
     snapshot = estimates_refresh(experiment_id=judged.pk)
-    EstimateSnapshot.objects.filter(pk=snapshot.pk).update(slices=None)
+    assert snapshot.judgements > 0 and not hasattr(snapshot, "slices")
+
+
+def test_the_page_shows_the_newest_slice_estimates_until_the_next_derived_step(client_of, judged):
+    estimates_refresh(experiment_id=judged.pk)
+    first = derived_refresh(experiment_id=judged.pk)
+    newer = estimates_refresh(experiment_id=judged.pk)
+    client = client_of("owner")
+    body = client.get(f"/api/experiments/{judged.pk}/slices/?attribute=colour").json()
+    assert (body["snapshot"], body["computed_from"]["derived"], body["note"]) == (newer.pk, first.pk, None)
+    assert body["estimated_values"] == 2
+
+    second = derived_refresh(experiment_id=judged.pk)
+    body = client.get(f"/api/experiments/{judged.pk}/slices/?attribute=colour").json()
+    assert body["computed_from"]["derived"] == second.pk != first.pk
+
+
+def test_before_any_derived_step_the_slice_estimates_show_as_pending(client_of, judged):
+    estimates_refresh(experiment_id=judged.pk)
+    # A derived row from before the slices were computed there has none.
+    DerivedEstimate.objects.create(experiment=judged, judgements=1, seconds=0.0, payload={}, slices=None)
     body = client_of("owner").get(f"/api/experiments/{judged.pk}/slices/?attribute=colour").json()
-    assert (body["estimated_values"], body["note"]) == (0, PENDING_NOTE)
+    assert (body["estimated_values"], body["note"], body["computed_from"]) == (0, PENDING_NOTE, None)
     assert [(row["label"], row["metric"], row["contribution"]) for row in body["rows"]] == [
         ("blue", None, None),
         ("red", None, None),
