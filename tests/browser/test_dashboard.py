@@ -126,6 +126,14 @@ def test_dashboard_follows_verdicts_live(celery_worker_process, browser, live_se
     page.locator("[data-slice-attribute]").select_option("colour")
     page.locator("[data-slices-rows] [data-slice='blue']").wait_for()
     assert page.locator("[data-slices-rows] tr").count() == 2
+    # The slices' estimates come from the derived step after the snapshot; the open page follows it.
+    page.wait_for_function(
+        "document.querySelector('[data-slices-status]').textContent.includes('from 100 verdicts')", timeout=60_000
+    )
+    slices = engineer.get(f"/api/experiments/{experiment.pk}/slices/?attribute=colour").json()
+    blue = next(row for row in slices["rows"] if row["label"] == "blue")["metric"]["DeltaPrecision"]
+    blue_cell = page.locator("[data-slices-rows] [data-slice='blue'] td").nth(3).inner_text()
+    assert blue_cell.startswith(f"{blue['value']:.4f}" if blue["value"] is not None else "—"), blue_cell
     settle(page)
     page.screenshot(path=str(screenshots_dir / "dashboard-1280.png"), full_page=True)
     page.set_viewport_size(PHONE)
