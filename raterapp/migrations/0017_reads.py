@@ -17,11 +17,11 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.AddField(
-            model_name="estimatesnapshot",
+            model_name="derivedestimate",
             name="slices",
             field=models.JSONField(
                 blank=True,
-                help_text="Quality estimates per slice value; null on snapshots from before they were stored.",
+                help_text="Quality estimates per slice value (attribute → value → metric, contribution); null on rows from before they were computed here.",
                 null=True,
             ),
         ),

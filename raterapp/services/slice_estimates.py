@@ -42,7 +42,7 @@ def slice_estimates_compute(*, experiment: Experiment, judged: JudgedSample) -> 
 
 def _slice_quality(experiment: Experiment, judged: JudgedSample, column, labels: list[str]) -> dict[str, dict]:
     values = pc.fill_null(column, "").to_numpy(zero_copy_only=False)
-    codes = pd.Categorical(values, categories=labels).codes.astype(np.int64)
+    codes = pd.Index(labels).get_indexer(values).astype(np.int64)  # -1: a value not estimated
     by_slice = estimate_quality_by_slice(
         judged.population,
         judged.sample,

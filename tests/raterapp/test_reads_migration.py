@@ -1,5 +1,5 @@
 """The reads migration on a database in use: an experiment without a budget row (reads used to
-create it on first use, unlimited) gets one; existing rows and old snapshots stay as they were."""
+create it on first use, unlimited) gets one; existing rows and old derived estimates have no slices."""
 
 import pytest
 from django.db import connection
@@ -19,7 +19,7 @@ def migrate(target):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_missing_budget_rows_are_created_unlimited_and_old_snapshots_have_no_slices():
+def test_missing_budget_rows_are_created_unlimited_and_old_derived_estimates_have_no_slices():
     node, parent = reads_migration()
     latest = MigrationExecutor(connection).loader.graph.leaf_nodes("raterapp")[0]
     try:
@@ -30,8 +30,8 @@ def test_missing_budget_rows_are_created_unlimited_and_old_snapshots_have_no_sli
         with_budget = experiments.objects.create(name="with", owner=owner)
         without = experiments.objects.create(name="without", owner=owner)
         budgets.objects.create(experiment=with_budget, max_verdicts=7, spent=2)
-        before.get_model("raterapp", "EstimateSnapshot").objects.create(
-            experiment=with_budget, judgements=0, judged_pairs=0, estimates={}
+        before.get_model("raterapp", "DerivedEstimate").objects.create(
+            experiment=with_budget, judgements=0, seconds=0.0, payload={}
         )
 
         after = migrate(node)
@@ -40,6 +40,6 @@ def test_missing_budget_rows_are_created_unlimited_and_old_snapshots_have_no_sli
             (with_budget.pk, 7, 2),
             (without.pk, None, 0),
         ]
-        assert list(after.get_model("raterapp", "EstimateSnapshot").objects.values_list("slices", flat=True)) == [None]
+        assert list(after.get_model("raterapp", "DerivedEstimate").objects.values_list("slices", flat=True)) == [None]
     finally:
         migrate(latest)
