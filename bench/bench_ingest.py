@@ -95,6 +95,7 @@ def run(paths: dict[str, str], folder: str, n_draws: int) -> dict:
     from django.test.utils import override_settings
 
     from raterapp.models import Experiment, Item, PairTask, SampledPair
+    from raterapp.services.experiment_spec import experiment_spec
     from raterapp.services.experiments import experiment_create
     from raterapp.services.preparation import experiment_prepare
     from raterapp.tasks import experiment_prepare_task
@@ -115,13 +116,9 @@ def run(paths: dict[str, str], folder: str, n_draws: int) -> dict:
             owner = User.objects.create_user("bench")
             started = time.perf_counter()
             with open(paths["items"], "rb") as items, open(paths["catalogue"], "rb") as catalogue:
-                experiment = experiment_create(
-                    owner=owner,
-                    name="bench",
-                    files={"items": File(items), "catalogue": File(catalogue)},
-                    n_draws=n_draws,
-                    seed=7,
-                )
+                files = {"items": File(items), "catalogue": File(catalogue)}
+                spec = experiment_spec(files=files, name="bench", n_draws=n_draws, seed=7)
+                experiment = experiment_create(owner=owner, spec=spec, files=files)
             figures["create"] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
             started = time.perf_counter()
             experiment_prepare(experiment_id=experiment.pk)

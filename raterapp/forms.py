@@ -109,7 +109,7 @@ class ExperimentCreateForm(forms.Form):
             del self.fields["catalogue_location"]
 
     def parameters(self) -> dict:
-        """The cleaned non-file fields, as keyword arguments of ``experiment_create``."""
+        """The cleaned non-file fields, as keyword arguments of ``experiment_spec``."""
         parameters = {name: value for name, value in self.cleaned_data.items() if name not in self.FILE_KINDS}
         parameters["kind"] = parameters.get("kind") or Experiment.Kind.CHANGE
         return parameters

@@ -26,6 +26,7 @@ from raterapp.selectors.experiments import (
     impact_groups_list,
 )
 from raterapp.selectors.samples import sampled_pairs_rows
+from raterapp.services.experiment_spec import experiment_spec
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun
 
@@ -73,7 +74,8 @@ class ExperimentListCreateApi(generics.ListAPIView):
         data.is_valid(raise_exception=True)
         fields = {k: v for k, v in data.validated_data.items() if k not in FILE_KINDS}
         files = {k: v for k, v in data.validated_data.items() if k in FILE_KINDS}
-        experiment = experiment_create(owner=request.user, files=files, **fields)
+        spec = experiment_spec(files=files, **fields)
+        experiment = experiment_create(owner=request.user, spec=spec, files=files)
         return Response(ExperimentSerializer(experiment).data, status=status.HTTP_201_CREATED)
 
 

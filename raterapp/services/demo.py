@@ -160,6 +160,7 @@ def demo_experiment_ensure(
     from django.core.files import File
 
     from raterapp.models import Experiment
+    from raterapp.services.experiment_spec import experiment_spec
     from raterapp.services.experiments import experiment_create
 
     existing = Experiment.objects.filter(name=DEMO_NAME, owner=owner).first()
@@ -171,8 +172,13 @@ def demo_experiment_ensure(
         open(paths["catalogue"], "rb") as catalogue,
         open(paths["gold"], "rb") as gold,
     ):
-        experiment = experiment_create(
-            owner=owner,
+        files = {
+            "items": File(items, name="items.csv"),
+            "catalogue": File(catalogue, name="catalogue.csv"),
+            "gold": File(gold, name="gold.csv"),
+        }
+        spec = experiment_spec(
+            files=files,
             name=DEMO_NAME,
             description=(
                 "Febrl dataset 3 (5,000 person records, 2,000 people). Base: exact match on surname and date of "
@@ -184,17 +190,13 @@ def demo_experiment_ensure(
                 "Records may contain typos, swapped or missing fields. Answer Equivalent when both records describe "
                 "one person, Not equivalent when they describe two people, Unsure when you cannot tell."
             ),
-            files={
-                "items": File(items, name="items.csv"),
-                "catalogue": File(catalogue, name="catalogue.csv"),
-                "gold": File(gold, name="gold.csv"),
-            },
             scheme=scheme,
             n_draws=n_draws,
             replication=replication,
             seed=7,
             workspace=DEMO_WORKSPACE,
         )
+        experiment = experiment_create(owner=owner, spec=spec, files=files)
     if opened_by is not None:
         _demo_experiment_open(experiment, admin=opened_by)
     return experiment, True

@@ -28,6 +28,7 @@ from raterapp.services.experiment_control import (
     experiment_archive,
     experiment_unarchive,
 )
+from raterapp.services.experiment_spec import experiment_spec
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun, preparation_stalled
 from raterapp.services.sample_batches import MAX_BATCH_DRAWS
@@ -121,7 +122,9 @@ class ExperimentCreatePageView(EngineerPageMixin, View):
         form = ExperimentCreateForm(request.POST, request.FILES)
         if form.is_valid():
             try:
-                experiment = experiment_create(owner=request.user, files=form.files_given(), **form.parameters())
+                files = form.files_given()
+                spec = experiment_spec(files=files, **form.parameters())
+                experiment = experiment_create(owner=request.user, spec=spec, files=files)
             except ValidationError as exc:
                 _add_service_errors(form, exc)
             else:

@@ -13,12 +13,11 @@ import pytest
 from raterapp.models import Experiment, SampledPair
 from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
-from raterapp.services.experiments import experiment_create
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.preparation import experiment_prepare
 from tests.metrics_core.dask_run import write_parts
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.services.files import upload
+from tests.raterapp.services.files import experiment_made, upload
 
 from .conftest import record_problems, sign_in
 
@@ -45,7 +44,7 @@ def test_a_dask_experiment_page_and_its_pair_explorer(browser, live_server, scre
     owner.set_password("pw")
     owner.save()
     catalogue = "item_id,title\n" + "".join(f"{i},Product {i}\n" for i in frame["item_id"])
-    experiment = experiment_create(
+    experiment = experiment_made(
         owner=owner, name="Catalogue dedup at scale", files={"catalogue": upload("catalogue.csv", catalogue)},
         items_location=str(folder), n_draws=500, seed=4,
     )

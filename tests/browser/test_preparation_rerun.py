@@ -11,11 +11,10 @@ from django.utils import timezone
 
 from raterapp.models import Experiment
 from raterapp.services import preparation
-from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation import experiment_prepare
 from raterapp.tasks import experiment_prepare_task
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.services.files import tiny_files
+from tests.raterapp.services.files import experiment_made, tiny_files
 
 from .conftest import record_problems, settle, sign_in
 
@@ -29,7 +28,7 @@ def test_a_stalled_then_failed_preparation_is_rerun_from_the_page(browser, live_
     engineer = UserFactory(username="eve", roles=["engineer"])
     engineer.set_password("pw-eve")
     engineer.save()
-    experiment = experiment_create(owner=engineer, name="Stalls then fails", files=tiny_files(), seed=7, n_draws=50)
+    experiment = experiment_made(owner=engineer, name="Stalls then fails", files=tiny_files(), seed=7, n_draws=50)
     Experiment.objects.filter(pk=experiment.pk).update(
         status=Status.SAMPLING, preparation_attempts=1, heartbeat_at=timezone.now() - timedelta(minutes=5)
     )

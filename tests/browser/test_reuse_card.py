@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from raterapp.models import Experiment, ExperimentBudget, Judgement, PairTask
-from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation import experiment_prepare
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.services.files import tiny_files
+from tests.raterapp.services.files import experiment_made, tiny_files
 
 from .conftest import record_problems, settle, sign_in
 
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _prepared(owner, name):
-    experiment = experiment_create(owner=owner, name=name, files=tiny_files(), seed=7, n_draws=50, workspace="Shop")
+    experiment = experiment_made(owner=owner, name=name, files=tiny_files(), seed=7, n_draws=50, workspace="Shop")
     experiment_prepare(experiment_id=experiment.pk)
     return Experiment.objects.get(pk=experiment.pk)
 

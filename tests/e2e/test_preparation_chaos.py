@@ -26,11 +26,10 @@ from django.conf import settings
 from django.core.files import File
 
 from raterapp.models import Experiment
-from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation import experiment_prepare
 from raterapp.services.preparation_control import preparations_stalled_requeue
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.services.files import tiny_files
+from tests.raterapp.services.files import experiment_made, tiny_files
 from tests.raterapp.services.test_preparation import rows_of
 
 from .conftest import celery_worker_started, queue_of, wait_for
@@ -65,7 +64,7 @@ def owner(transactional_db):
 def uploaded(owner, folder: Path) -> Experiment:
     with open(folder / "items.parquet", "rb") as items, open(folder / "catalogue.parquet", "rb") as catalogue:
         files = {"items": File(items, "items.parquet"), "catalogue": File(catalogue, "catalogue.parquet")}
-        return experiment_create(owner=owner, name="1M items", files=files, seed=SEED, n_draws=2000)
+        return experiment_made(owner=owner, name="1M items", files=files, seed=SEED, n_draws=2000)
 
 
 def undisturbed_sample(owner, folder: Path) -> dict:
@@ -198,7 +197,7 @@ def test_a_preparation_killed_at_every_run_fails_after_the_maximum_of_runs(owner
     killing = [sys.executable, "-m", "tests.e2e.killing_preparation"]
     env = {**WORKER_ENV, "PREPARATION_MAX_ATTEMPTS": "3"}
     with celery_worker_started(tmp_path, name="killing", pool="prefork", env=env, command=killing):
-        experiment = experiment_create(owner=owner, name="killed", files=tiny_files(), seed=7, n_draws=50)
+        experiment = experiment_made(owner=owner, name="killed", files=tiny_files(), seed=7, n_draws=50)
         started = time.monotonic()
         experiment, requeued = settled(experiment)
         took = time.monotonic() - started

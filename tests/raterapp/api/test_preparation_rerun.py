@@ -25,9 +25,9 @@ def delay():
 
 @pytest.fixture
 def failed(people, delay):
-    from raterapp.services.experiments import experiment_create
+    from tests.raterapp.services.files import experiment_made
 
-    experiment = experiment_create(
+    experiment = experiment_made(
         owner=people["owner"], name="broken", files=tiny_files(items=upload("items.csv", b"")), seed=7, n_draws=50
     )
     experiment_prepare(experiment_id=experiment.pk)
@@ -97,13 +97,13 @@ def test_a_stalled_preparation_is_rerun_and_reported_stalled_before(client_of, e
 
 def test_the_detail_shows_the_failed_step_and_error_id(client_of, people, delay, monkeypatch):
     from raterapp.services import preparation
-    from raterapp.services.experiments import experiment_create
+    from tests.raterapp.services.files import experiment_made
 
     def broken(**kwargs):
         raise ValueError("Take operation overflowed")
 
     monkeypatch.setattr(preparation, "impact_groups_build", broken)
-    experiment = experiment_create(owner=people["owner"], name="x", files=tiny_files(), seed=7, n_draws=50)
+    experiment = experiment_made(owner=people["owner"], name="x", files=tiny_files(), seed=7, n_draws=50)
     experiment_prepare(experiment_id=experiment.pk)
     body = client_of("owner").get(f"/api/experiments/{experiment.pk}/").json()
     assert (body["status"], body["error_step"], body["stalled"]) == ("failed", "computing_impact", False)

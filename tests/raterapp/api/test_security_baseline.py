@@ -15,7 +15,7 @@ from metrics_core.io import FORMULA_START, read_judgements, read_pairs
 from raterapp.api.common import CSVRenderer
 from raterapp.models import ImpactGroup, Item
 from raterapp.services.estimates import estimates_refresh
-from raterapp.services.experiments import _allowed_location_problems
+from raterapp.services.experiment_locations import allowed_location_problems
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.raters import rater_create
 from tests.raterapp.factories import UserFactory
@@ -215,7 +215,7 @@ def test_page_sizes_are_bounded(client_of, settings, people):
 )
 def test_the_location_allow_list_matches_path_components_scheme_and_host(settings, location, ok):
     settings.DATA_LOCATIONS = ["/data/locations", "s3://bucket/prefix/"]
-    assert (_allowed_location_problems(location) == []) is ok
+    assert (allowed_location_problems(location) == []) is ok
 
 
 @pytest.mark.parametrize("username", ["a b", "x<script>", "tab\there", "ü" * 151])

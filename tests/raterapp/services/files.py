@@ -32,3 +32,11 @@ def tiny_files(**replace: SimpleUploadedFile | None) -> dict[str, SimpleUploaded
     """items.csv and catalogue.csv of the example; a keyword replaces (or with None, drops) one."""
     files = {"items": upload("items.csv", ITEMS_CSV), "catalogue": upload("catalogue.csv", CATALOGUE_CSV), **replace}
     return {kind: file for kind, file in files.items() if file is not None}
+
+
+def experiment_made(*, owner, files: dict, **parameters):
+    """``experiment_create`` with its spec checked by ``experiment_spec``, as the API and the page do."""
+    from raterapp.services.experiment_spec import experiment_spec
+    from raterapp.services.experiments import experiment_create
+
+    return experiment_create(owner=owner, spec=experiment_spec(files=files, **parameters), files=files)

@@ -4,14 +4,13 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from raterapp.models import Experiment, ExperimentBudget
-from raterapp.services.experiments import experiment_create
-from tests.raterapp.services.files import tiny_files
+from tests.raterapp.services.files import experiment_made, tiny_files
 
 
 @pytest.mark.parametrize("setting", [0, 25, None])
 def test_experiment_create_makes_the_budget_row_the_setting_says(engineer, media, settings, setting):
     settings.NEW_EXPERIMENT_BUDGET = setting
-    experiment = experiment_create(owner=engineer, name="e", files=tiny_files())
+    experiment = experiment_made(owner=engineer, name="e", files=tiny_files())
     assert list(ExperimentBudget.objects.values_list("experiment", "max_verdicts", "spent")) == [
         (experiment.pk, setting, 0)
     ]
@@ -19,7 +18,7 @@ def test_experiment_create_makes_the_budget_row_the_setting_says(engineer, media
 
 def test_a_refused_experiment_leaves_no_budget_row(engineer, media):
     with pytest.raises(ValidationError):
-        experiment_create(owner=engineer, name="e", files=tiny_files(), n_draws=0)
+        experiment_made(owner=engineer, name="e", files=tiny_files(), n_draws=0)
     assert (Experiment.objects.count(), ExperimentBudget.objects.count()) == (0, 0)
 
 

@@ -16,11 +16,10 @@ from raterapp.selectors.samples import sampled_pairs_rows
 from raterapp.selectors.slices import experiment_slices_get
 from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
-from raterapp.services.experiments import experiment_create
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.preparation import experiment_prepare
 from tests.metrics_core.dask_run import write_parts
-from tests.raterapp.services.files import parquet_bytes, upload
+from tests.raterapp.services.files import experiment_made, parquet_bytes, upload
 from tests.raterapp.services.test_judging import make_raters
 
 Status = Experiment.Status
@@ -70,7 +69,7 @@ def test_an_experiment_from_a_location_is_prepared_on_the_dask_cluster(engineer,
     folder = write_parts(frame, tmp_path / "data" / "items", 4)
     settings.DATA_LOCATIONS = [str(tmp_path / "data") + "/"]
     settings.DASK_SCHEDULER_ADDRESS = scheduler
-    experiment = experiment_create(
+    experiment = experiment_made(
         owner=engineer, name="big", files={"catalogue": catalogue(frame)}, items_location=str(folder), n_draws=800, seed=5
     )
     assert experiment.engine == Experiment.Engine.DASK
@@ -128,13 +127,13 @@ def test_a_large_parquet_upload_is_prepared_on_dask_in_the_worker(engineer, sett
     settings.DASK_SCHEDULER_ADDRESS = ""
     settings.DASK_THRESHOLD_BYTES = 1000  # this upload is "large"
     files = {"items": upload("items.parquet", parquet_bytes(frame.to_dict("list"))), "catalogue": catalogue(frame)}
-    experiment = experiment_create(owner=engineer, name="large", files=files, n_draws=300, seed=2)
+    experiment = experiment_made(owner=engineer, name="large", files=files, n_draws=300, seed=2)
     assert experiment.engine == Experiment.Engine.DASK
     experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()
     assert experiment.status == Status.RATING, experiment.error
     settings.DASK_THRESHOLD_BYTES = 10**12
-    small = experiment_create(owner=engineer, name="small", files=files, n_draws=300, seed=2)
+    small = experiment_made(owner=engineer, name="small", files=files, n_draws=300, seed=2)
     assert small.engine == Experiment.Engine.MEMORY
 
 
@@ -143,7 +142,7 @@ def test_a_bad_location_fails_with_its_problem_and_leaves_nothing(engineer, sett
     frame.loc[7, "weight"] = -1.0
     folder = write_parts(frame, tmp_path / "data" / "items", 2)
     settings.DATA_LOCATIONS = [str(tmp_path / "data")]
-    experiment = experiment_create(
+    experiment = experiment_made(
         owner=engineer, name="bad", files={"catalogue": catalogue(frame)}, items_location=str(folder)
     )
     experiment_prepare(experiment_id=experiment.pk)
@@ -157,17 +156,17 @@ def test_locations_are_refused_unless_allowed(engineer, settings, tmp_path):
     frame, _ = population_frame()
     settings.DATA_LOCATIONS = []
     with pytest.raises(ValidationError) as raised:
-        experiment_create(owner=engineer, name="x", files={"catalogue": catalogue(frame)}, items_location="/etc")
+        experiment_made(owner=engineer, name="x", files={"catalogue": catalogue(frame)}, items_location="/etc")
     assert raised.value.message_dict["items_location"] == [
         "reading from a location is not enabled on this server (DATA_LOCATIONS)"
     ]
     settings.DATA_LOCATIONS = [str(tmp_path) + "/"]
     for location in ("/etc/passwd", f"{tmp_path}/../etc"):
         with pytest.raises(ValidationError) as raised:
-            experiment_create(owner=engineer, name="x", files={"catalogue": catalogue(frame)}, items_location=location)
+            experiment_made(owner=engineer, name="x", files={"catalogue": catalogue(frame)}, items_location=location)
         assert raised.value.message_dict["items_location"] == [f"must be under one of: {tmp_path}/"]
     with pytest.raises(ValidationError) as raised:
-        experiment_create(
+        experiment_made(
             owner=engineer, name="x", files={"catalogue": catalogue(frame), "gold": upload("gold.csv", "item_id,cluster_id\n")},
             items_location=f"{tmp_path}/items",
         )
@@ -187,7 +186,7 @@ def test_the_catalogue_can_come_from_a_location_too(engineer, settings, tmp_path
     items = write_parts(frame, tmp_path / "data" / "items", 2)
     cards = catalogue_parts(frame, tmp_path / "data" / "catalogue", extra_rows=500)
     settings.DATA_LOCATIONS = [str(tmp_path / "data") + "/"]
-    experiment = experiment_create(
+    experiment = experiment_made(
         owner=engineer, name="both", files={}, items_location=str(items), catalogue_location=str(cards), n_draws=200
     )
     experiment_prepare(experiment_id=experiment.pk)
@@ -206,7 +205,7 @@ def test_a_catalogue_location_without_a_sampled_item_fails_naming_it(engineer, s
     bad = write_parts(pd.DataFrame({"item_id": ["a"], "name": ["A"]}), tmp_path / "data" / "bad", 1)
     settings.DATA_LOCATIONS = [str(tmp_path / "data") + "/"]
     created = [
-        experiment_create(owner=engineer, name=f"e{k}", files={}, items_location=str(items), catalogue_location=str(c),
+        experiment_made(owner=engineer, name=f"e{k}", files={}, items_location=str(items), catalogue_location=str(c),
                           n_draws=3000, seed=1)
         for k, c in enumerate((cards, bad))
     ]
@@ -224,12 +223,12 @@ def test_a_catalogue_location_needs_an_items_location_and_no_upload(engineer, se
     settings.DATA_LOCATIONS = [str(tmp_path) + "/"]
     files = {"items": upload("items.csv", "item_id,base_cluster,exp_cluster\na,1,1\n"), "catalogue": catalogue(frame)}
     with pytest.raises(ValidationError) as raised:
-        experiment_create(owner=engineer, name="x", files=files, catalogue_location=f"{tmp_path}/cards")
+        experiment_made(owner=engineer, name="x", files=files, catalogue_location=f"{tmp_path}/cards")
     assert raised.value.message_dict["catalogue_location"] == [
         "a catalogue location goes with an items location",
         "give the catalogue either as a location or as an uploaded file, not both",
     ]
     with pytest.raises(ValidationError) as raised:
-        experiment_create(owner=engineer, name="x", files={}, items_location=f"{tmp_path}/items",
+        experiment_made(owner=engineer, name="x", files={}, items_location=f"{tmp_path}/items",
                           catalogue_location="/etc/cards")
     assert raised.value.message_dict["catalogue_location"] == [f"must be under one of: {tmp_path}/"]

@@ -6,9 +6,9 @@ from django.core.files.storage import default_storage
 
 from raterapp.models import Experiment, OutboxMessage, UploadedFile
 from raterapp.services import experiments
-from raterapp.services.experiments import MAX_SEED, experiment_create
+from raterapp.services.experiment_spec import MAX_SEED
 from raterapp.tasks import experiment_prepare_task
-from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, tiny_files, upload
+from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, experiment_made, tiny_files, upload
 
 
 def test_create_stores_the_parameters_and_uploads_and_enqueues_the_preparation_on_commit(
@@ -16,7 +16,7 @@ def test_create_stores_the_parameters_and_uploads_and_enqueues_the_preparation_o
 ):
     with mock.patch.object(experiment_prepare_task, "delay") as delay:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
-            experiment = experiment_create(
+            experiment = experiment_made(
                 owner=engineer,
                 name="  New matcher ",
                 files=tiny_files(),
@@ -52,27 +52,27 @@ def test_create_stores_the_parameters_and_uploads_and_enqueues_the_preparation_o
 
 
 def test_defaults_and_a_drawn_seed(engineer, media):
-    experiment = experiment_create(owner=engineer, name="e", files=tiny_files())
+    experiment = experiment_made(owner=engineer, name="e", files=tiny_files())
     assert (experiment.scheme, experiment.n_draws, experiment.diff_share, experiment.replication, experiment.confidence) == (
         "jaccard", 2000, 0.5, 1, 0.95
     )
     assert experiment.question == "Do these two items refer to the same thing?"
     assert 0 <= experiment.seed <= MAX_SEED
-    other = experiment_create(owner=engineer, name="e", files=tiny_files())
+    other = experiment_made(owner=engineer, name="e", files=tiny_files())
     assert other.seed != experiment.seed
 
 
 def test_the_task_prepares_the_experiment_when_run_eagerly(engineer, media, settings, django_capture_on_commit_callbacks):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     with django_capture_on_commit_callbacks(execute=True):
-        experiment = experiment_create(owner=engineer, name="e", files=tiny_files(), n_draws=20, seed=1)
+        experiment = experiment_made(owner=engineer, name="e", files=tiny_files(), n_draws=20, seed=1)
     experiment.refresh_from_db()
     assert (experiment.status, experiment.error, experiment.items_count) == (Experiment.Status.RATING, "", 4)
 
 
 def test_parameter_errors_name_their_field_and_create_nothing(engineer, media):
     with pytest.raises(ValidationError) as refused:
-        experiment_create(
+        experiment_made(
             owner=engineer,
             name=" ",
             files=tiny_files(),
@@ -98,7 +98,7 @@ def test_parameter_errors_name_their_field_and_create_nothing(engineer, media):
 
 def test_model_field_limits_are_checked_too(engineer, media):
     with pytest.raises(ValidationError) as refused:
-        experiment_create(owner=engineer, name="n" * 201, files=tiny_files(), question="q" * 501)
+        experiment_made(owner=engineer, name="n" * 201, files=tiny_files(), question="q" * 501)
     assert refused.value.message_dict == {
         "name": ["Ensure this value has at most 200 characters (it has 201)."],
         "question": ["Ensure this value has at most 500 characters (it has 501)."],
@@ -134,7 +134,7 @@ FILE_PROBLEMS = {
 @pytest.mark.parametrize("replace, problems", FILE_PROBLEMS.values(), ids=FILE_PROBLEMS.keys())
 def test_file_errors_are_keyed_by_files_and_create_nothing(engineer, media, replace, problems):
     with pytest.raises(ValidationError) as refused:
-        experiment_create(owner=engineer, name="e", files=tiny_files(**replace))
+        experiment_made(owner=engineer, name="e", files=tiny_files(**replace))
     assert refused.value.message_dict == {"files": problems}
     assert (Experiment.objects.count(), UploadedFile.objects.count()) == (0, 0)
 
@@ -145,7 +145,7 @@ def test_files_stored_before_a_failed_create_are_removed(engineer, media, monkey
 
     monkeypatch.setattr(experiments, "outbox_add", refuse)
     with pytest.raises(RuntimeError):
-        experiment_create(owner=engineer, name="e", files=tiny_files())
+        experiment_made(owner=engineer, name="e", files=tiny_files())
     assert (Experiment.objects.count(), UploadedFile.objects.count(), OutboxMessage.objects.count()) == (0, 0, 0)
     assert [path for path in media.rglob("*") if path.is_file()] == []
 
@@ -155,7 +155,7 @@ def test_a_broker_down_at_commit_keeps_the_experiment_and_its_preparation_in_the
 ):
     with mock.patch.object(experiment_prepare_task, "delay", side_effect=ConnectionError("broker down")) as delay:
         with django_capture_on_commit_callbacks(execute=True):
-            experiment = experiment_create(owner=engineer, name="e", files=tiny_files())
+            experiment = experiment_made(owner=engineer, name="e", files=tiny_files())
     delay.assert_called_once_with(experiment.pk)
     assert Experiment.objects.get(pk=experiment.pk).status == Experiment.Status.QUEUED
     pending = OutboxMessage.objects.get()

@@ -7,15 +7,14 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from raterapp.models import Experiment, Item, SampledPair, UploadedFile
-from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation import experiment_prepare
-from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, parquet_bytes, tiny_files, upload
+from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, experiment_made, parquet_bytes, tiny_files, upload
 
 Status = Experiment.Status
 
 
 def prepared(owner, files) -> Experiment:
-    experiment = experiment_create(owner=owner, name="limits", files=files, seed=7, n_draws=50)
+    experiment = experiment_made(owner=owner, name="limits", files=files, seed=7, n_draws=50)
     experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()
     return experiment
@@ -23,7 +22,7 @@ def prepared(owner, files) -> Experiment:
 
 def refused(owner, files) -> list[str]:
     with pytest.raises(ValidationError) as caught:
-        experiment_create(owner=owner, name="limits", files=files, seed=7, n_draws=50)
+        experiment_made(owner=owner, name="limits", files=files, seed=7, n_draws=50)
     assert (Experiment.objects.count(), UploadedFile.objects.count()) == (0, 0)
     return caught.value.message_dict["files"]
 

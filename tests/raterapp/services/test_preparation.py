@@ -7,15 +7,14 @@ from metrics_core.io import InputError, read_items
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
 from raterapp.population_files import population_storage_name
 from raterapp.services import preparation
-from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation import experiment_prepare
-from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, parquet_bytes, tiny_files, upload
+from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, experiment_made, parquet_bytes, tiny_files, upload
 
 Status = Experiment.Status
 
 
 def created(owner, *, files=None, **params) -> Experiment:
-    return experiment_create(owner=owner, name="change", files=files or tiny_files(), **{"seed": 7, "n_draws": 50, **params})
+    return experiment_made(owner=owner, name="change", files=files or tiny_files(), **{"seed": 7, "n_draws": 50, **params})
 
 
 def prepared(owner, **kwargs) -> Experiment:

@@ -7,9 +7,8 @@ import pytest
 from django.urls import reverse
 
 from raterapp.models import Experiment, ExperimentBudget, Judgement, PairTask, ReusedVerdict, Workspace
-from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation import experiment_prepare
-from tests.raterapp.services.files import tiny_files
+from tests.raterapp.services.files import experiment_made, tiny_files
 from tests.raterapp.views.test_experiments import _post
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +32,7 @@ def test_the_new_experiment_form_offers_reuse_checked(client, users):
 
 
 def _prepared(owner, **params):
-    experiment = experiment_create(owner=owner, name="e", files=tiny_files(), seed=7, n_draws=50, workspace="shop", **params)
+    experiment = experiment_made(owner=owner, name="e", files=tiny_files(), seed=7, n_draws=50, workspace="shop", **params)
     experiment_prepare(experiment_id=experiment.pk)
     return Experiment.objects.get(pk=experiment.pk)
 
