@@ -53,6 +53,8 @@ from .reading import interval_reading, metric_direction
 from .results import IMPACT_METRICS, Estimate, ImpactMetrics, ImpactTable, QualityEstimates
 from .sampling import (
     PAIR_CLASSES,
+    CoupledSample,
+    CouplingError,
     SCHEMES,
     STRATA,
     PairSample,
@@ -60,9 +62,14 @@ from .sampling import (
     batch_order_rng,
     batch_rng,
     concatenate_samples,
+    couple_sample,
+    coupling_rng,
+    item_positions,
     jaccard_contributions,
     pair_classes_of,
+    pair_probabilities,
     pairs_for_judgement,
+    sample_coupled,
     sample_pairs,
 )
 from .sequential import (
@@ -155,6 +162,14 @@ __all__ = [
     "rater_agreement",
     "sample_pairs",
     "verdicts_from_judgements",
+    # Coupled sampling across experiments (abcde-spec §11)
+    "CoupledSample",
+    "CouplingError",
+    "couple_sample",
+    "coupling_rng",
+    "item_positions",
+    "pair_probabilities",
+    "sample_coupled",
     # Raters who err, transitivity (abcde-spec §13)
     "DawidSkeneFit",
     "InconsistentTriangle",

@@ -29,11 +29,22 @@ from .core import (
     SampleError,
     pair_classes_of,
 )
+from .coupling import (
+    CoupledSample,
+    CouplingError,
+    couple_sample,
+    coupling_rng,
+    item_positions,
+    pair_probabilities,
+    sample_coupled,
+)
 from .draw import allocate_draws, pick_classes, sample_pairs
 from .judging import jaccard_contributions, pairs_for_judgement
 
 __all__ = [
     "ALL",
+    "CoupledSample",
+    "CouplingError",
     "DIFF",
     "PAIR_CLASSES",
     "SCHEMES",
@@ -46,9 +57,14 @@ __all__ = [
     "batch_order_rng",
     "batch_rng",
     "concatenate_samples",
+    "couple_sample",
+    "coupling_rng",
+    "item_positions",
     "jaccard_contributions",
     "pair_classes_of",
+    "pair_probabilities",
     "pairs_for_judgement",
     "pick_classes",
+    "sample_coupled",
     "sample_pairs",
 ]
