@@ -53,10 +53,10 @@ from .reading import interval_reading, metric_direction
 from .results import IMPACT_METRICS, Estimate, ImpactMetrics, ImpactTable, QualityEstimates
 from .sampling import (
     PAIR_CLASSES,
-    CoupledSample,
-    CouplingError,
     SCHEMES,
     STRATA,
+    CoupledSample,
+    CouplingError,
     PairSample,
     SampleError,
     batch_order_rng,

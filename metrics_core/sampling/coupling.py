@@ -183,7 +183,10 @@ def couple_sample(
     if not pop.cell_affected().any():
         raise ValueError("nothing to sample: no item is affected (Base and Exp are identical)")
     item_ids, source_item_ids = np.asarray(item_ids), np.asarray(source_item_ids)
-    for name, ids, size in (("item_ids", item_ids, pop.n_items), ("source_item_ids", source_item_ids, source_population.n_items)):
+    for name, ids, size in (
+        ("item_ids", item_ids, pop.n_items),
+        ("source_item_ids", source_item_ids, source_population.n_items),
+    ):
         if len(ids) != size:
             raise ValueError(f"{name} has {len(ids)} ids for a population of {size} items")
     maps = _Maps(item_positions(source_item_ids, item_ids), item_positions(item_ids, source_item_ids))

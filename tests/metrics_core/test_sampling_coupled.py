@@ -2,7 +2,9 @@
 their own distribution, checked against the enumerated pair population (``reference``).
 
 Two populations share most item ids, in different orders: the earlier one drops an item the new
-one has, and the new one moves three items to other Exp clusters. Frequencies are compared with
+one has, and the new one moves three items to other Exp clusters and weighs two items differently
+(so that pairs of both populations are more likely under one than the other, not only pairs of
+one population alone). Frequencies are compared with
 a chi-square test (fixed seeds, p > 0.001); the same test rejects a sampler that keeps every
 earlier draw the new distribution allows.
 """
@@ -29,7 +31,7 @@ EARLIER = {  # item id: (base, exp, weight)
 }  # fmt: skip
 NEW = {
     **{k: v for k, v in EARLIER.items() if k != "i0"},
-    "i2": (0, 0, 0.5), "i7": (2, 5, 0.9), "i10": (3, 4, 0.8),
+    "i2": (0, 0, 0.5), "i7": (2, 5, 0.9), "i10": (3, 4, 0.8), "i4": (1, 1, 3.0), "i6": (2, 2, 0.4),
 }  # fmt: skip
 
 
@@ -119,12 +121,13 @@ def test_coupled_draws_follow_the_new_distribution_and_a_keep_everything_sampler
         coupled += counts_by_ids(new, couple(new, earlier, source, 40, 10_000 + seed).sample)
         # The bug the test must catch: keep every earlier draw the new distribution allows.
         kept = Counter({k: d for k, d in counts_by_ids(earlier, source).items() if (k[1], k[2]) in p2[k[0]]})
-        others = new.sample(scheme, 40, 20_000 + seed)
-        for k, d in counts_by_ids(new, others).items():
-            kept[k] += d
+        if sum(kept.values()) < 40:
+            kept += counts_by_ids(new, new.sample(scheme, 40 - sum(kept.values()), 20_000 + seed))
         biased += kept
     assert all(p > P_MIN for p in chi_square_p(coupled, p2).values()), chi_square_p(coupled, p2)
     assert all(total_variation(p1[s], p2[s]) > 0.1 for s in p2)
+    # Pairs of both, more likely before: keeping them whenever allowed is the bias to detect.
+    assert all(sum(max(0.0, p - p2[s].get(k, 0.0)) for k, p in p1[s].items() if k in p2[s]) > 0.05 for s in p2)
     biased_p = {}
     try:
         biased_p = chi_square_p(biased, p2)

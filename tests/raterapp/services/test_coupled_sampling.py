@@ -17,15 +17,19 @@ from metrics_core import (
     verdicts_from_judgements,
 )
 from metrics_core.io import read_items
-from raterapp.models import Experiment, PairTask, SampleBatch
+from raterapp.models import Experiment, OutboxMessage, PairTask, SampleBatch
+from raterapp.reuse_keys import pair_key
 from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services import coupled_sampling, outbox
 from raterapp.services.sample_batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.services import test_verdict_reuse
 from tests.raterapp.services.files import upload
 from tests.raterapp.services.test_preparation import prepared, random_files
-from tests.raterapp.services.test_verdict_reuse import judge_all, keys_of, truth, verdict_of  # noqa: F401
+from tests.raterapp.services.test_verdict_reuse import judge_all, keys_of, verdict_of
+
+truth = test_verdict_reuse.truth  # the fixture: a fixed verdict per pair of items
 
 DRAWS = 400
 
@@ -52,6 +56,10 @@ def ids_of(path: str) -> np.ndarray:
     return np.array([line.split(",")[0] for line in open(path).read().splitlines()[1:]], dtype=object)
 
 
+def pair_keys(ids: np.ndarray, sample) -> set[str]:
+    return {pair_key(ids[i], ids[j]) for i, j in zip(sample.i.tolist(), sample.j.tolist()) if i != j}
+
+
 def test_a_second_experiment_draws_most_of_the_first_ones_pairs_and_estimates_on_its_own_sample(
     engineer, media, tmp_path, truth
 ):
@@ -63,7 +71,10 @@ def test_a_second_experiment_draws_most_of_the_first_ones_pairs_and_estimates_on
     second = experiment_in(engineer, files2, seed=2)
 
     shared = keys_of(first) & keys_of(second)
-    assert len(shared) >= 0.6 * len(keys_of(second))  # independent samples of 400 draws share about a third
+    population, population2 = read_items(first_path).to_population(), read_items(second_path).to_population()
+    ordinary = sample_pairs(population2, n_draws=DRAWS, scheme="jaccard", rng=batch_rng(seed=2, batch=0))
+    independent = keys_of(first) & pair_keys(ids_of(second_path), ordinary)
+    assert len(shared) / len(keys_of(second)) > 0.7 > 0.4 > len(independent) / len(pair_keys(ids_of(second_path), ordinary))
     batch = SampleBatch.objects.get(experiment=second, index=0)
     assert batch.coupled_to_id == first.pk and 0.6 * DRAWS < batch.coupled_kept < DRAWS
     assert SampleBatch.objects.get(experiment=first, index=0).coupled_to_id is None
@@ -72,7 +83,6 @@ def test_a_second_experiment_draws_most_of_the_first_ones_pairs_and_estimates_on
     }  # fmt: skip
 
     # The stored sample is metrics_core's coupled sample, reproduced from the seeds.
-    population, population2 = read_items(first_path).to_population(), read_items(second_path).to_population()
     earlier = sample_pairs(population, n_draws=DRAWS, scheme="jaccard", rng=batch_rng(seed=1, batch=0))
     sample = sample_coupled(
         population2, n_draws=DRAWS, scheme="jaccard", rng=coupling_rng(seed=2, batch=0, source=first.pk),
@@ -97,7 +107,7 @@ def test_a_second_experiment_draws_most_of_the_first_ones_pairs_and_estimates_on
 def test_a_later_batch_couples_with_the_earlier_experiments_batch_of_its_index(
     engineer, media, tmp_path, monkeypatch, django_capture_on_commit_callbacks
 ):
-    monkeypatch.setitem(outbox.EFFECTS, "sample_batch_draw", lambda batch_id: None)
+    monkeypatch.setitem(outbox.EFFECTS, OutboxMessage.Kind.SAMPLE_BATCH_DRAW, lambda batch_id: None)
     files, _ = random_files(tmp_path)
     first = experiment_in(engineer, files, seed=1)
     files2, _ = variant_files(tmp_path)
