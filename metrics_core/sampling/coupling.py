@@ -111,25 +111,12 @@ def coupling_rng(*, seed: int, batch: int, source: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(batch), 2, int(source))))
 
 
-def sample_coupled(
-    population: Population,
-    *,
-    n_draws: int,
-    scheme: str,
-    rng: np.random.Generator,
-    source_population: Population,
-    source_sample: PairSample,
-    item_ids: Any,
-    source_item_ids: Any,
-    diff_share: float = 0.5,
-) -> PairSample:
+def sample_coupled(population: Population, **arguments: Any) -> PairSample:
     """``n_draws`` i.i.d. draws of ``population`` under ``scheme``, coupled to an earlier sample.
 
-    The result has exactly the distribution of :func:`sample_pairs` with the same arguments, and
-    keeps as many draws of ``source_sample`` (a sample of ``source_population`` under the same
-    scheme) as maximal coupling allows: 1 − TV(P1, P2) of them on average. Items are matched by id:
-    ``item_ids`` and ``source_item_ids`` name the items of each population by position.
-    Reproducible from ``rng``'s seed (the app: :func:`coupling_rng`); see :func:`couple_sample`.
+    :func:`couple_sample` 's sample (the same keyword arguments). It has exactly the distribution of
+    :func:`sample_pairs` with the same ``n_draws``, ``scheme`` and ``diff_share``, and keeps as many
+    draws of ``source_sample`` as maximal coupling allows: 1 − TV(P1, P2) of them on average.
 
     Examples
     --------
@@ -142,17 +129,7 @@ def sample_coupled(
     ...     zip(earlier.i.tolist(), earlier.j.tolist(), earlier.draws.tolist()))
     True
     """
-    return couple_sample(
-        population,
-        n_draws=n_draws,
-        scheme=scheme,
-        rng=rng,
-        source_population=source_population,
-        source_sample=source_sample,
-        item_ids=item_ids,
-        source_item_ids=source_item_ids,
-        diff_share=diff_share,
-    ).sample
+    return couple_sample(population, **arguments).sample
 
 
 def couple_sample(
@@ -167,7 +144,12 @@ def couple_sample(
     source_item_ids: Any,
     diff_share: float = 0.5,
 ) -> CoupledSample:
-    """:func:`sample_coupled` with the count of draws coupled and kept.
+    """``n_draws`` draws of ``population`` under ``scheme`` coupled to ``source_sample``, with the
+    count of draws coupled (those that had an earlier draw) and kept.
+
+    ``source_sample`` is a sample of ``source_population`` under the same scheme; items are matched
+    by id: ``item_ids`` and ``source_item_ids`` name the items of each population by position.
+    Reproducible from ``rng``'s seed (the app: :func:`coupling_rng`).
 
     Raises :class:`CouplingError` when the earlier sample has a draw of probability 0 under its
     population, or (vanishingly rarely) when the residual draws find no acceptance.

@@ -20,7 +20,15 @@ import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 
-from metrics_core import PairSample, Population, batch_rng, couple_sample, coupling_rng, sample_pairs
+from metrics_core import (
+    CoupledSample,
+    PairSample,
+    Population,
+    batch_rng,
+    couple_sample,
+    coupling_rng,
+    sample_pairs,
+)
 from raterapp.models import Experiment, SampleBatch, SampledPair
 from raterapp.population_files import population_for_experiment
 
@@ -51,18 +59,7 @@ def batch_sample_draw(
     source = coupling_source_find(experiment=experiment, batch=batch)
     if source is not None:
         try:
-            source_ids, source_population, source_sample = _batch_reproduce(source, batch, depth=0)
-            coupled = couple_sample(
-                population,
-                n_draws=n_draws,
-                scheme=experiment.scheme,
-                rng=coupling_rng(seed=experiment.seed, batch=batch, source=source.pk),
-                source_population=source_population,
-                source_sample=source_sample,
-                item_ids=ids,
-                source_item_ids=source_ids,
-                diff_share=experiment.diff_share,
-            )
+            coupled = _coupled(experiment, ids, population, batch, n_draws, source, depth=0)
             return BatchSample(coupled.sample, source, coupled.kept)
         except (OperationalError, InterfaceError, SoftTimeLimitExceeded):
             raise  # the caller's to handle: a lost database, or the preparation's time limit
@@ -110,6 +107,32 @@ def _ordinary(experiment: Experiment, population: Population, batch: int, n_draw
     )
 
 
+def _coupled(
+    experiment: Experiment,
+    ids: np.ndarray,
+    population: Population,
+    batch: int,
+    n_draws: int,
+    source: Experiment,
+    *,
+    depth: int,
+) -> CoupledSample:
+    """Batch ``batch`` of ``experiment`` coupled to the same batch of ``source``, drawn again
+    (``depth``: how many coupled experiments lie between this one and the batch being drawn)."""
+    source_ids, source_population, source_sample = _batch_reproduce(source, batch, depth=depth)
+    return couple_sample(
+        population,
+        n_draws=n_draws,
+        scheme=experiment.scheme,
+        rng=coupling_rng(seed=experiment.seed, batch=batch, source=source.pk),
+        source_population=source_population,
+        source_sample=source_sample,
+        item_ids=ids,
+        source_item_ids=source_ids,
+        diff_share=experiment.diff_share,
+    )
+
+
 def _batch_reproduce(experiment: Experiment, batch: int, *, depth: int) -> tuple[np.ndarray, Population, PairSample]:
     """The item ids, population and batch ``batch`` of an earlier experiment, drawn again as it was."""
     if depth > MAX_DEPTH:
@@ -120,18 +143,7 @@ def _batch_reproduce(experiment: Experiment, batch: int, *, depth: int) -> tuple
         sample = _ordinary(experiment, population, batch, record.draws)
     else:
         upstream = Experiment.objects.get(pk=record.coupled_to_id)
-        upstream_ids, upstream_population, upstream_sample = _batch_reproduce(upstream, batch, depth=depth + 1)
-        sample = couple_sample(
-            population,
-            n_draws=record.draws,
-            scheme=experiment.scheme,
-            rng=coupling_rng(seed=experiment.seed, batch=batch, source=upstream.pk),
-            source_population=upstream_population,
-            source_sample=upstream_sample,
-            item_ids=ids,
-            source_item_ids=upstream_ids,
-            diff_share=experiment.diff_share,
-        ).sample
+        sample = _coupled(experiment, ids, population, batch, record.draws, upstream, depth=depth + 1).sample
     if depth == 0:
         _check_stored(experiment, batch, sample)  # the whole chain, through its last link
     return ids, population, sample
