@@ -123,6 +123,21 @@ def test_a_later_batch_couples_with_the_earlier_experiments_batch_of_its_index(
     assert drawn[second.pk].coupled_kept > 0.6 * 300
 
 
+def test_a_third_experiment_couples_to_the_second_whose_sample_is_drawn_again_through_the_first(
+    engineer, media, tmp_path, caplog
+):
+    files, _ = random_files(tmp_path)
+    first = experiment_in(engineer, files, seed=1)
+    files2, _ = variant_files(tmp_path)
+    second = experiment_in(engineer, files2, seed=2)
+    with caplog.at_level(logging.WARNING, logger=coupled_sampling.__name__):
+        third = experiment_in(engineer, variant_files(tmp_path, share=0.15)[0], seed=3)
+    assert "not coupled" not in caplog.text
+    coupled = dict(SampleBatch.objects.filter(index=0).values_list("experiment_id", "coupled_to_id"))
+    assert coupled == {first.pk: None, second.pk: first.pk, third.pk: second.pk}
+    assert len(keys_of(second) & keys_of(third)) > 0.6 * len(keys_of(third))
+
+
 @pytest.mark.parametrize(
     "change", [{"scheme": "precision"}, {"question": "Same product?"}, {"reuse_verdicts": False}, {"workspace": "x"}]
 )
