@@ -14,6 +14,9 @@ every pair a sampling weight (:mod:`metrics_core.masses`). A draw picks
 Each step is a binary search in a cumulative weight array of a sorted layout of the
 cells and items the draws touch (:mod:`metrics_core._layout`): one O(N) pass over the
 items' cell codes, then O(log N) a draw, memory O(N + S).
+
+:mod:`.coupling` draws a sample coupled to an earlier one (maximal coupling, draw by draw): the
+same distribution as :func:`sample_pairs`, keeping the earlier draws as often as that allows.
 """
 
 from .batches import batch_order_rng, batch_rng, concatenate_samples
