@@ -6,10 +6,13 @@ date of birth and street number", becomes "same date of birth and postcode". Bot
 drawn as the app draws them (metrics_core ``sample_pairs`` with ``batch_rng`` of their seeds,
 tasks from ``pairs_for_judgement``), and pairs are matched by the app's key
 (``raterapp.reuse_keys.pair_key`` of the item ids). The figure: the share of the second
-experiment's pairs (tasks) that the first experiment's verdicts answer.
+experiment's pairs (tasks) that the first experiment's verdicts answer, with the second sample
+drawn independently (``independent``, the sampler before issue 19's coupling) and coupled to the
+first as the app now draws it (``coupled``: metrics_core ``sample_coupled`` with ``coupling_rng``).
 
-The share grows with the draws: two independent samples share a pair only if both drew it, so
-small samples of a large diff overlap little whatever the clusterings share (bench/results/reuse.md).
+Independent samples share a pair only if both drew it, so small samples of a large diff overlap
+little whatever the clusterings share; the coupled one keeps 1 − TV of the first's draws
+(bench/results/reuse.md).
 
 Run:  .venv/bin/python bench/bench_reuse.py [--draws 5000] [--changed 0.2] [--seeds 7 8]
 """
@@ -19,13 +22,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metrics_core import batch_order_rng, batch_rng, pairs_for_judgement, population_from_labels, sample_pairs  # noqa: E402
+from metrics_core import (  # noqa: E402
+    PairSample,
+    batch_order_rng,
+    batch_rng,
+    couple_sample,
+    coupling_rng,
+    pairs_for_judgement,
+    population_from_labels,
+    sample_pairs,
+)
 from raterapp.reuse_keys import pair_key  # noqa: E402
 from raterapp.services.demo import _components, _key, demo_clusterings, febrl_records  # noqa: E402
 
@@ -54,11 +67,19 @@ def items_changed(exp: np.ndarray, exp2: np.ndarray) -> int:
     return int(((size(exp) != size(cell)) | (size(exp2) != size(cell))).sum())
 
 
-def task_keys(ids: np.ndarray, base, exp, *, draws: int, seed: int) -> set[str]:
-    population = population_from_labels(base, exp)
-    sample = sample_pairs(population, n_draws=draws, scheme="jaccard", rng=batch_rng(seed=seed, batch=0))
+def task_keys(ids: np.ndarray, sample: PairSample, *, seed: int) -> set[str]:
     a, b = pairs_for_judgement(sample, rng=batch_order_rng(seed=seed, batch=0))
     return {pair_key(ids[i], ids[j]) for i, j in zip(a.tolist(), b.tolist())}
+
+
+def reuse_figures(first: set[str], second: set[str]) -> dict:
+    reused = len(first & second)
+    return {
+        "second_pairs": len(second),
+        "reused_pairs": reused,
+        "reused_share": round(reused / len(second), 4),
+        "new_tasks": len(second) - reused,
+    }
 
 
 def main() -> None:
@@ -73,9 +94,23 @@ def main() -> None:
     ids = np.asarray(records["rec_id"].to_pylist(), dtype=object)
     base, exp = demo_clusterings(records)
     exp2 = changed_exp(records, share=args.changed, rng=np.random.default_rng(args.rule_seed))
-    first = task_keys(ids, base, exp, draws=args.draws, seed=args.seeds[0])
-    second = task_keys(ids, base, exp2, draws=args.draws, seed=args.seeds[1])
-    reused = len(first & second)
+    population, population2 = population_from_labels(base, exp), population_from_labels(base, exp2)
+    seed, seed2 = args.seeds
+    draw = dict(n_draws=args.draws, scheme="jaccard")
+    first_sample = sample_pairs(population, rng=batch_rng(seed=seed, batch=0), **draw)
+    independent = sample_pairs(population2, rng=batch_rng(seed=seed2, batch=0), **draw)
+    started = time.perf_counter()
+    coupled = couple_sample(
+        population2,
+        rng=coupling_rng(seed=seed2, batch=0, source=1),  # the first experiment's id, say 1
+        source_population=population,
+        source_sample=first_sample,
+        item_ids=ids,
+        source_item_ids=ids,
+        **draw,
+    )
+    seconds = time.perf_counter() - started
+    first = task_keys(ids, first_sample, seed=seed)
     print(
         json.dumps(
             {
@@ -83,10 +118,13 @@ def main() -> None:
                 "changed_records": args.changed,
                 "exp_items_changed": items_changed(exp, exp2),
                 "first_pairs": len(first),
-                "second_pairs": len(second),
-                "reused_pairs": reused,
-                "reused_share": round(reused / len(second), 4),
-                "new_tasks": len(second) - reused,
+                "independent": reuse_figures(first, task_keys(ids, independent, seed=seed2)),
+                "coupled": {
+                    **reuse_figures(first, task_keys(ids, coupled.sample, seed=seed2)),
+                    "kept_draws": coupled.kept,
+                    "kept_share": round(coupled.kept / args.draws, 4),
+                    "seconds": round(seconds, 3),
+                },
             },
             indent=2,
         )

@@ -14,6 +14,9 @@ every pair a sampling weight (:mod:`metrics_core.masses`). A draw picks
 Each step is a binary search in a cumulative weight array of a sorted layout of the
 cells and items the draws touch (:mod:`metrics_core._layout`): one O(N) pass over the
 items' cell codes, then O(log N) a draw, memory O(N + S).
+
+:mod:`.coupling` draws a sample coupled to an earlier one (maximal coupling, draw by draw): the
+same distribution as :func:`sample_pairs`, keeping the earlier draws as often as that allows.
 """
 
 from .batches import batch_order_rng, batch_rng, concatenate_samples
@@ -29,11 +32,22 @@ from .core import (
     SampleError,
     pair_classes_of,
 )
+from .coupling import (
+    CoupledSample,
+    CouplingError,
+    couple_sample,
+    coupling_rng,
+    item_positions,
+    pair_probabilities,
+    sample_coupled,
+)
 from .draw import allocate_draws, pick_classes, sample_pairs
 from .judging import jaccard_contributions, pairs_for_judgement
 
 __all__ = [
     "ALL",
+    "CoupledSample",
+    "CouplingError",
     "DIFF",
     "PAIR_CLASSES",
     "SCHEMES",
@@ -46,9 +60,14 @@ __all__ = [
     "batch_order_rng",
     "batch_rng",
     "concatenate_samples",
+    "couple_sample",
+    "coupling_rng",
+    "item_positions",
     "jaccard_contributions",
     "pair_classes_of",
+    "pair_probabilities",
     "pairs_for_judgement",
     "pick_classes",
+    "sample_coupled",
     "sample_pairs",
 ]

@@ -259,6 +259,17 @@ class SampleBatch(models.Model):
     new_tasks = models.PositiveIntegerField(null=True, blank=True, help_text="Pairs that became judgement tasks.")
     repeated_pairs = models.PositiveIntegerField(null=True, blank=True, help_text="Pairs drawn again: more draws.")
     expected_verdicts = models.FloatField(null=True, blank=True, help_text="The plan shown before drawing.")
+    coupled_to = models.ForeignKey(
+        "Experiment",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Drawn coupled to this experiment's batch of the same index (abcde-spec §11); empty: ordinary.",
+    )
+    coupled_kept = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Draws of the batch that kept the coupled experiment's draw."
+    )
 
     class Meta:
         ordering = ["experiment", "index"]

@@ -7,13 +7,14 @@ from decimal import Decimal
 
 from django.db.models import Count
 
-from raterapp.models import Experiment, ExperimentBudget, ReusedVerdict
+from raterapp.models import Experiment, ExperimentBudget, ReusedVerdict, SampleBatch
 
 
 def experiment_reuse_get(*, experiment: Experiment) -> dict:
     """``pairs`` answered (wholly or partly) by reused verdicts, ``verdicts`` reused, and ``saved``:
     over the reused pairs, min(reused verdicts, replication) × the cost per verdict (a string, as
-    the budget's amounts)."""
+    the budget's amounts); ``coupled_to``: the earlier experiment its first batch was drawn coupled to
+    (``services.coupled_sampling``), with the draws that kept that one's draw, or None."""
     per_task = (
         ReusedVerdict.objects.filter(experiment=experiment)
         .values("task")
@@ -31,4 +32,16 @@ def experiment_reuse_get(*, experiment: Experiment) -> dict:
         "verdicts": sum(counts),
         "saved_verdicts": saved_verdicts,
         "saved": str((cost * saved_verdicts).quantize(Decimal("0.01"))),
+        "coupled_to": _coupled_to(experiment),
     }
+
+
+def _coupled_to(experiment: Experiment) -> dict | None:
+    batch = (
+        SampleBatch.objects.filter(experiment=experiment, index=0, coupled_to__isnull=False)
+        .select_related("coupled_to")
+        .first()
+    )
+    if batch is None:
+        return None
+    return {"id": batch.coupled_to_id, "name": batch.coupled_to.name, "kept": batch.coupled_kept, "draws": batch.draws}

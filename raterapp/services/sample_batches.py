@@ -1,7 +1,8 @@
 """More draws for an experiment: batches appended to its sample (abcde-spec §10).
 
 Batch ``b`` is drawn from the same distribution as batch 0 with its own stream of the seed
-(``metrics_core.batch_rng``), so the union of the batches is one larger i.i.d. sample. A pair
+(``metrics_core.batch_rng``; coupled to an earlier experiment's batch ``b`` when one qualifies:
+``coupled_sampling``), so the union of the batches is one larger i.i.d. sample. A pair
 drawn again gets more draws; a new distinct pair becomes a sampled pair and, unless it is a
 self pair or already a task, a task ranked after every existing one, in the batch's own random
 order (``batch_order_rng``).
@@ -27,11 +28,12 @@ from django.db import IntegrityError, InterfaceError, OperationalError, transact
 from django.db.models import F, Max
 from django.utils import timezone
 
-from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
+from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, pairs_for_judgement
 from metrics_core.io import InputError
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_for_experiment
 from raterapp.services.catalogue import catalogue_read
+from raterapp.services.coupled_sampling import batch_sample_draw
 from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
 from raterapp.services.sampled_rows import sampled_item_rows, sampled_items_at
@@ -125,19 +127,18 @@ class _BatchRows:
     new_items: list[Item]
     task_a: np.ndarray  # positions of the batch's distinct unordered non-self pairs, in its random order
     task_b: np.ndarray
+    coupled_to_id: int | None = None
+    coupled_kept: int | None = None
 
 
 def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
     """Draw the batch and build the rows of the items no earlier batch drew (outside any transaction)."""
     experiment = batch.experiment
     ids, population = population_for_experiment(experiment)
-    sample = sample_pairs(
-        population,
-        n_draws=batch.draws,
-        scheme=experiment.scheme,
-        rng=batch_rng(seed=experiment.seed, batch=batch.index),
-        diff_share=experiment.diff_share,
+    drawn = batch_sample_draw(
+        experiment=experiment, ids=ids, population=population, batch=batch.index, n_draws=batch.draws
     )
+    sample = drawn.sample
     known = np.array(
         sorted(Item.objects.filter(experiment=experiment).values_list("position", flat=True)), dtype=np.int64
     )
@@ -152,7 +153,7 @@ def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
             items = sampled_items_at(experiment=experiment, ids=ids, population=population, positions=positions)
             new_items = sampled_item_rows(experiment=experiment, catalogue=catalogue, items=items)
     task_a, task_b = pairs_for_judgement(sample, rng=batch_order_rng(seed=experiment.seed, batch=batch.index))
-    return _BatchRows(sample, new_items, task_a, task_b)
+    return _BatchRows(sample, new_items, task_a, task_b, drawn.coupled_to and drawn.coupled_to.pk, drawn.kept)
 
 
 @transaction.atomic
@@ -215,6 +216,8 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
         new_pairs=len(created),
         new_tasks=len(new_tasks),
         repeated_pairs=len(repeated),
+        coupled_to_id=rows.coupled_to_id,
+        coupled_kept=rows.coupled_kept,
     )
     Experiment.objects.filter(pk=experiment.pk).update(
         sample_version=F("sample_version") + 1, updated_at=timezone.now()

@@ -3,22 +3,25 @@
 The sample is ``metrics_core.sample_pairs`` with batch 0's stream of the seed
 (``metrics_core.batch_rng``: ``np.random.default_rng(seed)``) and the task order
 ``pairs_for_judgement`` with ``batch_order_rng`` (``default_rng(seed + 1)``): the stored seed
-reproduces both, in the app or with the command line. Later batches: ``sample_batches``.
+reproduces both, in the app or with the command line. A sample coupled to an earlier experiment of
+the workspace (``coupled_sampling``) is ``metrics_core.sample_coupled`` instead, reproduced from the
+seed and that experiment's sample. Later batches: ``sample_batches``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
 from django.utils import timezone
 
-from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, batch_rng, pairs_for_judgement, sample_pairs
+from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, pairs_for_judgement
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_attributes, population_for_experiment
 from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
+from raterapp.services.coupled_sampling import batch_sample_draw
 from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
 from raterapp.services.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
@@ -31,7 +34,8 @@ class SampledRows:
     """Unsaved rows of a sample: ``items`` sorted by position, tasks as position pairs in rank order.
 
     ``vantage_sets`` (Dask engine): per sample row the ``union``, ``base`` and ``exp`` set weights
-    of the vantage item's cell (metrics_core.SampleContext), stored with the pairs.
+    of the vantage item's cell (metrics_core.SampleContext), stored with the pairs. ``coupled_to_id``
+    and ``coupled_kept``: the coupling of the draws, if any (``coupled_sampling``).
     """
 
     experiment: Experiment
@@ -41,6 +45,8 @@ class SampledRows:
     task_a: np.ndarray
     task_b: np.ndarray
     vantage_sets: dict[str, np.ndarray] | None = None
+    coupled_to_id: int | None = None
+    coupled_kept: int | None = None
 
 
 def sampled_rows_build(
@@ -48,19 +54,16 @@ def sampled_rows_build(
 ) -> SampledRows:
     """Draw the sample (batch 0) and build the Item rows of every item in a sampled pair."""
     ids, population = population_for_experiment(experiment)
-    sample = sample_pairs(
-        population,
-        n_draws=experiment.n_draws,
-        scheme=experiment.scheme,
-        rng=batch_rng(seed=experiment.seed, batch=0),
-        diff_share=experiment.diff_share,
+    drawn = batch_sample_draw(
+        experiment=experiment, ids=ids, population=population, batch=0, n_draws=experiment.n_draws
     )
+    sample = drawn.sample
     on_progress(0.4)
     positions = np.unique(np.concatenate([sample.i, sample.j]))
     sampled = sampled_items_at(experiment=experiment, ids=ids, population=population, positions=positions)
     rows = sampled_rows_assemble(experiment=experiment, catalogue=catalogue, items=sampled, sample=sample)
     on_progress(0.8)
-    return rows
+    return replace(rows, coupled_to_id=drawn.coupled_to and drawn.coupled_to.pk, coupled_kept=drawn.kept)
 
 
 def sampled_items_at(*, experiment: Experiment, ids: np.ndarray, population, positions: np.ndarray) -> SampledItems:
@@ -147,6 +150,8 @@ def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
         new_pairs=len(sample),
         new_tasks=len(rows.task_a),
         repeated_pairs=0,
+        coupled_to_id=rows.coupled_to_id,
+        coupled_kept=rows.coupled_kept,
     )
     created = Item.objects.bulk_create(rows.items, batch_size=batch_size)
     item_pk = np.array([item.pk for item in created], dtype=np.int64)

@@ -65,7 +65,9 @@ def in_workspace(engineer, tmp_path, **params):
 
 
 def test_a_second_experiment_takes_the_verdicts_of_pairs_judged_in_its_workspace(engineer, media, tmp_path, truth):
-    first, _ = in_workspace(engineer, tmp_path, seed=1)
+    # Another scheme: the second's sample is not coupled to the first's (test_coupled_sampling), so
+    # only some of its pairs are the first's.
+    first, _ = in_workspace(engineer, tmp_path, seed=1, scheme="stratified")
     rater = UserFactory(roles=["rater"])
     judge_all(first, rater, truth)
     second, items_path = in_workspace(engineer, tmp_path, seed=2)
@@ -82,7 +84,7 @@ def test_a_second_experiment_takes_the_verdicts_of_pairs_judged_in_its_workspace
     assert OutboxMessage.objects.filter(kind="estimates_refresh", target_id=second.pk).exists()
     assert experiment_reuse_get(experiment=second) == {
         "enabled": True, "workspace": "w", "pairs": len(shared), "verdicts": len(shared),
-        "saved_verdicts": len(shared), "saved": "0.00",
+        "saved_verdicts": len(shared), "saved": "0.00", "coupled_to": None,
     }
 
     # The estimates are metrics_core on the second's own sample with the verdicts of both.
@@ -105,7 +107,7 @@ def test_a_second_experiment_takes_the_verdicts_of_pairs_judged_in_its_workspace
 
 
 def test_exports_mark_reused_verdicts_with_their_source(engineer, media, tmp_path, truth):
-    first, _ = in_workspace(engineer, tmp_path, seed=1)
+    first, _ = in_workspace(engineer, tmp_path, seed=1, scheme="stratified")  # not coupled: some pairs new
     rater = UserFactory(roles=["rater"])
     judge_all(first, rater, truth)
     second, _ = in_workspace(engineer, tmp_path, seed=2)
@@ -171,7 +173,7 @@ def test_replication_asks_only_for_the_verdicts_beyond_those_reused(engineer, me
 def test_a_batch_drawn_later_reuses_verdicts_too(engineer, media, tmp_path, truth, monkeypatch, django_capture_on_commit_callbacks):
     monkeypatch.setitem(outbox.EFFECTS, OutboxMessage.Kind.SAMPLE_BATCH_DRAW, lambda batch_id: None)
     second, _ = in_workspace(engineer, tmp_path, seed=2)
-    first, _ = in_workspace(engineer, tmp_path, seed=1)
+    first, _ = in_workspace(engineer, tmp_path, seed=1, scheme="stratified")  # not coupled to the second's
     judge_all(first, UserFactory(roles=["rater"]), truth)
     assert not ReusedVerdict.objects.filter(experiment=second).exists()  # sampled before the verdicts existed
     before = keys_of(second)

@@ -53,10 +53,13 @@ def test_the_page_shows_what_reuse_saved_and_reading_it_writes_nothing(client, u
     assert f"<dd data-reuse-pairs>{pairs}</dd>" in content
     assert f"<dd data-reuse-verdicts>{pairs}</dd>" in content
     assert f"<dd data-reuse-saved>{1.5 * pairs:.2f}</dd>" in content
+    # The same data and question: the second's sample is coupled to the first's and keeps every draw.
+    assert "data-reuse-coupled" in content and "50 of its 50 draws" in content
     reuse = client.get(reverse("api-experiment-dashboard", args=[second.pk])).json()["reuse"]
     assert reuse == {
         "enabled": True, "workspace": "shop", "pairs": pairs, "verdicts": pairs,
         "saved_verdicts": pairs, "saved": f"{1.5 * pairs:.2f}",
+        "coupled_to": {"id": first.pk, "name": "e", "kept": 50, "draws": 50},
     }
     assert (ReusedVerdict.objects.count(), Workspace.objects.count(), Judgement.objects.count()) == counts
 

@@ -1,0 +1,168 @@
+"""Coupled sampling in a workspace (abcde-spec §11): batch ``b`` of an experiment that reuses verdicts
+is drawn coupled to batch ``b`` of the most recent earlier experiment of its workspace with the same
+question version and scheme (``metrics_core.sample_coupled``). Its draws stay i.i.d. from its own
+distribution, and keep the earlier experiment's pairs (whose verdicts it reuses) as often as that
+allows. Batches of different indices couple with independent earlier batches, so the union of an
+experiment's batches stays one i.i.d. sample (abcde-spec §10).
+
+The earlier batch is reproduced from its seed (or, when it was itself coupled, from its own earlier
+batch, recursively) and checked against the earlier experiment's stored pairs. Whatever goes wrong
+with the earlier experiment, the batch is drawn the ordinary way and the problem logged: coupling
+never fails a preparation or a batch.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import InterfaceError, OperationalError
+
+from metrics_core import (
+    CoupledSample,
+    PairSample,
+    Population,
+    batch_rng,
+    couple_sample,
+    coupling_rng,
+    sample_pairs,
+)
+from raterapp.models import Experiment, SampleBatch, SampledPair
+from raterapp.population_files import population_for_experiment
+
+logger = logging.getLogger(__name__)
+Status = Experiment.Status
+
+# Earlier experiments coupled in a chain are reproduced this deep at most.
+MAX_DEPTH = 8
+
+
+class CouplingUnavailable(Exception):
+    """The earlier experiment's batch cannot be reproduced as it was drawn."""
+
+
+@dataclass(frozen=True, eq=False)
+class BatchSample:
+    """A drawn batch, and when it was coupled: to which experiment, and the draws that kept its draw."""
+
+    sample: PairSample
+    coupled_to: Experiment | None = None
+    kept: int | None = None
+
+
+def batch_sample_draw(
+    *, experiment: Experiment, ids: np.ndarray, population: Population, batch: int, n_draws: int
+) -> BatchSample:
+    """Draw batch ``batch`` of ``n_draws`` draws: coupled when an earlier experiment qualifies."""
+    source = coupling_source_find(experiment=experiment, batch=batch)
+    if source is not None:
+        try:
+            coupled = _coupled(experiment, ids, population, batch, n_draws, source, depth=0)
+            return BatchSample(coupled.sample, source, coupled.kept)
+        except (OperationalError, InterfaceError, SoftTimeLimitExceeded):
+            raise  # the caller's to handle: a lost database, or the preparation's time limit
+        except Exception:
+            logger.warning(
+                "experiment %s: batch %s not coupled to experiment %s, drawn the ordinary way",
+                experiment.pk,
+                batch,
+                source.pk,
+                exc_info=True,
+            )
+    return BatchSample(_ordinary(experiment, population, batch, n_draws))
+
+
+def coupling_source_find(*, experiment: Experiment, batch: int) -> Experiment | None:
+    """The most recent earlier experiment of the workspace, under the same question version and
+    scheme, that offers its verdicts and has drawn batch ``batch``; None when the experiment does
+    not reuse verdicts (or is prepared on Dask)."""
+    if not experiment.reuse_verdicts or experiment.engine != Experiment.Engine.MEMORY:
+        return None
+    return (
+        Experiment.objects.filter(
+            workspace_id=experiment.workspace_id,
+            question_version_id=experiment.question_version_id,
+            scheme=experiment.scheme,
+            reuse_verdicts=True,
+            engine=Experiment.Engine.MEMORY,
+            status__in=[Status.RATING, Status.DONE],
+            pk__lt=experiment.pk,
+            batches__index=batch,
+            batches__status=SampleBatch.Status.DONE,
+        )
+        .order_by("-pk")
+        .first()
+    )
+
+
+def _ordinary(experiment: Experiment, population: Population, batch: int, n_draws: int) -> PairSample:
+    return sample_pairs(
+        population,
+        n_draws=n_draws,
+        scheme=experiment.scheme,
+        rng=batch_rng(seed=experiment.seed, batch=batch),
+        diff_share=experiment.diff_share,
+    )
+
+
+def _coupled(
+    experiment: Experiment,
+    ids: np.ndarray,
+    population: Population,
+    batch: int,
+    n_draws: int,
+    source: Experiment,
+    *,
+    depth: int,
+) -> CoupledSample:
+    """Batch ``batch`` of ``experiment`` coupled to the same batch of ``source``, drawn again
+    (``depth``: how many coupled experiments lie between this one and the batch being drawn)."""
+    source_ids, source_population, source_sample = _batch_reproduce(source, batch, depth=depth)
+    return couple_sample(
+        population,
+        n_draws=n_draws,
+        scheme=experiment.scheme,
+        rng=coupling_rng(seed=experiment.seed, batch=batch, source=source.pk),
+        source_population=source_population,
+        source_sample=source_sample,
+        item_ids=ids,
+        source_item_ids=source_ids,
+        diff_share=experiment.diff_share,
+    )
+
+
+def _batch_reproduce(experiment: Experiment, batch: int, *, depth: int) -> tuple[np.ndarray, Population, PairSample]:
+    """The item ids, population and batch ``batch`` of an earlier experiment, drawn again as it was."""
+    if depth > MAX_DEPTH:
+        raise CouplingUnavailable(f"a chain of more than {MAX_DEPTH} coupled experiments")
+    record = SampleBatch.objects.get(experiment=experiment, index=batch, status=SampleBatch.Status.DONE)
+    ids, population = population_for_experiment(experiment)
+    if record.coupled_to_id is None:
+        sample = _ordinary(experiment, population, batch, record.draws)
+    else:
+        upstream = Experiment.objects.get(pk=record.coupled_to_id)
+        sample = _coupled(experiment, ids, population, batch, record.draws, upstream, depth=depth + 1).sample
+    if depth == 0:
+        _check_stored(experiment, batch, sample)  # the whole chain, through its last link
+    return ids, population, sample
+
+
+def _check_stored(experiment: Experiment, batch: int, sample: PairSample) -> None:
+    """The reproduced batch must be what the experiment stored: its pairs stored (first drawn in
+    this batch or before, with at least these draws), and every pair first drawn in it among them."""
+    stored = {
+        (i, j): (draws, first)
+        for i, j, draws, first in SampledPair.objects.filter(experiment=experiment).values_list(
+            "vantage__position", "partner__position", "draws", "batch"
+        )
+    }
+    drawn = set()
+    for i, j, draws in zip(sample.i.tolist(), sample.j.tolist(), sample.draws.tolist()):
+        have = stored.get((i, j))
+        if have is None or have[0] < draws or have[1] > batch:
+            raise CouplingUnavailable(f"batch {batch} of experiment {experiment.pk} does not reproduce its pairs")
+        drawn.add((i, j))
+    if any(first == batch and pair not in drawn for pair, (_, first) in stored.items()):
+        raise CouplingUnavailable(f"batch {batch} of experiment {experiment.pk} misses pairs it stored")
