@@ -19,9 +19,12 @@ from .models import (
     Judgement,
     PairReport,
     PairTask,
+    QuestionVersion,
     RaterProfile,
     RetractedJudgement,
+    ReusedVerdict,
     SampledPair,
+    Workspace,
 )
 
 SERVICE_OWNED_FIELDS = (
@@ -324,3 +327,27 @@ class ApiTokenAdmin(admin.ModelAdmin):
                 api_token_revoke(actor=request.user, token=token)
             except PermissionDenied as exc:
                 self.message_user(request, f"{token}: {exc}", level=messages.ERROR)
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(ReadOnlyAdmin):
+    """Experiments that share item ids and so verdicts (abcde-spec §11): made by experiment creation."""
+
+    list_display = ("name", "created_at")
+    search_fields = ("name",)
+
+
+@admin.register(QuestionVersion)
+class QuestionVersionAdmin(ReadOnlyAdmin):
+    """A question and its guidelines, as verdicts are stored against them: a change is a new version."""
+
+    list_display = ("digest", "question", "created_at")
+    search_fields = ("question",)
+
+
+@admin.register(ReusedVerdict)
+class ReusedVerdictAdmin(ReadOnlyAdmin):
+    """Which verdict of the workspace answers which task: recorded when the pair is sampled."""
+
+    list_display = ("experiment", "task", "source", "created_at")
+    list_select_related = ("experiment", "task", "source")

@@ -118,6 +118,9 @@ class ExplorerVerdictSerializer(serializers.Serializer):
     rater = serializers.CharField(help_text="The rater's user name.")
     comment = serializers.CharField(allow_blank=True)
     created_at = serializers.DateTimeField()
+    source_experiment = serializers.IntegerField(
+        allow_null=True, help_text="The experiment whose verdict this is, when reused; null for its own."
+    )
 
 
 class ExplorerPairDetailSerializer(serializers.Serializer):

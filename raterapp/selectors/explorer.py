@@ -26,7 +26,7 @@ import numpy as np
 from django.db.models import Count, Q, QuerySet
 
 from metrics_core import group_contribution
-from raterapp.models import Experiment, ImpactGroup, Judgement, SampledPair, Verdict, sampled_q
+from raterapp.models import Experiment, ImpactGroup, Judgement, ReusedVerdict, SampledPair, Verdict, sampled_q
 from raterapp.population_files import population_attribute_names
 from raterapp.selectors.samples import sample_contributions_get
 from raterapp.selectors.slices import slice_labels_heaviest
@@ -215,12 +215,19 @@ def explorer_rows(
 
 
 def _verdict_counts(experiment: Experiment, *, task_ids=None) -> dict[int, dict[str, int]]:
+    """Per task, its verdicts by value: its own and those reused from the workspace (§11)."""
     judgements = Judgement.objects.filter(sampled_q("task__"), task__experiment=experiment)
+    reused = ReusedVerdict.objects.filter(experiment=experiment)
     if task_ids is not None:
-        judgements = judgements.filter(task__in=[t for t in task_ids if t is not None])
+        wanted = [t for t in task_ids if t is not None]
+        judgements, reused = judgements.filter(task__in=wanted), reused.filter(task__in=wanted)
     counts: dict[int, dict[str, int]] = defaultdict(dict)
-    for task, verdict, n in judgements.values_list("task", "verdict").annotate(n=Count("pk")).order_by():
-        counts[task][verdict] = n
+    for rows in (
+        judgements.values_list("task", "verdict").annotate(n=Count("pk")).order_by(),
+        reused.values_list("task", "source__verdict").annotate(n=Count("pk")).order_by(),
+    ):
+        for task, verdict, n in rows:
+            counts[task][verdict] = counts[task].get(verdict, 0) + n
     return counts
 
 

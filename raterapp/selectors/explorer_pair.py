@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core import Population
-from raterapp.models import Experiment, ImpactGroup, Item, Judgement, SampledPair
+from raterapp.models import Experiment, ImpactGroup, Item, Judgement, ReusedVerdict, SampledPair
 from raterapp.population_files import population_for_experiment
 from raterapp.selectors.explorer import CLUSTER_SIDES, MEMBERS_SHOWN, explorer_rows
 
@@ -132,14 +132,26 @@ def _cluster(
 
 
 def _verdicts_of(pair: SampledPair) -> list[dict]:
+    """The pair's verdicts, oldest first: those reused from another experiment of the workspace
+    (abcde-spec §11) with the experiment that asked for them, then its own."""
     if pair.task_id is None:
         return []
-    rows = (
-        Judgement.objects.filter(task_id=pair.task_id)
-        .order_by("created_at", "pk")
-        .values("verdict", "rater__username", "comment", "created_at")
+    fields = ("verdict", "rater__username", "comment", "created_at")
+    reused = (
+        ReusedVerdict.objects.filter(task_id=pair.task_id)
+        .order_by("source__created_at", "source_id")
+        .values(*(f"source__{f}" for f in fields), "source__task__experiment_id")
     )
+    own = Judgement.objects.filter(task_id=pair.task_id).order_by("created_at", "pk").values(*fields)
+    rows = [({f: r[f"source__{f}"] for f in fields}, r["source__task__experiment_id"]) for r in reused]
+    rows += [(r, None) for r in own]
     return [
-        {"verdict": r["verdict"], "rater": r["rater__username"], "comment": r["comment"], "created_at": r["created_at"]}
-        for r in rows
+        {
+            "verdict": r["verdict"],
+            "rater": r["rater__username"],
+            "comment": r["comment"],
+            "created_at": r["created_at"],
+            "source_experiment": source,
+        }
+        for r, source in rows
     ]

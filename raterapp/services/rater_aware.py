@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from metrics_core import estimate_quality_rater_aware, transitivity_report
-from raterapp.models import Experiment, Judgement, RaterAwareEstimate, SampledPair
+from raterapp.models import Experiment, Judgement, RaterAwareEstimate, ReusedVerdict, SampledPair
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.scheduling import task_pending_clear, task_schedule_once
@@ -62,21 +62,33 @@ def rater_aware_refresh(*, experiment_id: int) -> RaterAwareEstimate:
     return stored
 
 
+_TASK_FIELDS = (
+    "task_id",
+    "task__item_a__position",
+    "task__item_b__position",
+    "task__item_a__item_id",
+    "task__item_b__item_id",
+)
+
+
 def _verdict_rows(experiment: Experiment) -> dict[str, np.ndarray]:
-    """Every verdict of the experiment, gold questions included, as columns (``gold``: the known answer or "")."""
-    fields = (
-        "task_id",
-        "task__item_a__position",
-        "task__item_b__position",
-        "task__item_a__item_id",
-        "task__item_b__item_id",
-        "verdict",
-        "rater_id",
-        "task__gold_answer",
-    )
+    """Every verdict of the experiment, gold questions included, as columns (``gold``: the known answer or "").
+
+    Verdicts reused from another experiment of the workspace (abcde-spec §11) come first, on this
+    experiment's task: they count here exactly like its own, with the rater who gave them."""
     names = ("task", "i", "j", "item_i", "item_j", "verdict", "rater", "gold")
-    values = list(Judgement.objects.filter(task__experiment=experiment).order_by("pk").values_list(*fields))
-    columns = list(zip(*values)) if values else [() for _ in fields]
+    reused = (
+        ReusedVerdict.objects.filter(experiment=experiment)
+        .order_by("source_id")
+        .values_list(*_TASK_FIELDS, "source__verdict", "source__rater_id", "task__gold_answer")
+    )
+    own = (
+        Judgement.objects.filter(task__experiment=experiment)
+        .order_by("pk")
+        .values_list(*_TASK_FIELDS, "verdict", "rater_id", "task__gold_answer")
+    )
+    values = [*reused, *own]
+    columns = list(zip(*values)) if values else [() for _ in names]
     return {name: np.array(column, dtype=object) for name, column in zip(names, columns, strict=True)}
 
 

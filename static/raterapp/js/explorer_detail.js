@@ -202,7 +202,8 @@ function verdictsBlock(pair, verdicts) {
     const time = el("time", { text: Number.isNaN(when.getTime()) ? String(verdict.created_at) : when.toLocaleString(), attrs: { datetime: String(verdict.created_at) } });
     const whenCell = el("td");
     whenCell.append(time);
-    tr.append(cell, el("td", { text: String(verdict.rater) }), el("td", { className: "xp-comment", text: verdict.comment ? String(verdict.comment) : "—" }), whenCell);
+    const rater = verdict.source_experiment ? `${verdict.rater} (reused from experiment ${verdict.source_experiment})` : String(verdict.rater);
+    tr.append(cell, el("td", { text: rater }), el("td", { className: "xp-comment", text: verdict.comment ? String(verdict.comment) : "—" }), whenCell);
     tbody.append(tr);
   }
   table.append(thead, tbody);

@@ -320,8 +320,8 @@ def test_pair_detail_has_both_cards_clusters_from_the_population_and_verdicts(cl
             assert [m["shared"] for m in cluster["members"]] == [others[k] == others[p] for k in [p] + [k for k in members if k != p]]
     titles = dict(Item.objects.filter(experiment=judged).values_list("item_id", "title"))
     assert all(m["title"] == titles[m["item_id"]] for m in vantage["base_cluster"]["members"])
-    assert [(v["verdict"], v["rater"], v["comment"]) for v in body["verdicts"]] == [
-        ("not_equivalent", "rater-0", "c01"), ("equivalent", "rater-1", "c11"), ("equivalent", "rater-2", "c21"),
+    assert [(v["verdict"], v["rater"], v["comment"], v["source_experiment"]) for v in body["verdicts"]] == [
+        ("not_equivalent", "rater-0", "c01", None), ("equivalent", "rater-1", "c11", None), ("equivalent", "rater-2", "c21", None),
     ]
 
 

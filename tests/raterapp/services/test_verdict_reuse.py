@@ -16,13 +16,17 @@ from raterapp.models import (
     OutboxMessage,
     PairTask,
     ReusedVerdict,
+    SampledPair,
 )
 from raterapp.reuse_keys import pair_key
+from raterapp.selectors.explorer import explorer_pairs_list
+from raterapp.selectors.explorer_pair import explorer_pair_get
 from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.samples import judged_sample_get, judgements_rows
 from raterapp.selectors.staleness import estimates_staleness_get
 from raterapp.services import outbox
 from raterapp.services.estimates import estimates_refresh
+from raterapp.services.rater_aware import rater_aware_refresh
 from raterapp.services.sample_batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.test_preparation import prepared, random_files
@@ -204,3 +208,41 @@ def test_undoing_a_reused_verdict_asks_the_reusing_experiment_for_one_again(engi
     assert reused.wanted == 1 and reused.reused_verdicts.count() == 0
     assert ExperimentProgress.objects.get(experiment=second).verdicts_left == left + 1
     assert OutboxMessage.objects.filter(kind="estimates_refresh", target_id=second.pk).exists()
+
+
+def test_rater_aware_estimates_count_reused_verdicts_with_their_raters(engineer, media, tmp_path, truth, settings):
+    settings.RATER_AWARE_BOOTSTRAP_REPLICATES = 20
+    first, _ = in_workspace(engineer, tmp_path, seed=1)
+    raters = [UserFactory(roles=["rater"]) for _ in range(2)]
+    judged = judge_all(first, raters[0], truth)
+    judge_all(first, raters[1], truth, start=judged)
+    # Replication 2: both raters' verdicts answer each pair (reuse takes as many as it asks for).
+    second, _ = in_workspace(engineer, tmp_path, seed=2, replication=2)
+    reused = ReusedVerdict.objects.filter(experiment=second)
+    assert reused.count() > 0 and not Judgement.objects.filter(task__experiment=second).exists()
+
+    stored = rater_aware_refresh(experiment_id=second.pk)
+
+    # Without the reused verdicts the second experiment has none, and nothing would be fitted.
+    assert stored.error == ""
+    assert stored.judgements == reused.count()
+    assert sorted(r["rater"] for r in stored.payload["raters"]) == sorted(r.pk for r in raters)
+
+
+def test_the_pair_explorer_shows_reused_verdicts_with_their_experiment(engineer, media, tmp_path, truth):
+    first, _ = in_workspace(engineer, tmp_path, seed=1)
+    rater = UserFactory(roles=["rater"])
+    judge_all(first, rater, truth)
+    second, _ = in_workspace(engineer, tmp_path, seed=2)
+    reused = ReusedVerdict.objects.filter(experiment=second).select_related("source", "task")
+
+    rows = {row["task"]: row for row in explorer_pairs_list(experiment=second)}
+    for reuse in reused:
+        row = rows[reuse.task_id]
+        assert row[reuse.source.verdict] == 1 and row["verdict"] == reuse.source.verdict
+    reuse = reused.first()
+    pair = SampledPair.objects.filter(experiment=second, task=reuse.task).first()
+    shown = explorer_pair_get(experiment=second, pair=pair)["verdicts"]
+    assert [(v["verdict"], v["rater"], v["source_experiment"]) for v in shown] == [
+        (reuse.source.verdict, rater.username, first.pk)
+    ]

@@ -26,3 +26,21 @@ def test_the_fields_services_own_are_read_only_in_the_admin(sign_in, users, supe
     assert page.status_code == 200
     content = page.content.decode()
     assert 'name="name"' in content and 'name="replication"' not in content and 'name="gold_rate"' not in content
+
+
+def test_workspaces_question_versions_and_reused_verdicts_are_shown_read_only(sign_in, users, superuser):
+    from raterapp.models import QuestionVersion, ReusedVerdict, Workspace
+
+    experiment = ExperimentFactory(owner=users["engineer"])
+    request = RequestFactory().get("/")
+    request.user = superuser
+    client = sign_in("superuser")
+    for model in (Workspace, QuestionVersion, ReusedVerdict):
+        model_admin = admin.site._registry[model]
+        assert not model_admin.has_add_permission(request)
+        assert not model_admin.has_change_permission(request) and not model_admin.has_delete_permission(request)
+        meta = model._meta
+        page = client.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
+        assert page.status_code == 200
+    page = client.get(reverse("admin:raterapp_workspace_changelist"))
+    assert experiment.workspace.name in page.content.decode()
