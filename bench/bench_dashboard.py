@@ -34,7 +34,6 @@ Run:
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import datetime
 import json
@@ -53,6 +52,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+from _common import make_codes, parser  # noqa: E402
 
 EXPERIMENT_ID = 900_000_001
 N_RATERS = 50
@@ -63,13 +63,7 @@ TARGETS_MS = {"recompute": 1000.0, "experiment page": 300.0}
 
 
 def population_columns(n_items: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    n_clusters = max(n_items // 4, 1)
-    base = rng.integers(0, n_clusters, n_items)
-    exp = base.copy()
-    moved = rng.random(n_items) < 0.15
-    exp[moved] = rng.integers(0, n_clusters, int(moved.sum()))
-    merged = rng.random(n_clusters) < 0.03
-    exp = np.where(merged[exp], rng.integers(0, n_clusters, n_clusters)[exp], exp)
+    base, exp = make_codes(n_items, max(n_items // 4, 1), rng, moved=0.15, merged=0.03)
     categories = np.array([f"category-{k:02d}" for k in range(20)], dtype=object)
     return {
         "item_id": np.array([f"item-{k:08d}" for k in range(n_items)], dtype=object),
@@ -275,17 +269,17 @@ def report(figures: dict) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--judgements", type=int, default=100_000)
-    parser.add_argument("--items", type=int, default=400_000)
-    parser.add_argument("--replication", type=int, default=1)
-    parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--keep", action="store_true", help="keep the database and the media folder")
-    parser.add_argument("--check", action="store_true", help="exit with status 1 when a target is missed")
-    parser.add_argument("--profile", action="store_true", help="cProfile one warm recompute (on stderr)")
-    args = parser.parse_args()
+    arguments = parser(__doc__)
+    arguments.add_argument("--judgements", type=int, default=100_000)
+    arguments.add_argument("--items", type=int, default=400_000)
+    arguments.add_argument("--replication", type=int, default=1)
+    arguments.add_argument("--repeat", type=int, default=15)
+    arguments.add_argument("--keep", action="store_true", help="keep the database and the media folder")
+    arguments.add_argument("--check", action="store_true", help="exit with status 1 when a target is missed")
+    arguments.add_argument("--profile", action="store_true", help="cProfile one warm recompute (on stderr)")
+    args = arguments.parse_args()
     if not 1 <= args.replication <= N_RATERS:
-        parser.error(f"--replication must be between 1 and {N_RATERS}")
+        arguments.error(f"--replication must be between 1 and {N_RATERS}")
 
     import django
 

@@ -20,12 +20,18 @@ Run: .venv/bin/python bench/bench_external.py [--items 10000000] [--clusters 100
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
-import tracemalloc
-
 import numpy as np
+from _common import (
+    add_clustering_arguments,
+    as_ids,
+    emit,
+    id_names,
+    moved_and_merged,
+    parser,
+    peak_mib,
+    timed,
+    warm_up,
+)
 
 from metrics_core import external_measures
 
@@ -36,66 +42,21 @@ def make_truth(n_items: int, n_clusters: int, rng: np.random.Generator) -> np.nd
 
 
 def make_prediction(truth: np.ndarray, n_clusters: int, scenario: str, rng: np.random.Generator) -> np.ndarray:
-    pred = truth.copy()
     if scenario == "merge":
-        moved = rng.random(len(truth)) < 0.10
-        pred[moved] = rng.integers(0, n_clusters, int(moved.sum()))
-        merged = rng.random(n_clusters) < 0.02
-        target = rng.integers(0, n_clusters, n_clusters)
-        return np.where(merged[pred], target[pred], pred)
+        return moved_and_merged(truth, n_clusters, rng, moved=0.10, merged=0.02)
+    pred = truth.copy()
     swapped = rng.permutation(len(truth))[: len(truth) // 10]
     a, b = swapped[: len(swapped) // 2], swapped[len(swapped) // 2 :]
     pred[a], pred[b] = truth[b], truth[a]
     return pred
 
 
-def as_ids(codes: np.ndarray, kind: str, names: np.ndarray | None) -> np.ndarray:
-    """The same clustering with dense integer, random 64-bit integer or string ids."""
-    return codes if kind == "int-dense" else names[codes]
-
-
-def id_names(kind: str, n_clusters: int, rng: np.random.Generator) -> np.ndarray | None:
-    if kind == "int-dense":
-        return None
-    if kind == "int-random64":
-        return rng.choice(np.iinfo(np.int64).max, size=n_clusters, replace=False)
-    return np.array([f"cluster-{k:08x}" for k in rng.permutation(n_clusters)], dtype=object)
-
-
-def timed(function, *args, **kwargs):
-    start = time.perf_counter()
-    result = function(*args, **kwargs)
-    return result, time.perf_counter() - start
-
-
-def peak_mib(function, *args, **kwargs) -> int:
-    """Peak traced memory of one call (tracemalloc traces numpy's buffers), in a pass of its own."""
-    tracemalloc.start()
-    try:
-        function(*args, **kwargs)
-        return round(tracemalloc.get_traced_memory()[1] / 2**20)
-    finally:
-        tracemalloc.stop()
-
-
-def warm_up(gib: float) -> None:
-    """Touch memory once: on a VM, memory the guest never used is faulted in from the host
-    at a few hundred MB/s, a cost a long-running worker pays once, not per computation."""
-    block = np.ones(int(gib * 2**30 / 8))
-    del block
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--items", type=int, default=10_000_000)
-    parser.add_argument("--clusters", type=int, default=1_000_000)
-    parser.add_argument("--kinds", default="int-dense,int-random64,string")
-    parser.add_argument("--scenarios", default="merge,swap")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--warm-gib", type=float, default=4.0, help="memory to touch once before timing")
-    parser.add_argument("--sklearn-peak", action="store_true", help="also trace scikit-learn's peak memory (slow)")
-    args = parser.parse_args()
+    arguments = parser(__doc__)
+    add_clustering_arguments(arguments, items=10_000_000, clusters=1_000_000)
+    arguments.add_argument("--scenarios", default="merge,swap")
+    arguments.add_argument("--sklearn-peak", action="store_true", help="also trace scikit-learn's peak memory (slow)")
+    args = arguments.parse_args()
     from sklearn.metrics import adjusted_rand_score
 
     rng = np.random.default_rng(args.seed)
@@ -105,7 +66,7 @@ def main() -> None:
         pred_codes = make_prediction(truth_codes, args.clusters, scenario, rng)
         for kind in args.kinds.split(","):
             names = id_names(kind, args.clusters, rng)
-            truth, pred = as_ids(truth_codes, kind, names), as_ids(pred_codes, kind, names)
+            truth, pred = as_ids(truth_codes, names), as_ids(pred_codes, names)
             rounds = []
             for _ in range(args.rounds):
                 sk_ari, sk_seconds = timed(adjusted_rand_score, truth, pred)
@@ -129,10 +90,6 @@ def main() -> None:
                 figures["sklearn_peak_MiB"] = peak_mib(adjusted_rand_score, truth, pred)
             emit(**figures)
             del truth, pred, names
-
-
-def emit(**figures) -> None:
-    print(json.dumps(figures), flush=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ Run:
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import multiprocessing
@@ -39,18 +38,14 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+from _common import make_codes, parser  # noqa: E402
 
 
 def generate(folder: str, n_items: int, kind: str, seed: int = 1) -> dict[str, str]:
     """Write the items file and the catalogue; returns their paths by upload kind."""
     rng = np.random.default_rng(seed)
     n_clusters = max(n_items // 4, 1)
-    base = rng.integers(0, n_clusters, n_items)
-    exp = base.copy()
-    moved = rng.random(n_items) < 0.10
-    exp[moved] = rng.integers(0, n_clusters, int(moved.sum()))
-    merged = rng.random(n_clusters) < 0.02
-    exp = np.where(merged[exp], rng.integers(0, n_clusters, n_clusters)[exp], exp)
+    base, exp = make_codes(n_items, n_clusters, rng, moved=0.10, merged=0.02)
     ids = pa.array([f"item-{k:08d}" for k in range(n_items)])
     names = np.array([f"cluster-{k:08x}" for k in rng.permutation(n_clusters)], dtype=object)
     items = pa.table({"item_id": ids, "base_cluster": names[base], "exp_cluster": names[exp]})
@@ -138,11 +133,11 @@ def run(paths: dict[str, str], folder: str, n_draws: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--items", type=int, default=1_000_000)
-    parser.add_argument("--format", choices=("parquet", "csv"), default="parquet")
-    parser.add_argument("--draws", type=int, default=2000)
-    args = parser.parse_args()
+    arguments = parser(__doc__)
+    arguments.add_argument("--items", type=int, default=1_000_000)
+    arguments.add_argument("--format", choices=("parquet", "csv"), default="parquet")
+    arguments.add_argument("--draws", type=int, default=2000)
+    args = arguments.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as folder:
         started = time.perf_counter()
         with multiprocessing.get_context("fork").Pool(1) as pool:

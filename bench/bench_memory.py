@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_metrics_core import make_codes  # noqa: E402
+from _common import make_codes  # noqa: E402
 
 ROW_GROUP = 1 << 20
 PEAK_RSS = pathlib.Path(__file__).resolve().parent / "peak_rss.py"

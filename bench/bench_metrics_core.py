@@ -14,12 +14,8 @@ Run: .venv/bin/python bench/bench_metrics_core.py [--items 10000000] [--clusters
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
-import tracemalloc
-
 import numpy as np
+from _common import add_clustering_arguments, as_ids, emit, id_names, make_codes, parser, peak_mib, timed, warm_up
 
 from metrics_core import (
     SCHEMES,
@@ -35,45 +31,6 @@ from metrics_core import (
 )
 
 
-def make_codes(n_items: int, n_clusters: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Base clusters of random sizes; Exp moves 10% of items and merges 2% of clusters."""
-    base = rng.integers(0, n_clusters, n_items)
-    exp = base.copy()
-    moved = rng.random(n_items) < 0.10
-    exp[moved] = rng.integers(0, n_clusters, int(moved.sum()))
-    merged = rng.random(n_clusters) < 0.02
-    target = rng.integers(0, n_clusters, n_clusters)
-    exp = np.where(merged[exp], target[exp], exp)
-    return base, exp
-
-
-def as_ids(codes: np.ndarray, kind: str, n_clusters: int, rng: np.random.Generator) -> np.ndarray:
-    if kind == "int-dense":
-        return codes
-    if kind == "int-random64":
-        ids = rng.choice(np.iinfo(np.int64).max, size=n_clusters, replace=False)
-        return ids[codes]
-    names = np.array([f"cluster-{k:08x}" for k in rng.permutation(n_clusters)], dtype=object)
-    return names[codes]
-
-
-def timed(function, *args, **kwargs):
-    start = time.perf_counter()
-    result = function(*args, **kwargs)
-    return result, time.perf_counter() - start
-
-
-def peak_mib(function, *args, **kwargs) -> int:
-    """Peak traced memory of one call (tracemalloc traces numpy's buffers), in a pass of its own:
-    tracing slows allocation, so timings are taken without it."""
-    tracemalloc.start()
-    try:
-        function(*args, **kwargs)
-        return round(tracemalloc.get_traced_memory()[1] / 2**20)
-    finally:
-        tracemalloc.stop()
-
-
 def impact_overall(base, exp):
     """What ``python -m metrics_core impact`` prints: factorisation and the overall metrics."""
     population = population_from_labels(base, exp)
@@ -86,31 +43,20 @@ def impact_with_clusters(base, exp):
     return population, overall, impact_per_base_cluster(population), impact_per_exp_cluster(population)
 
 
-def warm_up(gib: float) -> None:
-    """Touch memory once: on a VM, memory the guest never used is faulted in from the host
-    at a few hundred MB/s, a cost a long-running worker pays once, not per computation."""
-    block = np.ones(int(gib * 2**30 / 8))
-    del block
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--items", type=int, default=10_000_000)
-    parser.add_argument("--clusters", type=int, default=3_000_000)
-    parser.add_argument("--draws", type=int, default=100_000)
-    parser.add_argument("--judged", type=int, default=100_000)
-    parser.add_argument("--kinds", default="int-dense,int-random64,string")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--warm-gib", type=float, default=4.0, help="memory to touch once before timing")
-    args = parser.parse_args()
+    arguments = parser(__doc__)
+    add_clustering_arguments(arguments, items=10_000_000, clusters=3_000_000)
+    arguments.add_argument("--draws", type=int, default=100_000)
+    arguments.add_argument("--judged", type=int, default=100_000)
+    args = arguments.parse_args()
     from sklearn.metrics.cluster import contingency_matrix
 
     rng = np.random.default_rng(args.seed)
     base_codes, exp_codes = make_codes(args.items, args.clusters, rng)
     warm_up(args.warm_gib)
     for kind in args.kinds.split(","):
-        base, exp = as_ids(base_codes, kind, args.clusters, rng), as_ids(exp_codes, kind, args.clusters, rng)
+        base = as_ids(base_codes, id_names(kind, args.clusters, rng))
+        exp = as_ids(exp_codes, id_names(kind, args.clusters, rng))
         # Alternate over several rounds and quote the median of same-round ratios: the machine
         # is shared and noisy.
         rounds = []
@@ -150,10 +96,6 @@ def main() -> None:
             sample_peak_MiB=peak_mib(sample_pairs, population, n_draws=args.draws, scheme=scheme, rng=rng),
         )
     emit(**_judged_sample(population, args.judged, rng))
-
-
-def emit(**figures) -> None:
-    print(json.dumps(figures), flush=True)
 
 
 def judged_sample(population, n_judged: int, rng: np.random.Generator):

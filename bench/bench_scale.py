@@ -28,7 +28,8 @@ import numpy as np
 from metrics_core import _layout, derived_metrics, estimate_quality, population_from_labels, sample_pairs
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_metrics_core import judged_sample, make_codes  # noqa: E402
+from _common import make_codes  # noqa: E402
+from bench_metrics_core import judged_sample  # noqa: E402
 
 CPU = {}  # the process CPU seconds of the last timed call, by function name
 

@@ -22,6 +22,10 @@ SCHEME_HELP = (
 )
 
 
+ABOUT_FIELDS = ("name", "kind", "description", "question", "guidelines", "workspace", "reuse_verdicts")
+DRAW_FIELDS = ("n_draws", "diff_share", "replication", "confidence", "seed")
+
+
 def _file_field(*, label: str, columns: str) -> forms.FileField:
     return forms.FileField(
         label=label,
@@ -107,6 +111,14 @@ class ExperimentCreateForm(forms.Form):
         if not settings.DATA_LOCATIONS:  # the server reads no location: do not offer them
             del self.fields["items_location"]
             del self.fields["catalogue_location"]
+
+    def about_fields(self) -> list:
+        """The fields of the page's "About the experiment" fieldset, in order."""
+        return [self[name] for name in ABOUT_FIELDS]
+
+    def draw_fields(self) -> list:
+        """The numbers of the sample and of the estimates, side by side on the page."""
+        return [self[name] for name in DRAW_FIELDS]
 
     def parameters(self) -> dict:
         """The cleaned non-file fields, as keyword arguments of ``experiment_spec``."""

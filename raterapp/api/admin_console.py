@@ -7,7 +7,7 @@ Roles: admin (403 for engineers and raters, nothing changed; 404 for an unknown 
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,9 +18,7 @@ from raterapp.services.gold import gold_answer_set, gold_restore, gold_retire
 from raterapp.services.pair_reports import pair_report_resolve
 from raterapp.services.rater_accounts import rater_password_link
 
-from .common import IsAdmin
-
-ADMINS_ONLY = OpenApiResponse(description="Only admins may do this; nothing changed.")
+from .common import ONLY_ADMINS, IsAdmin, validated
 
 
 class PasswordLinkSerializer(serializers.Serializer):
@@ -34,7 +32,7 @@ class RaterPasswordLinkApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    @extend_schema(request=None, responses={200: PasswordLinkSerializer, 403: ADMINS_ONLY})
+    @extend_schema(request=None, responses={200: PasswordLinkSerializer, 403: ONLY_ADMINS})
     def post(self, request, rater_id: int):
         rater = access_rater_for_admin(request.user, rater_id)
         path = rater_password_link(actor=request.user, rater=rater)
@@ -64,12 +62,10 @@ class GoldPairApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    @extend_schema(request=GoldPairChangeSerializer, responses={200: GoldPairStateSerializer, 403: ADMINS_ONLY})
+    @extend_schema(request=GoldPairChangeSerializer, responses={200: GoldPairStateSerializer, 403: ONLY_ADMINS})
     def patch(self, request, task_id: int):
         task = get_object_or_404(PairTask.objects.gold(), pk=task_id)
-        data = GoldPairChangeSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = validated(GoldPairChangeSerializer, request.data)
         if "answer" in values:
             gold_answer_set(task=task, actor=request.user, answer=values["answer"])
         if values.get("retired") is True:
@@ -100,10 +96,10 @@ class PairReportResolveApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    @extend_schema(request=ReportResolveSerializer, responses={200: ReportResolvedSerializer, 403: ADMINS_ONLY})
+    @extend_schema(request=ReportResolveSerializer, responses={200: ReportResolvedSerializer, 403: ONLY_ADMINS})
     def post(self, request, report_id: int):
         report = get_object_or_404(PairReport.objects.select_related("task__experiment"), pk=report_id)
-        data = ReportResolveSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        report = pair_report_resolve(report=report, actor=request.user, **data.validated_data)
+        report = pair_report_resolve(
+            report=report, actor=request.user, **validated(ReportResolveSerializer, request.data)
+        )
         return Response(ReportResolvedSerializer(report).data)

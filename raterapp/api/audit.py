@@ -9,7 +9,7 @@ from rest_framework import generics, serializers
 from raterapp.models import AuditEntry
 from raterapp.selectors.audit import audit_entries_list
 
-from .common import IsAdmin
+from .common import IsAdmin, validated
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):
@@ -40,8 +40,5 @@ class AuditEntriesApi(generics.ListAPIView):
     serializer_class = AuditEntrySerializer
 
     def get_queryset(self):
-        query = AuditQuerySerializer(data=self.request.query_params)
-        query.is_valid(raise_exception=True)
-        return audit_entries_list(
-            subject_id=query.validated_data.get("user"), experiment_id=query.validated_data.get("experiment")
-        )
+        query = validated(AuditQuerySerializer, self.request.query_params)
+        return audit_entries_list(subject_id=query.get("user"), experiment_id=query.get("experiment"))

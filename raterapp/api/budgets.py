@@ -9,8 +9,8 @@ to the audit log.
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import generics, status
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -19,7 +19,7 @@ from raterapp.models import BudgetChange, BudgetPool
 from raterapp.selectors.budgets import budget_changes_list, budget_get, budget_summary_get, pool_summary_get
 from raterapp.services.budgets import budget_update, pool_create, pool_update
 
-from .common import IsAdmin, IsEngineerOrAdmin
+from .common import ExperimentRowsApi, IsAdmin, IsEngineerOrAdmin, not_found, refused_unless, validated
 from .serializers.budgets import (
     BudgetChangeSerializer,
     BudgetPoolCreateSerializer,
@@ -29,8 +29,8 @@ from .serializers.budgets import (
     BudgetUpdateSerializer,
 )
 
-NOT_FOUND = OpenApiResponse(description="No such experiment or pool, or not visible to you.")
-ADMINS_ONLY = OpenApiResponse(description="Only admins change budgets; nothing changed.")
+NOT_FOUND = not_found("experiment or pool")
+ADMINS_ONLY = refused_unless("admins change budgets")
 VIA = BudgetChange.Via.API
 
 
@@ -56,25 +56,19 @@ class ExperimentBudgetApi(APIView):
     @extend_schema(request=BudgetUpdateSerializer, responses={200: BudgetSerializer, 403: ADMINS_ONLY, 404: NOT_FOUND})
     def patch(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
-        data = BudgetUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        changes, reason = _changes_from(data.validated_data)
+        changes, reason = _changes_from(validated(BudgetUpdateSerializer, request.data))
         budget = budget_update(
             budget=budget_get(experiment=experiment), actor=request.user, changes=changes, reason=reason, via=VIA
         )
         return Response(BudgetSerializer(budget_summary_get(budget=budget)).data)
 
 
-class ExperimentBudgetChangesApi(generics.ListAPIView):
+class ExperimentBudgetChangesApi(ExperimentRowsApi):
     """The audit log of the experiment's budget, newest first."""
 
-    permission_classes = [IsEngineerOrAdmin]
     serializer_class = BudgetChangeSerializer
     queryset = BudgetChange.objects.none()
-
-    def get_queryset(self):
-        experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
-        return budget_changes_list(experiment=experiment)
+    rows = staticmethod(budget_changes_list)
 
 
 class BudgetPoolsApi(APIView):
@@ -89,10 +83,7 @@ class BudgetPoolsApi(APIView):
 
     @extend_schema(request=BudgetPoolCreateSerializer, responses={201: BudgetPoolSerializer, 403: ADMINS_ONLY})
     def post(self, request):
-        data = BudgetPoolCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        pool = pool_create(actor=request.user, via=VIA, **values)
+        pool = pool_create(actor=request.user, via=VIA, **validated(BudgetPoolCreateSerializer, request.data))
         return Response(BudgetPoolSerializer(pool_summary_get(pool=pool)).data, status=status.HTTP_201_CREATED)
 
 
@@ -108,8 +99,6 @@ class BudgetPoolApi(APIView):
     @extend_schema(request=BudgetPoolUpdateSerializer, responses={200: BudgetPoolSerializer, 404: NOT_FOUND})
     def patch(self, request, pool_id: int):
         pool = get_object_or_404(BudgetPool, pk=pool_id)
-        data = BudgetPoolUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        changes, reason = _changes_from(data.validated_data)
+        changes, reason = _changes_from(validated(BudgetPoolUpdateSerializer, request.data))
         pool = pool_update(pool=pool, actor=request.user, changes=changes, reason=reason, via=VIA)
         return Response(BudgetPoolSerializer(pool_summary_get(pool=pool)).data)

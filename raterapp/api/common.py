@@ -1,4 +1,5 @@
-"""What every API view shares: role permissions and CSV output (service errors: errors.py)."""
+"""What every API view shares: role permissions, the refusals their schemas name, views that
+read one experiment, and CSV output (service errors: errors.py)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,24 @@ import csv
 import io
 import re
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from metrics_core.io import FORMULA_START
-from raterapp.access import ADMIN, ENGINEER, RATER, user_roles
+from raterapp.access import (
+    ADMIN,
+    ENGINEER,
+    RATER,
+    access_experiment_for_engineer,
+    access_experiment_for_owner,
+    user_roles,
+)
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -36,6 +49,99 @@ class IsEngineerOrAdmin(_RolePermission):
 
 class IsAdmin(_RolePermission):
     roles = (ADMIN,)
+
+
+def not_found(what: str) -> OpenApiResponse:
+    return OpenApiResponse(description=f"No such {what}, or not visible to you.")
+
+
+def refused_unless(who: str) -> OpenApiResponse:
+    """A 403: only ``who`` (the admins, the owner) may make this change."""
+    return OpenApiResponse(description=f"Only {who}; nothing changed.")
+
+
+EXPERIMENT_NOT_FOUND = not_found("experiment")
+OWNER_ONLY = refused_unless("the owner or an admin may change the experiment")
+ONLY_ADMINS = refused_unless("admins may do this")
+FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="Download format (default json).")
+
+
+def download_responses(json_body, absent: OpenApiResponse = EXPERIMENT_NOT_FOUND) -> dict:
+    """The schema's responses of an ``ExportApi`` view: ``json_body`` or CSV text; 404 ``absent``."""
+    return {(200, "application/json"): json_body, (200, "text/csv"): OpenApiTypes.STR, 404: absent}
+
+
+def change_schema(request, answer, *, status: int = 200, invalid: str, refused: OpenApiResponse):
+    """The schema of a change: ``request`` in, ``answer`` out with ``status``; 400 when the
+    request is ``invalid`` (the description says what makes it so), 403 ``refused``."""
+    return extend_schema(
+        request=request, responses={status: answer, 400: OpenApiResponse(description=invalid), 403: refused}
+    )
+
+
+class ExperimentReadApi(APIView):
+    """GET: what ``read(experiment=...)`` returns for an experiment the user sees as an engineer
+    (own or granted) or admin, through ``body_serializer`` (``many``) when there is one; 404 for
+    an experiment not visible (``not_found`` in the schema) and, with ``missing``, when ``read``
+    returns None. A subclass that defines ``read`` gets this ``get`` with its schema
+    (``read_schema``)."""
+
+    permission_classes = [IsEngineerOrAdmin]
+    body_serializer = None
+    many = False
+    missing = ""
+    not_found = EXPERIMENT_NOT_FOUND
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "read" in vars(cls) and "get" not in vars(cls):
+            # A function of its own: the schema decorator marks the function it is given.
+            def get(self, request, experiment_id: int):
+                return Response(self.body(access_experiment_for_engineer(request.user, experiment_id)))
+
+            cls.get = cls.read_schema()(get)
+
+    @classmethod
+    def read_schema(cls):
+        return extend_schema(responses={200: cls.schema_body(), 404: cls.not_found})
+
+    @classmethod
+    def schema_body(cls):
+        return OpenApiTypes.OBJECT if cls.body_serializer is None else cls.body_serializer(many=cls.many)
+
+    def body(self, experiment):
+        found = self.read(experiment=experiment)
+        if found is None and self.missing:
+            raise NotFound(self.missing)
+        return found if self.body_serializer is None else self.body_serializer(found, many=self.many).data
+
+
+class ExperimentRowsApi(generics.ListAPIView):
+    """A paginated list of the experiment's ``rows(experiment=...)``, for an experiment the user
+    sees as an engineer (own or granted) or admin; 404 otherwise."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    def get_queryset(self):
+        return self.rows(experiment=self.experiment())
+
+    def experiment(self):
+        return access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
+
+
+def validated(serializer, data) -> dict:
+    """``data`` (a request's body or query) as ``serializer`` reads it; a 400 naming each
+    field that is not valid otherwise."""
+    checked = serializer(data=data)
+    checked.is_valid(raise_exception=True)
+    return checked.validated_data
+
+
+def owner_setting_put(request, experiment_id: int, serializer, change) -> Response:
+    """The owner (or an admin) changes a setting of the experiment with ``change``; ``serializer``
+    checks the request and shows the experiment changed."""
+    experiment = access_experiment_for_owner(request.user, experiment_id)
+    return Response(serializer(change(experiment=experiment, **validated(serializer, request.data))).data)
 
 
 class CSVRenderer(BaseRenderer):

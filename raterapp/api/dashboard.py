@@ -14,7 +14,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.utils.cache import patch_cache_control
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -25,10 +25,7 @@ from raterapp.selectors.dashboard import dashboard_version_get, estimate_converg
 from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.slices import UnknownAttribute, experiment_slices_get, slice_attributes_list
 
-from .common import ExportApi, IsEngineerOrAdmin
-
-NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
-FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="Download format (default json).")
+from .common import EXPERIMENT_NOT_FOUND, FORMAT, ExperimentReadApi, ExportApi, IsEngineerOrAdmin, download_responses
 
 
 class ExperimentDashboardApi(APIView):
@@ -39,7 +36,7 @@ class ExperimentDashboardApi(APIView):
 
     permission_classes = [IsEngineerOrAdmin]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 304: None, 404: NOT_FOUND})
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 304: None, 404: EXPERIMENT_NOT_FOUND})
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         etag = f'"{dashboard_version_get(experiment=experiment)}"'
@@ -52,30 +49,26 @@ class ExperimentDashboardApi(APIView):
         return response
 
 
-class ExperimentDerivedApi(APIView):
+class ExperimentDerivedApi(ExperimentReadApi):
     """The latest ΔRecall and IQ with bootstrap intervals, the diagram they come from (variant,
     clips, checks), the Recall_Base curve, the heat map and, with a gold clustering, the
     calibration against the truth (404 until first computed; it follows the estimates by a
     few seconds). Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
+    missing = "No derived metrics yet."
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
+    def read(self, *, experiment):
         derived = derived_latest(experiment=experiment)
         if derived is None:
-            raise NotFound("No derived metrics yet.")
-        return Response(
-            {
-                "id": derived.pk,
-                "experiment": experiment.pk,
-                "created_at": derived.created_at.isoformat(),
-                "judgements": derived.judgements,
-                "seconds": derived.seconds,
-                **derived.payload,
-            }
-        )
+            return None
+        return {
+            "id": derived.pk,
+            "experiment": experiment.pk,
+            "created_at": derived.created_at.isoformat(),
+            "judgements": derived.judgements,
+            "seconds": derived.seconds,
+            **derived.payload,
+        }
 
 
 class ExperimentConvergenceApi(ExportApi):
@@ -88,7 +81,7 @@ class ExperimentConvergenceApi(ExportApi):
 
     @extend_schema(
         parameters=[FORMAT, OpenApiParameter("points", int, description="At most this many snapshots (2-1000).")],
-        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, 404: NOT_FOUND},
+        responses=download_responses(OpenApiTypes.OBJECT),
     )
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
@@ -119,7 +112,7 @@ class ExperimentSlicesApi(ExportApi):
 
     @extend_schema(
         parameters=[FORMAT, OpenApiParameter("attribute", str, description="The item attribute to slice by.")],
-        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, 404: NOT_FOUND},
+        responses=download_responses(OpenApiTypes.OBJECT),
     )
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)

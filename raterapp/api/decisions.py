@@ -9,7 +9,7 @@ raters and anonymous users 403; an experiment that is not visible 404.
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,10 +20,7 @@ from raterapp.selectors.dashboard import experiment_dashboard_get
 from raterapp.services.experiment_control import experiment_decision_set
 from raterapp.services.sample_batches import MAX_BATCH_DRAWS, sample_batch_request
 
-from .common import IsEngineerOrAdmin
-
-NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
-OWNER_ONLY = OpenApiResponse(description="Only the owner or an admin may change the experiment; nothing changed.")
+from .common import EXPERIMENT_NOT_FOUND, OWNER_ONLY, IsEngineerOrAdmin, change_schema, owner_setting_put, validated
 
 
 class DecisionRuleSerializer(serializers.Serializer):
@@ -49,18 +46,14 @@ class ExperimentDecisionApi(APIView):
 
     permission_classes = [IsEngineerOrAdmin]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: EXPERIMENT_NOT_FOUND})
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         return Response(experiment_dashboard_get(experiment=experiment)["decision"])
 
     @extend_schema(request=DecisionRuleSerializer, responses={200: DecisionRuleSerializer, 403: OWNER_ONLY})
     def put(self, request, experiment_id: int):
-        experiment = access_experiment_for_owner(request.user, experiment_id)
-        data = DecisionRuleSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        experiment = experiment_decision_set(experiment=experiment, **data.validated_data)
-        return Response(DecisionRuleSerializer(experiment).data)
+        return owner_setting_put(request, experiment_id, DecisionRuleSerializer, experiment_decision_set)
 
 
 class ExperimentBatchesApi(APIView):
@@ -70,24 +63,17 @@ class ExperimentBatchesApi(APIView):
 
     permission_classes = [IsEngineerOrAdmin]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: EXPERIMENT_NOT_FOUND})
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         return Response({"batches": sample_batches_list(experiment=experiment)})
 
-    @extend_schema(
-        request=BatchRequestSerializer,
-        responses={
-            202: OpenApiTypes.OBJECT,
-            400: OpenApiResponse(description="Not now, or too many."),
-            403: OWNER_ONLY,
-        },
+    @change_schema(
+        BatchRequestSerializer, OpenApiTypes.OBJECT, status=202, invalid="Not now, or too many.", refused=OWNER_ONLY
     )
     def post(self, request, experiment_id: int):
         experiment = access_experiment_for_owner(request.user, experiment_id)
-        data = BatchRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        draws = data.validated_data["draws"]
+        draws = validated(BatchRequestSerializer, request.data)["draws"]
         plan = sample_batch_plan_get(experiment=experiment, draws=draws)
         batch = sample_batch_request(
             experiment=experiment, actor=request.user, draws=draws, expected_verdicts=plan["verdicts"]
@@ -103,12 +89,11 @@ class ExperimentBatchPlanApi(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("draws", int, required=True, description=f"1 to {MAX_BATCH_DRAWS}.")],
-        responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND},
+        responses={200: OpenApiTypes.OBJECT, 404: EXPERIMENT_NOT_FOUND},
     )
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
-        data = BatchRequestSerializer(data={"draws": request.query_params.get("draws")})
-        data.is_valid(raise_exception=True)
+        draws = validated(BatchRequestSerializer, {"draws": request.query_params.get("draws")})["draws"]
         if experiment.status not in ("rating", "done") or experiment.engine != "memory":
             return Response({"detail": "No plan: more draws are not possible for this experiment now."}, status=400)
-        return Response(sample_batch_plan_get(experiment=experiment, draws=data.validated_data["draws"]))
+        return Response(sample_batch_plan_get(experiment=experiment, draws=draws))

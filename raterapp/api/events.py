@@ -41,7 +41,7 @@ from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.dashboard_events import DashboardCursor, dashboard_event_get
 from raterapp.services.live import experiment_channel
 
-from .common import IsEngineerOrAdmin
+from .common import EXPERIMENT_NOT_FOUND, IsEngineerOrAdmin
 
 # How long the browser waits before it reconnects after the stream ended (ms).
 RECONNECT_MS = 2000
@@ -70,7 +70,7 @@ class ExperimentEventsApi(APIView):
     @extend_schema(
         responses={
             (200, "text/event-stream"): OpenApiTypes.STR,
-            404: OpenApiResponse(description="No such experiment, or not visible to you."),
+            404: EXPERIMENT_NOT_FOUND,
             204: OpenApiResponse(description="No stream (no Redis, not under ASGI, not asked for): poll dashboard/."),
         }
     )

@@ -7,7 +7,7 @@ raters and anonymous users 403; an experiment that is not visible 404.
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -20,12 +20,9 @@ from raterapp.services.experiment_control import (
     experiment_unarchive,
 )
 
-from .common import IsEngineerOrAdmin
+from .common import EXPERIMENT_NOT_FOUND, OWNER_ONLY, IsEngineerOrAdmin, change_schema, owner_setting_put
 from .serializers.estimates import TargetSerializer
 from .serializers.experiments import ExperimentSerializer
-
-NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
-OWNER_ONLY = OpenApiResponse(description="Only the owner or an admin may change the experiment; nothing changed.")
 
 
 class ExperimentTargetApi(APIView):
@@ -34,23 +31,18 @@ class ExperimentTargetApi(APIView):
 
     permission_classes = [IsEngineerOrAdmin]
 
-    @extend_schema(request=TargetSerializer, responses={200: TargetSerializer, 403: OWNER_ONLY, 404: NOT_FOUND})
+    @extend_schema(
+        request=TargetSerializer, responses={200: TargetSerializer, 403: OWNER_ONLY, 404: EXPERIMENT_NOT_FOUND}
+    )
     def put(self, request, experiment_id: int):
-        experiment = access_experiment_for_owner(request.user, experiment_id)
-        data = TargetSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        experiment = experiment_target_set(experiment=experiment, **data.validated_data)
-        return Response(TargetSerializer(experiment).data)
+        return owner_setting_put(request, experiment_id, TargetSerializer, experiment_target_set)
 
 
 class _RatingSwitchApi(APIView):
     permission_classes = [IsEngineerOrAdmin]
     switch = staticmethod(experiment_rating_close)
 
-    @extend_schema(
-        request=None,
-        responses={200: ExperimentSerializer, 400: OpenApiResponse(description="Not in that state."), 403: OWNER_ONLY},
-    )
+    @change_schema(None, ExperimentSerializer, invalid="Not in that state.", refused=OWNER_ONLY)
     def post(self, request, experiment_id: int):
         experiment = access_experiment_for_owner(request.user, experiment_id)
         experiment = self.switch(experiment=experiment)

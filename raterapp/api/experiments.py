@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from raterapp.access import access_experiment_for_engineer, access_experiment_for_owner
+from raterapp.access import access_experiment_for_owner
 from raterapp.models import EstimateSnapshot, Experiment, ImpactGroup, SampledPair
 from raterapp.selectors.experiments import (
     archived_filter,
@@ -30,7 +29,7 @@ from raterapp.services.experiment_spec import experiment_spec
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun
 
-from .common import IsEngineerOrAdmin
+from .common import EXPERIMENT_NOT_FOUND, ExperimentReadApi, ExperimentRowsApi, IsEngineerOrAdmin, validated
 from .serializers.estimates import EstimateSnapshotSerializer
 from .serializers.experiments import (
     FILE_KINDS,
@@ -41,8 +40,6 @@ from .serializers.experiments import (
     ImpactGroupSerializer,
     SampledPairSerializer,
 )
-
-NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
 
 
 class ExperimentListCreateApi(generics.ListAPIView):
@@ -70,99 +67,77 @@ class ExperimentListCreateApi(generics.ListAPIView):
 
     @extend_schema(request=ExperimentCreateSerializer, responses={201: ExperimentSerializer, 400: None})
     def post(self, request):
-        data = ExperimentCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = {k: v for k, v in data.validated_data.items() if k not in FILE_KINDS}
-        files = {k: v for k, v in data.validated_data.items() if k in FILE_KINDS}
+        values = validated(ExperimentCreateSerializer, request.data)
+        fields = {k: v for k, v in values.items() if k not in FILE_KINDS}
+        files = {k: v for k, v in values.items() if k in FILE_KINDS}
         spec = experiment_spec(files=files, **fields)
         experiment = experiment_create(owner=request.user, spec=spec, files=files)
         return Response(ExperimentSerializer(experiment).data, status=status.HTTP_201_CREATED)
 
 
-class ExperimentDetailApi(APIView):
+class ExperimentDetailApi(ExperimentReadApi):
     """An experiment with its preparation status, progress, error and judging progress.
     Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
+    body_serializer = ExperimentDetailSerializer
 
-    @extend_schema(responses={200: ExperimentDetailSerializer, 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
+    def read(self, *, experiment):
         experiment.judging = experiment_judging_progress_get(experiment=experiment)
-        return Response(ExperimentDetailSerializer(experiment).data)
+        return experiment
 
 
-class ExperimentImpactApi(APIView):
+class ExperimentImpactApi(ExperimentReadApi):
     """The exact impact metrics over all items, and the dimensions of the per-group breakdown.
     Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
+    body_serializer = ExperimentImpactSerializer
 
-    @extend_schema(responses={200: ExperimentImpactSerializer, 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        body = {"overall": experiment.impact, "dimensions": impact_dimensions_list(experiment=experiment)}
-        return Response(ExperimentImpactSerializer(body).data)
+    def read(self, *, experiment):
+        return {"overall": experiment.impact, "dimensions": impact_dimensions_list(experiment=experiment)}
 
 
 @extend_schema(
     parameters=[OpenApiParameter("dimension", str, description="Only this dimension ('base', 'exp', a slice).")],
-    responses={200: ImpactGroupSerializer(many=True), 404: NOT_FOUND},
+    responses={200: ImpactGroupSerializer(many=True), 404: EXPERIMENT_NOT_FOUND},
 )
-class ExperimentImpactGroupsApi(generics.ListAPIView):
+class ExperimentImpactGroupsApi(ExperimentRowsApi):
     """Impact metrics per group (Base cluster, Exp cluster, slice value), paginated.
     Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
     serializer_class = ImpactGroupSerializer
     queryset = ImpactGroup.objects.none()
 
-    def get_queryset(self):
-        experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
+    def rows(self, *, experiment):
         return impact_groups_list(experiment=experiment, dimension=self.request.query_params.get("dimension"))
 
 
-@extend_schema(responses={200: SampledPairSerializer(many=True), 404: NOT_FOUND})
-class ExperimentPairsApi(generics.ListAPIView):
+@extend_schema(responses={200: SampledPairSerializer(many=True), 404: EXPERIMENT_NOT_FOUND})
+class ExperimentPairsApi(ExperimentRowsApi):
     """The sampled pairs, paginated: item ids, class, stratum, draws, contribution to
     JaccardDistance and the verdicts of their task. Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
     serializer_class = SampledPairSerializer
     queryset = SampledPair.objects.none()
-
-    def get_queryset(self):
-        experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
-        return sampled_pairs_rows(experiment=experiment)
+    rows = staticmethod(sampled_pairs_rows)
 
 
-class ExperimentEstimatesApi(APIView):
+class ExperimentEstimatesApi(ExperimentReadApi):
     """The latest estimates (404 until the first verdict is in).
     Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
-
-    @extend_schema(responses={200: EstimateSnapshotSerializer, 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        snapshot = estimate_snapshot_latest(experiment=experiment)
-        if snapshot is None:
-            raise NotFound("No estimates yet.")
-        return Response(EstimateSnapshotSerializer(snapshot).data)
+    body_serializer = EstimateSnapshotSerializer
+    missing = "No estimates yet."
+    read = staticmethod(estimate_snapshot_latest)
 
 
-@extend_schema(responses={200: EstimateSnapshotSerializer(many=True), 404: NOT_FOUND})
-class ExperimentEstimatesHistoryApi(generics.ListAPIView):
+@extend_schema(responses={200: EstimateSnapshotSerializer(many=True), 404: EXPERIMENT_NOT_FOUND})
+class ExperimentEstimatesHistoryApi(ExperimentRowsApi):
     """Every estimate snapshot, oldest first, paginated: how the estimates moved as verdicts
     came in. Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
     serializer_class = EstimateSnapshotSerializer
     queryset = EstimateSnapshot.objects.none()
-
-    def get_queryset(self):
-        experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
-        return estimate_snapshots_list(experiment=experiment)
+    rows = staticmethod(estimate_snapshots_list)
 
 
 class ExperimentPrepareApi(APIView):
@@ -176,7 +151,7 @@ class ExperimentPrepareApi(APIView):
         responses={
             202: ExperimentSerializer,
             403: OpenApiResponse(description="Not the owner or an admin."),
-            404: NOT_FOUND,
+            404: EXPERIMENT_NOT_FOUND,
             409: OpenApiResponse(description="Running and healthy, or prepared already."),
         },
     )

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -32,7 +31,7 @@ from raterapp.selectors.explorer import (
 )
 from raterapp.selectors.explorer_pair import explorer_pair_get
 
-from .common import ExportApi, IsEngineerOrAdmin
+from .common import ExperimentRowsApi, ExportApi, IsEngineerOrAdmin, not_found, validated
 from .explorer_serializers import (
     ExplorerClustersQuerySerializer,
     ExplorerClustersSerializer,
@@ -41,7 +40,7 @@ from .explorer_serializers import (
     ExplorerPairsQuerySerializer,
 )
 
-NOT_FOUND = OpenApiResponse(description="No such experiment (or pair), or not visible to you.")
+NOT_FOUND = not_found("experiment (or pair)")
 BAD_QUERY = OpenApiResponse(description="A query parameter is not valid (keyed by parameter).")
 FORMAT = OpenApiParameter(
     "format", str, enum=["json", "csv"], description="A download of every matching pair (no pagination)."
@@ -57,7 +56,7 @@ FORMAT = OpenApiParameter(
         404: NOT_FOUND,
     },
 )
-class ExplorerPairsApi(ExportApi, generics.ListAPIView):
+class ExplorerPairsApi(ExportApi, ExperimentRowsApi):
     """The sampled pairs with their contribution to JaccardDistance and their verdicts,
     filtered and ordered; paginated, or a CSV/JSON download of all of them with ``format``.
     Roles: engineer (own or granted), admin."""
@@ -67,8 +66,7 @@ class ExplorerPairsApi(ExportApi, generics.ListAPIView):
     export_name = "explorer-pairs"
     csv_fields = EXPLORER_PAIR_FIELDS
 
-    def get_queryset(self):
-        experiment = access_experiment_for_engineer(self.request.user, self.kwargs["experiment_id"])
+    def rows(self, *, experiment):
         query = ExplorerPairsQuerySerializer(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         return explorer_pairs_list(
@@ -113,7 +111,7 @@ class ExplorerClustersApi(APIView):
     )
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
-        query = ExplorerClustersQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        body = explorer_clusters_list(experiment=experiment, **query.validated_data)
+        body = explorer_clusters_list(
+            experiment=experiment, **validated(ExplorerClustersQuerySerializer, request.query_params)
+        )
         return Response(ExplorerClustersSerializer(body).data)

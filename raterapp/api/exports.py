@@ -12,7 +12,7 @@ an experiment that is not visible 404.
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
@@ -22,12 +22,10 @@ from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows, sampled_pairs_rows
 
-from .common import ExportApi
+from .common import FORMAT, ExperimentReadApi, ExportApi, download_responses
 from .serializers.estimates import EstimateRowSerializer, EstimateSnapshotSerializer, JudgementExportSerializer
 from .serializers.experiments import SampledPairSerializer
 
-FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="Download format (default json).")
-NOT_FOUND = OpenApiResponse(description="No such experiment, or not visible to you.")
 ESTIMATE_FIELDS = (
     "metric", "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws",
     "cs_low", "cs_high", "unsure_low", "unsure_high",
@@ -35,35 +33,36 @@ ESTIMATE_FIELDS = (
 
 
 def _export_schema(json_body):
-    return extend_schema(
-        parameters=[FORMAT],
-        responses={(200, "application/json"): json_body, (200, "text/csv"): OpenApiTypes.STR, 404: NOT_FOUND},
-    )
+    return extend_schema(parameters=[FORMAT], responses=download_responses(json_body))
 
 
-class ExperimentPairsExportApi(ExportApi):
+class _RowsExportApi(ExperimentReadApi, ExportApi):
+    """Every row ``read`` reads, in JSON or CSV."""
+
+    many = True
+
+    @classmethod
+    def read_schema(cls):
+        return _export_schema(cls.schema_body())
+
+
+class ExperimentPairsExportApi(_RowsExportApi):
     """All sampled pairs (columns as /pairs/). Roles: engineer (own or granted), admin."""
 
     export_name = "pairs"
     csv_fields = PAIR_FIELDS
-
-    @_export_schema(SampledPairSerializer(many=True))
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        return Response(SampledPairSerializer(sampled_pairs_rows(experiment=experiment), many=True).data)
+    body_serializer = SampledPairSerializer
+    read = staticmethod(sampled_pairs_rows)
 
 
-class ExperimentJudgementsExportApi(ExportApi):
+class ExperimentJudgementsExportApi(_RowsExportApi):
     """All verdicts, oldest first, with the item ids of their pair and the rater's user id.
     Roles: engineer (own or granted), admin."""
 
     export_name = "judgements"
     csv_fields = JUDGEMENT_FIELDS
-
-    @_export_schema(JudgementExportSerializer(many=True))
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        return Response(JudgementExportSerializer(judgements_rows(experiment=experiment), many=True).data)
+    body_serializer = JudgementExportSerializer
+    read = staticmethod(judgements_rows)
 
 
 class ExperimentImpactExportApi(ExportApi):

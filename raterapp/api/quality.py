@@ -15,7 +15,7 @@ from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list, pair_reports_list
 from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
 
-from .common import IsEngineerOrAdmin
+from .common import ONLY_ADMINS, ExperimentReadApi, IsEngineerOrAdmin, change_schema, validated
 from .serializers.quality import (
     GoldAccuracySerializer,
     GoldPairCreateSerializer,
@@ -25,30 +25,29 @@ from .serializers.quality import (
 )
 
 NOT_FOUND = OpenApiResponse(description="No such experiment visible to you.")
-ADMINS_ONLY = OpenApiResponse(description="Only admins may do this; nothing changed.")
 
 
-class GoldPairsApi(APIView):
+class _QualityListApi(ExperimentReadApi):
+    many = True
+    not_found = NOT_FOUND
+
+
+class GoldPairsApi(_QualityListApi):
     """The experiment's gold questions with how often they were answered and answered right
     (GET); mark a pair of its items as gold with a known answer (POST, admins).
     Roles: engineer (own or granted) reads, admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
+    body_serializer = GoldPairSerializer
+    read = staticmethod(gold_pairs_list)
 
-    @extend_schema(responses={200: GoldPairSerializer(many=True), 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        return Response(GoldPairSerializer(gold_pairs_list(experiment=experiment), many=True).data)
-
-    @extend_schema(
-        request=GoldPairCreateSerializer,
-        responses={201: GoldPairSerializer, 400: OpenApiResponse(description="Unknown items."), 403: ADMINS_ONLY},
+    @change_schema(
+        GoldPairCreateSerializer, GoldPairSerializer, status=201, invalid="Unknown items.", refused=ONLY_ADMINS
     )
     def post(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
-        data = GoldPairCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        task = gold_pair_create(experiment=experiment, actor=request.user, **data.validated_data)
+        task = gold_pair_create(
+            experiment=experiment, actor=request.user, **validated(GoldPairCreateSerializer, request.data)
+        )
         return Response(GoldPairSerializer(task).data, status=status.HTTP_201_CREATED)
 
 
@@ -57,34 +56,25 @@ class GoldRateApi(APIView):
 
     permission_classes = [IsEngineerOrAdmin]
 
-    @extend_schema(request=GoldRateSerializer, responses={200: GoldRateSerializer, 403: ADMINS_ONLY})
+    @extend_schema(request=GoldRateSerializer, responses={200: GoldRateSerializer, 403: ONLY_ADMINS})
     def put(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
-        data = GoldRateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        experiment = experiment_gold_rate_set(experiment=experiment, actor=request.user, **data.validated_data)
+        rate = validated(GoldRateSerializer, request.data)
+        experiment = experiment_gold_rate_set(experiment=experiment, actor=request.user, **rate)
         return Response(GoldRateSerializer(experiment).data)
 
 
-class GoldAccuracyApi(APIView):
+class GoldAccuracyApi(_QualityListApi):
     """Each rater's accuracy on the experiment's gold questions, with a Wilson interval.
     Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
-
-    @extend_schema(responses={200: GoldAccuracySerializer(many=True), 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        return Response(GoldAccuracySerializer(gold_accuracy_list(experiment=experiment), many=True).data)
+    body_serializer = GoldAccuracySerializer
+    read = staticmethod(gold_accuracy_list)
 
 
-class PairReportsApi(APIView):
+class PairReportsApi(_QualityListApi):
     """Pairs raters reported as broken (data missing or unreadable), newest first.
     Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
-
-    @extend_schema(responses={200: PairReportListSerializer(many=True), 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        return Response(PairReportListSerializer(pair_reports_list(experiment=experiment), many=True).data)
+    body_serializer = PairReportListSerializer
+    read = staticmethod(pair_reports_list)

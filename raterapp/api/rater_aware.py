@@ -11,52 +11,43 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from raterapp.access import access_experiment_for_engineer, access_rater_for_admin
+from raterapp.access import access_rater_for_admin
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.rater_aware import experiment_transitivity_get, rater_aware_panel_get, rater_confusion_list
 
-from .common import IsAdmin, IsEngineerOrAdmin
+from .common import ExperimentReadApi, IsAdmin
 
 NOT_FOUND = OpenApiResponse(description="Not visible to you, or not computed yet.")
 
 
-class ExperimentRaterAwareApi(APIView):
+class ExperimentRaterAwareApi(ExperimentReadApi):
     """The estimates from a Dawid–Skene model of the raters beside the raw-verdict ones
     (``raw_value``), each rater's sensitivity and specificity, and the transitivity counts
     (404 until first computed; it follows the estimates by a few seconds).
     Roles: engineer (own or granted), admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
+    not_found = NOT_FOUND
+    missing = "No rater-aware estimates yet."
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
+    def read(self, *, experiment):
         snapshot = estimate_snapshot_latest(experiment=experiment)
         raw = snapshot.estimates["estimates"] if snapshot is not None else None
         panel = rater_aware_panel_get(experiment=experiment, raw=raw)
-        if panel is None:
-            raise NotFound("No rater-aware estimates yet.")
-        return Response({"experiment": experiment.pk, **panel})
+        return None if panel is None else {"experiment": experiment.pk, **panel}
 
 
-class ExperimentTransitivityApi(APIView):
+class ExperimentTransitivityApi(ExperimentReadApi):
     """Inconsistent triangles (two pairs judged equivalent, the third not) of the experiment
     and of each rater, and every inconsistent triangle with its three pairs, their verdicts,
     raters and pair-explorer links (404 until first computed). Roles: admin."""
 
     permission_classes = [IsAdmin]
-
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        body = experiment_transitivity_get(experiment=experiment)
-        if body is None:
-            raise NotFound("No transitivity counts yet.")
-        return Response(body)
+    not_found = NOT_FOUND
+    missing = "No transitivity counts yet."
+    read = staticmethod(experiment_transitivity_get)
 
 
 class RaterSensitivityApi(APIView):

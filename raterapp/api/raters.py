@@ -15,8 +15,7 @@ from datetime import datetime, time
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -31,8 +30,18 @@ from raterapp.selectors.raters import (
 )
 from raterapp.services.raters import experiment_raters_set, rater_create, rater_update
 
-from .common import ExportApi, IsAdmin, IsEngineerOrAdmin, IsRater
-from .exports import FORMAT
+from .common import (
+    FORMAT,
+    ExperimentReadApi,
+    ExportApi,
+    IsAdmin,
+    IsRater,
+    change_schema,
+    download_responses,
+    not_found,
+    refused_unless,
+    validated,
+)
 from .rater_serializers import (
     ExperimentAgreementSerializer,
     ExperimentRatersSerializer,
@@ -47,9 +56,8 @@ from .rater_serializers import (
     RaterUpdateSerializer,
 )
 
-NOT_FOUND = OpenApiResponse(description="No such rater or experiment, or not visible to you.")
-ADMINS_ONLY = OpenApiResponse(description="Only admins manage raters; nothing changed.")
-CSV = OpenApiTypes.STR
+NOT_FOUND = not_found("rater or experiment")
+ADMINS_ONLY = refused_unless("admins manage raters")
 SINCE = OpenApiParameter(
     "since", str, description="Only verdicts from this moment on (ISO date or date-time; a date means its midnight)."
 )
@@ -82,7 +90,7 @@ class RatersApi(ExportApi):
 
     @extend_schema(
         parameters=[FORMAT, SINCE, EXPERIMENT],
-        responses={(200, "application/json"): RaterSerializer(many=True), (200, "text/csv"): CSV, 404: NOT_FOUND},
+        responses=download_responses(RaterSerializer(many=True), NOT_FOUND),
     )
     def get(self, request):
         experiment_id = request.query_params.get("experiment")
@@ -90,18 +98,11 @@ class RatersApi(ExportApi):
         rows = rater_stats_list(experiment=experiment, since=_since(request))
         return Response(RaterSerializer(rows, many=True).data)
 
-    @extend_schema(
-        request=RaterCreateSerializer,
-        responses={
-            201: RaterCreatedSerializer,
-            400: OpenApiResponse(description="Invalid or taken."),
-            403: ADMINS_ONLY,
-        },
+    @change_schema(
+        RaterCreateSerializer, RaterCreatedSerializer, status=201, invalid="Invalid or taken.", refused=ADMINS_ONLY
     )
     def post(self, request):
-        data = RaterCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        user, path = rater_create(actor=request.user, **data.validated_data)
+        user, path = rater_create(actor=request.user, **validated(RaterCreateSerializer, request.data))
         (row,) = rater_stats_list(raters=[user.pk])
         body = {**row, "set_password_url": request.build_absolute_uri(path) if path else None}
         return Response(RaterCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
@@ -122,9 +123,7 @@ class RaterApi(APIView):
     @extend_schema(request=RaterUpdateSerializer, responses={200: RaterDetailSerializer, 404: NOT_FOUND})
     def patch(self, request, rater_id: int):
         rater = access_rater_for_admin(request.user, rater_id)
-        data = RaterUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        rater_update(actor=request.user, rater=rater, changes=dict(data.validated_data))
+        rater_update(actor=request.user, rater=rater, changes=dict(validated(RaterUpdateSerializer, request.data)))
         return Response(RaterDetailSerializer(rater_detail_get(rater=rater)).data)
 
 
@@ -139,61 +138,56 @@ class RaterMeApi(APIView):
         return Response(RaterMeSerializer(rater_summary_get(rater=request.user)).data)
 
 
-class ExperimentRatersApi(ExportApi):
+class _ExperimentTableApi(ExperimentReadApi, ExportApi):
+    """The experiment's numbers as ``body_serializer`` (JSON), or one of their tables as CSV:
+    the rows of ``body[table]`` as ``row_serializer``."""
+
+    not_found = NOT_FOUND
+
+    def __init_subclass__(cls, **kwargs):
+        cls.csv_fields = _fields(cls.row_serializer)
+        super().__init_subclass__(**kwargs)
+
+    @classmethod
+    def read_schema(cls):
+        return extend_schema(parameters=[FORMAT], responses=download_responses(cls.body_serializer, cls.not_found))
+
+    def body(self, experiment):
+        found = self.read(experiment=experiment)
+        if self.request.accepted_renderer.format == "csv":
+            return self.row_serializer(found[self.table], many=True).data
+        return self.body_serializer(found).data
+
+
+class ExperimentRatersApi(_ExperimentTableApi):
     """Who may rate the experiment (its assigned raters; none assigned: every rater if it is
     open to all raters) and the numbers of its raters (GET; CSV: one row per rater); set the
     assigned raters and ``open_to_all`` (PUT, admins; live leases of raters it is no longer
     open to are released).
     Roles: engineer (own or granted) reads, admin."""
 
-    permission_classes = [IsEngineerOrAdmin]
     export_name = "raters"
-    csv_fields = _fields(RaterStatsSerializer)
+    body_serializer, row_serializer, table = ExperimentRatersSerializer, RaterStatsSerializer, "raters"
+    read = staticmethod(experiment_raters_get)
 
-    @extend_schema(
-        parameters=[FORMAT],
-        responses={(200, "application/json"): ExperimentRatersSerializer, (200, "text/csv"): CSV, 404: NOT_FOUND},
-    )
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        body = experiment_raters_get(experiment=experiment)
-        if request.accepted_renderer.format == "csv":
-            return Response(RaterStatsSerializer(body["raters"], many=True).data)
-        return Response(ExperimentRatersSerializer(body).data)
-
-    @extend_schema(
-        request=ExperimentRatersUpdateSerializer,
-        responses={200: ExperimentRatersSerializer, 400: OpenApiResponse(description="Not raters."), 403: ADMINS_ONLY},
+    @change_schema(
+        ExperimentRatersUpdateSerializer, ExperimentRatersSerializer, invalid="Not raters.", refused=ADMINS_ONLY
     )
     def put(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
-        data = ExperimentRatersUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        values = validated(ExperimentRatersUpdateSerializer, request.data)
         experiment_raters_set(
-            actor=request.user,
-            experiment=experiment,
-            rater_ids=data.validated_data["raters"],
-            open_to_all=data.validated_data.get("open_to_all"),
+            actor=request.user, experiment=experiment, rater_ids=values["raters"], open_to_all=values.get("open_to_all")
         )
         return Response(ExperimentRatersSerializer(experiment_raters_get(experiment=experiment)).data)
 
 
-class ExperimentAgreementApi(ExportApi):
+class ExperimentAgreementApi(_ExperimentTableApi):
     """Agreement among the raters of the experiment's replicated pairs: Fleiss' kappa,
     Krippendorff's alpha and Gwet's AC1 overall, each rater's agreement with the others,
     and Cohen's kappa of every two raters who share pairs (CSV: that pairwise table).
     Roles: engineer (own or granted), admin."""
 
     export_name = "agreement"
-    csv_fields = _fields(RaterPairKappaSerializer)
-
-    @extend_schema(
-        parameters=[FORMAT],
-        responses={(200, "application/json"): ExperimentAgreementSerializer, (200, "text/csv"): CSV, 404: NOT_FOUND},
-    )
-    def get(self, request, experiment_id: int):
-        experiment = access_experiment_for_engineer(request.user, experiment_id)
-        body = experiment_agreement_get(experiment=experiment)
-        if request.accepted_renderer.format == "csv":
-            return Response(RaterPairKappaSerializer(body["pairwise"], many=True).data)
-        return Response(ExperimentAgreementSerializer(body).data)
+    body_serializer, row_serializer, table = ExperimentAgreementSerializer, RaterPairKappaSerializer, "pairwise"
+    read = staticmethod(experiment_agreement_get)

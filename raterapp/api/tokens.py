@@ -24,7 +24,7 @@ from raterapp.selectors.api_tokens import api_tokens_of
 from raterapp.services.api_tokens import api_token_create, api_token_revoke, api_tokens_revoke_all
 
 from .authentication import HashedTokenAuthentication
-from .common import IsAdmin
+from .common import IsAdmin, validated
 
 NOT_FOUND = OpenApiResponse(description="No such token or user, or not yours.")
 
@@ -66,9 +66,7 @@ class ApiTokensApi(APIView):
     def post(self, request):
         if isinstance(request.successful_authenticator, HashedTokenAuthentication):
             raise exceptions.PermissionDenied("A token cannot make tokens: sign in to make one.")
-        data = ApiTokenCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        token, key = api_token_create(actor=request.user, **data.validated_data)
+        token, key = api_token_create(actor=request.user, **validated(ApiTokenCreateSerializer, request.data))
         token.key = key  # on this answer only
         return Response(ApiTokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
 

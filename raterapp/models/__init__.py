@@ -9,6 +9,8 @@ judgement tasks, the verdicts and the estimate snapshots.
 from .budgets import AppendOnly, BudgetChange, BudgetLedgerEntry, BudgetPool, ExperimentBudget, LedgerQuerySet
 from .estimates import DerivedEstimate, EstimateSnapshot, ImpactGroup, RaterAwareEstimate
 from .experiments import (
+    PREPARATION_STEPS,
+    PREPARING,
     Experiment,
     Item,
     QuestionVersion,
@@ -24,6 +26,8 @@ from .operations import ApiToken, AuditEntry, OutboxMessage
 from .pairs import ExperimentProgress, Lease, PairTask, PairTaskQuerySet, SampledPair, sampled_q
 
 __all__ = [
+    "PREPARATION_STEPS",
+    "PREPARING",
     "ApiToken",
     "AppendOnly",
     "AuditEntry",

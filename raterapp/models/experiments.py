@@ -209,6 +209,11 @@ class Experiment(models.Model):
         super().save(*args, **kwargs)
 
 
+# The preparation's steps in their order; a queued experiment waits before the first.
+PREPARATION_STEPS = (Experiment.Status.VALIDATING, Experiment.Status.COMPUTING_IMPACT, Experiment.Status.SAMPLING)
+PREPARING = (Experiment.Status.QUEUED, *PREPARATION_STEPS)
+
+
 def upload_path(instance: UploadedFile, filename: str) -> str:
     """Beside the experiment's population file, so that one folder holds all its data."""
     return f"experiments/{instance.experiment_id}/uploads/{filename}"

@@ -25,7 +25,7 @@ from metrics_core import (
     metrics_for_scheme,
 )
 from metrics_core.results import json_number
-from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
+from raterapp.models import PREPARING, EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
 from raterapp.selectors.batches import sample_batches_list
 from raterapp.selectors.decision import experiment_decision_get, experiment_decision_metric, experiment_list_decision
 from raterapp.selectors.derived import (
@@ -44,7 +44,6 @@ from raterapp.selectors.staleness import estimates_staleness_get
 
 Status = Experiment.Status
 
-PREPARING = (Status.QUEUED, Status.VALIDATING, Status.COMPUTING_IMPACT, Status.SAMPLING)
 HEADLINE = "DeltaPrecision"
 # The minimum-data guard (Statsig, Optimizely): no "enough data" before this many judged draws.
 MIN_JUDGED_DRAWS = 100

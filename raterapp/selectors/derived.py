@@ -19,6 +19,7 @@ from metrics_core import (
 )
 from metrics_core.results import json_number
 from raterapp.models import DerivedEstimate, Experiment
+from raterapp.selectors.experiments import newest_first
 from raterapp.vocabulary import METRIC_HELP, metric_label
 
 # What each derived metric means, as the page states it (MQM §3.3, §4).
@@ -37,16 +38,11 @@ MEANINGS = {
 
 
 def derived_latest(*, experiment: Experiment) -> DerivedEstimate | None:
-    return DerivedEstimate.objects.filter(experiment=experiment).order_by("-created_at", "-pk").first()
+    return newest_first(DerivedEstimate, experiment=experiment).first()
 
 
 def derived_latest_id(*, experiment: Experiment) -> int | None:
-    return (
-        DerivedEstimate.objects.filter(experiment=experiment)
-        .order_by("-created_at", "-pk")
-        .values_list("pk", flat=True)
-        .first()
-    )
+    return newest_first(DerivedEstimate, experiment=experiment).values_list("pk", flat=True).first()
 
 
 def derived_latest_of(*, experiment_ids: list[int]) -> dict[int, dict]:

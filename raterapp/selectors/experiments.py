@@ -50,8 +50,14 @@ def impact_groups_list(*, experiment: Experiment, dimension: str | None = None) 
     return groups.order_by("dimension", "-weight", "label")
 
 
+def newest_first(model, *, experiment: Experiment) -> QuerySet:
+    """The experiment's stored results of ``model`` (snapshots, derived, rater-aware), the latest
+    first; of two stored in the same instant, the later row."""
+    return model.objects.filter(experiment=experiment).order_by("-created_at", "-pk")
+
+
 def estimate_snapshot_latest(*, experiment: Experiment) -> EstimateSnapshot | None:
-    return EstimateSnapshot.objects.filter(experiment=experiment).order_by("-created_at", "-pk").first()
+    return newest_first(EstimateSnapshot, experiment=experiment).first()
 
 
 def estimate_snapshots_list(*, experiment: Experiment) -> QuerySet[EstimateSnapshot]:

@@ -13,22 +13,18 @@ from django.urls import reverse
 from metrics_core import metrics_for_scheme
 from raterapp.models import Experiment, Judgement, RaterAwareEstimate, Verdict
 from raterapp.selectors.derived import estimate_reading
+from raterapp.selectors.experiments import newest_first
 from raterapp.vocabulary import RATER_AWARE_HELP, TRANSITIVITY_HELP
 
 VERDICT_LABELS = dict(Verdict.choices)
 
 
 def rater_aware_latest(*, experiment: Experiment) -> RaterAwareEstimate | None:
-    return RaterAwareEstimate.objects.filter(experiment=experiment).order_by("-created_at", "-pk").first()
+    return newest_first(RaterAwareEstimate, experiment=experiment).first()
 
 
 def rater_aware_latest_id(*, experiment: Experiment) -> int | None:
-    return (
-        RaterAwareEstimate.objects.filter(experiment=experiment)
-        .order_by("-created_at", "-pk")
-        .values_list("pk", flat=True)
-        .first()
-    )
+    return newest_first(RaterAwareEstimate, experiment=experiment).values_list("pk", flat=True).first()
 
 
 def rater_aware_panel_get(*, experiment: Experiment, raw: dict | None = None) -> dict | None:

@@ -138,11 +138,20 @@ def _apply(record, values: dict, *, actor, reason: str, via: str, subject: dict)
     return changed
 
 
-def _clean_budget_changes(changes: dict) -> dict:
-    unknown = set(changes) - set(BUDGET_FIELDS)
+def _known_changes(changes: dict, fields: tuple[str, ...], what: str) -> dict:
+    unknown = set(changes) - set(fields)
     if unknown:
-        raise ValidationError({name: "Not a budget setting." for name in sorted(unknown)})
-    values = dict(changes)
+        raise ValidationError({name: f"Not a {what} setting." for name in sorted(unknown)})
+    return dict(changes)
+
+
+def _check_paused(values: dict) -> None:
+    if "paused" in values and not isinstance(values["paused"], bool):
+        raise ValidationError({"paused": "Give true or false."})
+
+
+def _clean_budget_changes(changes: dict) -> dict:
+    values = _known_changes(changes, BUDGET_FIELDS, "budget")
     if "max_verdicts" in values and values["max_verdicts"] is not None:
         values["max_verdicts"] = _count("max_verdicts", values["max_verdicts"])
     if "cost_per_verdict" in values:
@@ -153,8 +162,7 @@ def _clean_budget_changes(changes: dict) -> dict:
         if not cost.is_finite() or cost < 0 or cost >= Decimal("1e8"):
             raise ValidationError({"cost_per_verdict": "Give a number from 0 to 99,999,999."})
         values["cost_per_verdict"] = cost.quantize(Decimal("0.0001"))
-    if "paused" in values and not isinstance(values["paused"], bool):
-        raise ValidationError({"paused": "Give true or false."})
+    _check_paused(values)
     if "replication" in values and not (
         isinstance(values["replication"], int) and 1 <= values["replication"] <= MAX_REPLICATION
     ):
@@ -165,16 +173,12 @@ def _clean_budget_changes(changes: dict) -> dict:
 
 
 def _clean_pool_changes(changes: dict) -> dict:
-    unknown = set(changes) - set(POOL_FIELDS)
-    if unknown:
-        raise ValidationError({name: "Not a pool setting." for name in sorted(unknown)})
-    values = dict(changes)
+    values = _known_changes(changes, POOL_FIELDS, "pool")
     if "max_verdicts" in values:
         values["max_verdicts"] = _count("max_verdicts", values["max_verdicts"])
     if "name" in values and not str(values["name"]).strip():
         raise ValidationError({"name": "Give the pool a name."})
-    if "paused" in values and not isinstance(values["paused"], bool):
-        raise ValidationError({"paused": "Give true or false."})
+    _check_paused(values)
     return values
 
 

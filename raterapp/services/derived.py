@@ -21,18 +21,15 @@ from metrics_core import calibration_against_gold, derived_metrics
 from raterapp.models import DerivedEstimate, Experiment
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.live import experiment_change_publish
-from raterapp.services.scheduling import task_pending_clear, task_schedule_once
+from raterapp.services.scheduling import ExperimentRefresh
 from raterapp.services.slice_estimates import slice_estimates_compute
+
+REFRESH = ExperimentRefresh(name="derived", key="derived")
 
 
 def derived_refresh_schedule(*, experiment_id: int) -> bool:
     """Schedule a recompute of ΔRecall and IQ unless one is pending; whether this call did."""
-    return task_schedule_once(
-        key=_pending_key(experiment_id),
-        task="derived_refresh_task",
-        args=[experiment_id],
-        countdown=settings.DERIVED_DEBOUNCE_SECONDS,
-    )
+    return REFRESH.schedule(experiment_id)
 
 
 def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
@@ -41,7 +38,7 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
 
     The bootstrap is seeded by the experiment's seed: the same verdicts give the same intervals.
     """
-    task_pending_clear(_pending_key(experiment_id))
+    REFRESH.started(experiment_id)
     started = time.monotonic()
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
@@ -72,7 +69,3 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
 
 def _numbers(stored: dict) -> dict[str, float]:
     return {name: float("nan") if value is None else float(value) for name, value in stored.items()}
-
-
-def _pending_key(experiment_id: int) -> str:
-    return f"derived-pending:{experiment_id}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 
 from metrics_core import agreement_summary, estimate_quality, impact_metrics
@@ -22,19 +21,17 @@ from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
 from raterapp.selectors.samples import JudgedSample, judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.outbox import outbox_add
-from raterapp.services.scheduling import task_pending_clear, task_schedule_once
+from raterapp.services.scheduling import ExperimentRefresh
 
 logger = logging.getLogger(__name__)
 
 
+REFRESH = ExperimentRefresh(name="estimates", key="estimates")
+
+
 def estimates_refresh_schedule(*, experiment_id: int) -> bool:
     """Schedule a recompute unless one is already pending; whether this call scheduled it."""
-    return task_schedule_once(
-        key=_pending_key(experiment_id),
-        task="estimates_refresh_task",
-        args=[experiment_id],
-        countdown=settings.ESTIMATES_DEBOUNCE_SECONDS,
-    )
+    return REFRESH.schedule(experiment_id)
 
 
 def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
@@ -45,7 +42,7 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     one verdict, unsure included) and ``agreement`` (among the raters of replicated
     pairs), all read from one list of rows so that they agree.
     """
-    task_pending_clear(_pending_key(experiment_id))
+    REFRESH.started(experiment_id)
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
     payload = estimates_compute(experiment=experiment, judged=judged)
@@ -107,7 +104,3 @@ def _exact_metrics(experiment: Experiment, population) -> dict:
 def _unordered_pair(i, j, n_items: int):
     """One key per unordered pair of item positions: raters see a pair either way round."""
     return np.minimum(i, j) * n_items + np.maximum(i, j)
-
-
-def _pending_key(experiment_id: int) -> str:
-    return f"estimates-pending:{experiment_id}"

@@ -270,6 +270,10 @@ def _rows_delete(experiment_id: int) -> None:
         model.objects.filter(experiment_id=experiment_id).delete()
 
 
+# What a preparation stores on its experiment, as it is before one: a failure and a re-run clear it.
+RESULTS_CLEARED = {"population_file": "", "items_count": None, "dropped_items": None, "impact": None, "gold": None}
+
+
 def preparation_fail(*, experiment_id: int, message: str, step: str = "", error_id: str = "") -> bool:
     """FAILED with ``message`` (and the step and error id), and nothing of the preparation left
     behind; False when the experiment was not preparing (then nothing changes)."""
@@ -282,11 +286,7 @@ def preparation_fail(*, experiment_id: int, message: str, step: str = "", error_
             error_id=error_id,
             error_step=step,
             progress=0.0,
-            population_file="",
-            items_count=None,
-            dropped_items=None,
-            impact=None,
-            gold=None,
+            **RESULTS_CLEARED,
         )
         if failed:
             preparation_rows_delete(experiment_id=experiment_id)

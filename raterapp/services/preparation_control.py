@@ -22,14 +22,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from raterapp.exceptions import StateConflict
-from raterapp.models import Experiment, OutboxMessage
+from raterapp.models import PREPARATION_STEPS, Experiment, OutboxMessage
 from raterapp.population_files import population_delete
 from raterapp.services.outbox import outbox_add
-from raterapp.services.preparation import preparation_fail_interrupted, preparation_rows_delete
+from raterapp.services.preparation import RESULTS_CLEARED, preparation_fail_interrupted, preparation_rows_delete
 
 logger = logging.getLogger(__name__)
 Status = Experiment.Status
-STEPS = (Status.VALIDATING, Status.COMPUTING_IMPACT, Status.SAMPLING)
+STEPS = PREPARATION_STEPS
 
 
 def preparations_stalled_requeue(*, now: datetime | None = None) -> dict[str, list[int]]:
@@ -74,11 +74,7 @@ def experiment_preparation_rerun(*, experiment: Experiment) -> Experiment:
             error_step="",
             heartbeat_at=None,
             preparation_attempts=0,
-            population_file="",
-            items_count=None,
-            dropped_items=None,
-            impact=None,
-            gold=None,
+            **RESULTS_CLEARED,
         )
         if restarted:
             preparation_rows_delete(experiment_id=experiment.pk)

@@ -20,17 +20,14 @@ from metrics_core import estimate_quality_rater_aware, transitivity_report
 from raterapp.models import Experiment, Judgement, RaterAwareEstimate, ReusedVerdict, SampledPair
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.live import experiment_change_publish
-from raterapp.services.scheduling import task_pending_clear, task_schedule_once
+from raterapp.services.scheduling import ExperimentRefresh
+
+REFRESH = ExperimentRefresh(name="rater_aware", key="rater-aware")
 
 
 def rater_aware_refresh_schedule(*, experiment_id: int) -> bool:
     """Schedule a recompute unless one is pending; whether this call did."""
-    return task_schedule_once(
-        key=_pending_key(experiment_id),
-        task="rater_aware_refresh_task",
-        args=[experiment_id],
-        countdown=settings.RATER_AWARE_DEBOUNCE_SECONDS,
-    )
+    return REFRESH.schedule(experiment_id)
 
 
 def rater_aware_refresh(*, experiment_id: int) -> RaterAwareEstimate:
@@ -40,7 +37,7 @@ def rater_aware_refresh(*, experiment_id: int) -> RaterAwareEstimate:
     Data the model cannot be fitted on (no verdicts yet, an experiment prepared on Dask, which
     has no population in memory) is stored as ``error`` beside the transitivity report.
     """
-    task_pending_clear(_pending_key(experiment_id))
+    REFRESH.started(experiment_id)
     started = time.monotonic()
     experiment = Experiment.objects.get(pk=experiment_id)
     rows = _verdict_rows(experiment)
@@ -172,7 +169,3 @@ def _sampled_pair_ids(experiment: Experiment) -> dict[tuple[str, str], int]:
     for pk, a, b in rows:
         pair_of[(a, b)] = pair_of[(b, a)] = pk
     return pair_of
-
-
-def _pending_key(experiment_id: int) -> str:
-    return f"rater-aware-pending:{experiment_id}"

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.cache import caches
 
 logger = logging.getLogger(__name__)
@@ -50,6 +52,31 @@ def task_pending_clear(key: str) -> None:
         debounce_cache().delete(key)
     except Exception as exc:
         logger.warning("debounce key %s left to expire: %s", key, exc)
+
+
+@dataclass(frozen=True)
+class ExperimentRefresh:
+    """A recompute of one experiment that a burst of requests shares: the task
+    ``<name>_refresh_task``, its pending key ``<key>-pending:<id>``, and its countdown, the
+    setting ``<NAME>_DEBOUNCE_SECONDS`` (read when scheduling, so tests may override it)."""
+
+    name: str
+    key: str
+
+    def schedule(self, experiment_id: int) -> bool:
+        """Schedule the recompute unless one is pending; whether this call did."""
+        return task_schedule_once(
+            key=self.pending_key(experiment_id),
+            task=f"{self.name}_refresh_task",
+            args=[experiment_id],
+            countdown=getattr(settings, f"{self.name.upper()}_DEBOUNCE_SECONDS"),
+        )
+
+    def started(self, experiment_id: int) -> None:
+        task_pending_clear(self.pending_key(experiment_id))
+
+    def pending_key(self, experiment_id: int) -> str:
+        return f"{self.key}-pending:{experiment_id}"
 
 
 def debounce_cache():

@@ -17,7 +17,7 @@ from django.views import View
 from raterapp.access import ADMIN, access_experiment_for_engineer, access_experiment_for_owner
 from raterapp.exceptions import StateConflict
 from raterapp.forms import BudgetForm, ExperimentCreateForm
-from raterapp.models import BudgetChange, Experiment
+from raterapp.models import PREPARATION_STEPS, PREPARING, BudgetChange, Experiment
 from raterapp.selectors.budgets import budget_changes_list, budget_get, budget_summary_get
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
@@ -39,9 +39,8 @@ from .roles import EngineerPageMixin
 
 Status = Experiment.Status
 
-# The preparation in the order the user sees it; QUEUED waits before the first step.
-STEPS = (Status.VALIDATING, Status.COMPUTING_IMPACT, Status.SAMPLING, Status.RATING)
-PREPARING = (Status.QUEUED, Status.VALIDATING, Status.COMPUTING_IMPACT, Status.SAMPLING)
+# The preparation in the order the user sees it, ending in rating.
+STEPS = (*PREPARATION_STEPS, Status.RATING)
 
 # Overall impact metrics in the order of the paper's identities:
 # JaccardDistance = SplitDistance + MergeDistance, JaccardIndex = Affected + Unaffected.
@@ -88,7 +87,7 @@ def preparation_percent(experiment: Experiment) -> int:
     """How far the whole preparation has come, 0 to 100 (for the list page)."""
     if experiment.status in (Status.RATING, Status.DONE):
         return 100
-    if experiment.status not in PREPARING[1:]:
+    if experiment.status not in PREPARATION_STEPS:
         return 0
     index = STEPS.index(experiment.status)
     return round(100 * (index + min(max(experiment.progress, 0.0), 1.0)) / (len(STEPS) - 1))
