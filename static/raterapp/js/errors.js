@@ -29,10 +29,11 @@ export function messagesByField(result, fields = []) {
   return out;
 }
 
-/** The messages as one text, else `fallback(status)`. */
+/** The messages as one text, else `fallback(status)`; no answer at all (status 0) says so. */
 export function errorText(result, fallback = (status) => `HTTP ${status}`) {
   const messages = messagesOf(result);
-  return messages.length ? messages.join(" ") : fallback(result.status);
+  if (messages.length) return messages.join(" ");
+  return result.status === 0 ? "the server could not be reached; check the connection and try again." : fallback(result.status);
 }
 
 /** The usual fallback: no answer, or a refusal that says nothing. */
