@@ -170,6 +170,11 @@ def test_admin_manages_raters_without_a_reload(browser, live_server, screenshots
     assert page.evaluate("window.notReloaded") is True
     settle(page)
     page.screenshot(path=str(screenshots_dir / "raters-1280.png"), full_page=True)
+    # At a laptop's width every action button is inside the table's card, none scrolled away.
+    scroll = page.locator(".raters-scroll")
+    assert scroll.evaluate("s => s.scrollWidth <= s.clientWidth")
+    right = scroll.evaluate("s => s.getBoundingClientRect().right")
+    assert all(b["x"] + b["width"] <= right for b in (x.bounding_box() for x in page.locator(".rater-actions .button").all()))
     page.set_viewport_size({"width": 390, "height": 844})
     settle(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
