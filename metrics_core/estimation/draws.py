@@ -106,7 +106,7 @@ class Draws:
             raise ValueError(f"the context has rows up to {rows.max()}; the sample has {len(sample)}")
         if len(rows) == len(sample):
             rows = None  # every row, in order
-        # numpy releases the GIL: the rows' weights are gathered while the rows are sorted.
+        # numpy releases the GIL: the rows' cells and the class totals are read while the rows are sorted.
         with ThreadPoolExecutor(max_workers=1) as pool:
             if isinstance(source, SampleContext):
                 gathering = pool.submit(_context_ratios, source)
@@ -115,7 +115,8 @@ class Draws:
             units = _Units.build(sample, rows, verdicts)
             (ratios, cell), context = gathering.result()
         order, row_bounds, unit_bounds = units.order, units.row_bounds, units.unit_bounds
-        ratios = tuple(values[order if cell is None else cell[order]] for values in ratios)
+        at = order if cell is None else cell[order]
+        ratios = tuple(values[at] for values in ratios)
         label = _precision_label(sample.scheme, ratios, row_bounds)
         totals = np.zeros((3, 4))
         stratum_mass = np.zeros(3)
