@@ -126,9 +126,10 @@ class Draws:
             stratum_mass[s] = float(np.sum(whole_totals[list(classes)]))
         draws = sample.draws[order if rows is None else rows[order]]
         # Draw counts are integers: their sums are exact in any order.
-        cumulative = np.concatenate(([0], np.cumsum(draws)))
+        unit_draws = np.add.reduceat(draws, units.starts) if len(draws) else np.zeros(0, dtype=np.int64)
         if rows is None:
-            per_stratum = np.diff(cumulative[row_bounds[::4]])
+            cumulative = np.concatenate(([0], np.cumsum(unit_draws)))
+            per_stratum = np.diff(cumulative[unit_bounds[::4]])
         else:
             per_stratum = np.bincount(sample.stratum, weights=sample.draws, minlength=3)[:3]
         is_self = _self_units(unit_bounds)
@@ -145,7 +146,7 @@ class Draws:
             merge_rate=float(context["rate_totals"][MERGE]),
             unit_verdicts=unit_verdicts,
             unit_share=_share(equivalent, equivalent + not_equivalent, is_self),
-            unit_draws=np.diff(cumulative[np.append(units.starts, len(draws))]).astype(np.float64),
+            unit_draws=unit_draws.astype(np.float64),
             stratum_mass=stratum_mass,
             stratum_share=per_stratum / max(sample.n_draws, 1),
             row_bounds=row_bounds,
@@ -189,11 +190,14 @@ class _Units:
         n = int(max(i.max(initial=0), j.max(initial=0), verdicts.b.max(initial=0))) + 1
         # A pair and its reverse are of one class: with the class in the key, the units of each
         # (stratum, class) are a contiguous range of codes.
-        group = pick(sample.stratum).astype(np.int64) * 4 + pick(sample.pair_class)
+        group = pick(sample.stratum).astype(np.int64)
+        group *= 4
+        group += pick(sample.pair_class)
         key = group * n
-        key += np.minimum(i, j)
+        end = np.minimum(i, j)
+        key += end
         key *= n
-        key += np.maximum(i, j)
+        key += np.maximum(i, j, out=end)
         order = _stable_order(key, group, i, j, n)
         key = key[order]
         first = np.empty(len(key), dtype=bool)
@@ -215,7 +219,10 @@ def _stable_order(key: np.ndarray, group: np.ndarray, i: np.ndarray, j: np.ndarr
     reverse = i > j
     forward, backward = np.flatnonzero(~reverse), np.flatnonzero(reverse)
     forward = forward[stable_argsort_codes(group[forward], 12)]
-    backward = backward[stable_argsort_codes(group[backward] * n + j[backward], 12 * n)]
+    code = group[backward]
+    code *= n
+    code += j[backward]
+    backward = backward[stable_argsort_codes(code, 12 * n)]
     laid_out = np.concatenate((forward, backward))
     runs = key[laid_out]
     by_key = np.argsort(runs, kind="stable")
