@@ -47,15 +47,7 @@ class Segments:
 
     def locate(self, lo: np.ndarray, hi: np.ndarray, element: np.ndarray) -> np.ndarray:
         """Position of each ``element`` within its segment ``[lo, hi)``: a binary search."""
-        lo, hi = lo.copy(), hi.copy()
-        while True:
-            active = lo < hi
-            if not active.any():
-                return lo
-            mid = (lo + hi) // 2
-            right = active & (self.order[np.minimum(mid, len(self.order) - 1)] < element)
-            lo = np.where(right, mid + 1, lo)
-            hi = np.where(active & ~right, mid, hi)
+        return bisect_segments(self.order, lo, hi, lambda value: value < element)
 
     def draw(self, lo: np.ndarray, hi: np.ndarray, skip: np.ndarray | None, u: np.ndarray) -> np.ndarray:
         """Elements drawn ∝ weight from positions [lo, hi), minus position ``skip`` if given."""
@@ -73,6 +65,21 @@ class Segments:
         inside = (pos >= skip_lo) & (pos < skip_hi)
         pos = np.where(inside & shifted & (skip_hi < hi), skip_hi, np.where(inside, skip_lo - 1, pos))
         return self.order[pos]
+
+
+def bisect_segments(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, before) -> np.ndarray:
+    """The first position in each segment ``[lo, hi)`` of ``values`` whose value is not ``before``
+    (``hi`` when there is none), all segments searched at once. ``before(v)`` is elementwise and
+    must hold for a prefix of each segment, as ``v < x`` does on ascending values."""
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        right = active & before(values[np.minimum(mid, len(values) - 1)])
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(active & ~right, mid, hi)
 
 
 _CACHE: weakref.WeakKeyDictionary[Population, np.ndarray] = weakref.WeakKeyDictionary()

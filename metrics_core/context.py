@@ -122,11 +122,16 @@ def context_rows(population: Population, sample: PairSample, vantage=None) -> tu
 
 def context_totals(population: Population, scheme: str, mask: np.ndarray | None) -> dict:
     """The population totals of a :class:`SampleContext` (its fields but the per-row ones)."""
-    totals = class_totals(population, scheme, mask)
     metrics = impact_metrics(population).metrics
+    return {**context_class_totals(population, scheme, mask), "exact": {name: metrics[name] for name in CONTEXT_EXACT}}
+
+
+def context_class_totals(population: Population, scheme: str, mask: np.ndarray | None) -> dict:
+    """The class totals of a :class:`SampleContext`, all the estimates need of the population
+    (the impact metrics are for the derived metrics)."""
+    totals = class_totals(population, scheme, mask)
     return {
         "totals": totals,
         "rate_totals": totals if scheme == "precision" else class_totals(population, "precision", mask),
-        "exact": {name: metrics[name] for name in CONTEXT_EXACT},
         "sampling_totals": None if mask is None else class_totals(population, scheme),
     }

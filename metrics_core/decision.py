@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .results import Estimate, QualityEstimates, json_number
+from .results import Estimate, FlatResult, QualityEstimates
 
 DECISIONS: tuple[str, ...] = ("better", "worse", "no_meaningful_difference", "not_enough_data")
 
@@ -34,7 +34,7 @@ def deciding_metric(scheme: str) -> str:
 
 
 @dataclass(frozen=True)
-class Decision:
+class Decision(FlatResult):
     """The outcome of :func:`decide` and what it rests on.
 
     ``settle_half_width`` is the sequence half-width at which today's value would settle a
@@ -51,18 +51,6 @@ class Decision:
     fragile: bool
     settle_half_width: float
 
-    def as_dict(self) -> dict:
-        return {
-            "outcome": self.outcome,
-            "metric": self.metric,
-            "value": json_number(self.value),
-            "cs_low": json_number(self.cs_low),
-            "cs_high": json_number(self.cs_high),
-            "margin": json_number(self.margin),
-            "fragile": bool(self.fragile),
-            "settle_half_width": json_number(self.settle_half_width),
-        }
-
 
 def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: float = 0.0) -> Decision:
     """Better, worse, no meaningful difference or not enough data yet (abcde-spec §9).
@@ -75,10 +63,6 @@ def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: fl
         The deciding metric, higher-is-better; default :func:`deciding_metric` of the scheme.
     margin : float
         The equivalence margin ``δ ≥ 0``, in the metric's units.
-
-    Returns
-    -------
-    Decision
 
     Examples
     --------

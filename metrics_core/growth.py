@@ -12,7 +12,7 @@ draws fill it), which keeps the plan on the side of caution.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -31,13 +31,7 @@ class BatchExpectation:
     cost: float
 
     def as_dict(self) -> dict:
-        return {
-            "draws": self.draws,
-            "new_pair_share": self.new_pair_share,
-            "new_pairs": self.new_pairs,
-            "verdicts": self.verdicts,
-            "cost": self.cost,
-        }
+        return asdict(self)
 
 
 def batch_expectation(

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from ._validation import one_of, positive_int
-from .results import Estimate, json_number
+from .results import Estimate, FlatResult
 from .sequential import confidence_sequence_factor, judged_for_half_width
 
 
@@ -45,7 +45,7 @@ PLAN_KINDS: tuple[str, ...] = ("fixed", "sequence")
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(FlatResult):
     """What reaching a target half-width is expected to take (abcde-spec §10).
 
     ``judged_draws`` more judged draws, ``verdicts`` more verdicts (draws per distinct pair and
@@ -57,14 +57,6 @@ class Plan:
     verdicts: float
     cost: float
     reached: bool
-
-    def as_dict(self) -> dict:
-        return {
-            "judged_draws": json_number(self.judged_draws),
-            "verdicts": json_number(self.verdicts),
-            "cost": json_number(self.cost),
-            "reached": bool(self.reached),
-        }
 
 
 def plan_to_half_width(

@@ -20,15 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import same_length
-from .agreement import (
-    category_counts,
-    label_codes,
-    pairwise_cohens_kappa,
-    reject_repeated_raters,
-    sorted_codes,
-    verdict_codes,
-)
+from .agreement import category_counts, pairwise_cohens_kappa, rater_verdict_codes
 
 
 class RaterAgreement(NamedTuple):
@@ -65,14 +57,8 @@ class RaterAgreement(NamedTuple):
 def rater_agreement(*, unit: Any, verdict: Any, rater: Any) -> list[RaterAgreement]:
     """Each rater's agreement with the other raters on the units they judged together.
 
-    Parameters
-    ----------
-    unit : array-like of hashable
-        The unit (item pair) each verdict is about.
-    verdict : array-like
-        Names from :data:`~metrics_core.judgements.VERDICTS`, or their codes 0, 1, 2.
-    rater : array-like of hashable
-        Who gave each verdict; one verdict per rater and unit.
+    ``unit``, ``verdict`` and ``rater`` are the verdict table, one verdict per rater and unit, as
+    :func:`~metrics_core.agreement.pairwise_cohens_kappa` takes it.
 
     Returns
     -------
@@ -97,12 +83,8 @@ def rater_agreement(*, unit: Any, verdict: Any, rater: Any) -> list[RaterAgreeme
     >>> [(r.rater, round(r.mean_kappa, 4), r.kappa_raters) for r in rows]
     [('ann', 0.5, 2), ('bob', 0.5, 2), ('cy', 0.0, 2)]
     """
-    unit_codes, _ = label_codes("unit", unit)
-    codes = verdict_codes("verdict", verdict).astype(np.int64)
-    rater_codes, rater_labels = label_codes("rater", rater)
-    same_length(unit=unit_codes, verdict=codes, rater=rater_codes)
-    reject_repeated_raters(unit_codes, rater_codes)
-    rater_codes, rater_labels = sorted_codes(rater_codes, rater_labels)
+    unit_codes, codes, rater_codes, rater_labels = rater_verdict_codes(unit, verdict, rater)
+    codes = codes.astype(np.int64)
     n_raters = len(rater_labels)
     if n_raters == 0:
         return []

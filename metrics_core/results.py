@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,22 @@ def json_number(value: float) -> float | None:
     """``value`` as a JSON-safe float: ``None`` when it is NaN or infinite."""
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+class FlatResult:
+    """A frozen result dataclass of plain fields. :meth:`as_dict` gives every field, in order, as a
+    JSON value by its declared type: ``float`` through :func:`json_number` (NaN as None), ``int``
+    and ``bool`` as Python's, others as they are."""
+
+    def as_dict(self) -> dict:
+        return {f.name: _JSON_OF_TYPE.get(str(f.type), _as_is)(getattr(self, f.name)) for f in fields(self)}
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+_JSON_OF_TYPE = {"float": json_number, "int": int, "bool": bool}
 
 
 @dataclass(frozen=True)
@@ -74,7 +91,7 @@ class ImpactTable:
 
 
 @dataclass(frozen=True)
-class Estimate:
+class Estimate(FlatResult):
     """An estimated metric with its standard error, confidence interval and confidence sequence.
 
     ``judged_draws`` of the ``drawn_draws`` sampled draws it rests on had a verdict
@@ -137,20 +154,6 @@ class Estimate:
     def cs_half_width(self) -> float:
         """Half the width of the confidence sequence (nan when undefined)."""
         return (self.cs_high - self.cs_low) / 2.0
-
-    def as_dict(self) -> dict:
-        return {
-            "value": json_number(self.value),
-            "stderr": json_number(self.stderr),
-            "ci_low": json_number(self.ci_low),
-            "ci_high": json_number(self.ci_high),
-            "judged_draws": int(self.judged_draws),
-            "drawn_draws": int(self.drawn_draws),
-            "cs_low": json_number(self.cs_low),
-            "cs_high": json_number(self.cs_high),
-            "unsure_low": json_number(self.unsure_low),
-            "unsure_high": json_number(self.unsure_high),
-        }
 
 
 @dataclass(frozen=True)

@@ -39,10 +39,9 @@ class AffectedItemSituation:
     parts: dict[str, Estimate]
 
     def as_dict(self) -> dict:
+        shares = {name: json_number(getattr(self, name)) for name in ("split", "stable", "merge")}
         return {
-            "split": json_number(self.split),
-            "stable": json_number(self.stable),
-            "merge": json_number(self.merge),
+            **shares,
             "parts": {
                 name: {**self.parts[name].as_dict(), "part": part, "equivalent": equivalent}
                 for name, part, equivalent in SITUATION_PARTS

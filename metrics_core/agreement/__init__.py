@@ -18,7 +18,15 @@ Conventions:
 - Everything is a group-by over units (``np.bincount``), with no Python loop over units.
 """
 
-from .codes import category_counts, label_codes, pairs_within_units, reject_repeated_raters, sorted_codes, verdict_codes
+from .codes import (
+    category_counts,
+    label_codes,
+    pairs_within_units,
+    rater_verdict_codes,
+    reject_repeated_raters,
+    sorted_codes,
+    verdict_codes,
+)
 from .coefficients import fleiss_from_counts, gwet_ac1_from_counts, krippendorff_from_counts, observed_agreement
 from .kappa import RaterPairKappa, cohens_kappa, pairwise_cohens_kappa
 from .summary import AgreementSummary, agreement_summary
@@ -36,6 +44,7 @@ __all__ = [
     "observed_agreement",
     "pairs_within_units",
     "pairwise_cohens_kappa",
+    "rater_verdict_codes",
     "reject_repeated_raters",
     "sorted_codes",
     "verdict_codes",

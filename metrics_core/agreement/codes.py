@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import as_1d
+from .._validation import as_1d, same_length
 from ..judgements import VERDICTS, _verdict_codes
 from ..population import factorize_keys, factorize_labels
 from .coefficients import _Q
@@ -38,6 +38,18 @@ def label_codes(name: str, values: Any) -> tuple[np.ndarray, np.ndarray]:
     if len(array) == 0:
         return np.zeros(0, dtype=np.int64), array
     return factorize_labels(name, array)
+
+
+def rater_verdict_codes(unit: Any, verdict: Any, rater: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Unit codes, verdict codes, and rater codes in label order with the rater labels, of verdicts
+    given one per rater and unit (checked: as long as each other, no rater twice on a unit)."""
+    unit_codes, _ = label_codes("unit", unit)
+    codes = verdict_codes("verdict", verdict)
+    rater_codes, rater_labels = label_codes("rater", rater)
+    same_length(unit=unit_codes, verdict=codes, rater=rater_codes)
+    reject_repeated_raters(unit_codes, rater_codes)
+    rater_codes, rater_labels = sorted_codes(rater_codes, rater_labels)
+    return unit_codes, codes, rater_codes, rater_labels
 
 
 def sorted_codes(codes: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import same_length
 from ..population import factorize_keys
-from .codes import label_codes, pairs_within_units, reject_repeated_raters, sorted_codes, verdict_codes
+from .codes import pairs_within_units, rater_verdict_codes, verdict_codes
 from .coefficients import _Q, cohen_from_tables
 
 
@@ -94,13 +94,7 @@ def pairwise_cohens_kappa(*, unit: Any, verdict: Any, rater: Any) -> list[RaterP
     RaterPairKappa(rater_a='ann', rater_b='bob', units=2, kappa=1.0)
     RaterPairKappa(rater_a='ann', rater_b='cy', units=1, kappa=nan)
     """
-    unit_codes, _ = label_codes("unit", unit)
-    codes = verdict_codes("verdict", verdict)
-    rater_codes, rater_labels = label_codes("rater", rater)
-    same_length(unit=unit_codes, verdict=codes, rater=rater_codes)
-    reject_repeated_raters(unit_codes, rater_codes)
-    rater_codes, rater_labels = sorted_codes(rater_codes, rater_labels)
-
+    unit_codes, codes, rater_codes, rater_labels = rater_verdict_codes(unit, verdict, rater)
     first, second = pairs_within_units(unit_codes)
     low = np.minimum(rater_codes[first], rater_codes[second])
     high = np.maximum(rater_codes[first], rater_codes[second])

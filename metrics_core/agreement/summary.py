@@ -9,8 +9,8 @@ import numpy as np
 
 from .._validation import same_length
 from ..judgements import UNSURE
-from ..results import json_number
-from .codes import category_counts, label_codes, reject_repeated_raters, verdict_codes
+from ..results import FlatResult
+from .codes import category_counts, label_codes, rater_verdict_codes, verdict_codes
 from .coefficients import (
     _Q,
     category_shares,
@@ -22,7 +22,7 @@ from .coefficients import (
 
 
 @dataclass(frozen=True)
-class AgreementSummary:
+class AgreementSummary(FlatResult):
     """How far raters agree on the replicated pairs (units with at least 2 verdicts).
 
     Attributes
@@ -54,18 +54,6 @@ class AgreementSummary:
     krippendorff_alpha: float
     gwet_ac1: float
     unsure_share: float
-
-    def as_dict(self) -> dict:
-        return {
-            "replicated_pairs": int(self.replicated_pairs),
-            "verdicts": int(self.verdicts),
-            "unanimous_share": json_number(self.unanimous_share),
-            "observed_agreement": json_number(self.observed_agreement),
-            "fleiss_kappa": json_number(self.fleiss_kappa),
-            "krippendorff_alpha": json_number(self.krippendorff_alpha),
-            "gwet_ac1": json_number(self.gwet_ac1),
-            "unsure_share": json_number(self.unsure_share),
-        }
 
 
 def agreement_summary(*, unit: Any, verdict: Any, rater: Any = None) -> AgreementSummary:
@@ -125,14 +113,11 @@ def agreement_summary(*, unit: Any, verdict: Any, rater: Any = None) -> Agreemen
     >>> agreement_summary(unit=[], verdict=[]).as_dict()["fleiss_kappa"] is None
     True
     """
-    unit_codes, _ = label_codes("unit", unit)
-    codes = verdict_codes("verdict", verdict)
     if rater is None:
+        unit_codes, codes = label_codes("unit", unit)[0], verdict_codes("verdict", verdict)
         same_length(unit=unit_codes, verdict=codes)
     else:
-        rater_codes, _ = label_codes("rater", rater)
-        same_length(unit=unit_codes, verdict=codes, rater=rater_codes)
-        reject_repeated_raters(unit_codes, rater_codes)
+        unit_codes, codes, _, _ = rater_verdict_codes(unit, verdict, rater)
     counts = category_counts(unit_codes, codes)
     raters = counts @ np.ones(_Q, dtype=np.int64)
     replicated = raters >= 2

@@ -16,7 +16,7 @@ from ..context import CONTEXT_EXACT, SampleContext
 from ..masses import cell_class_terms
 from .exact import exact_sum, exact_to_float
 from .impact import impact_metrics
-from .items import KEYS, DaskItems, cell_sets
+from .items import KEYS, DaskItems, cell_mass_inputs
 from .segments import shared
 
 
@@ -68,14 +68,8 @@ def _class_totals(items: DaskItems, scheme: str) -> np.ndarray:
 
 
 def _exact_class_terms(part: pd.DataFrame, scheme: str) -> tuple[int, ...]:
-    terms = cell_class_terms(
-        scheme,
-        sets=cell_sets(part),
-        affected=part["affected"].to_numpy(),
-        cell_size=part["cell_size"].to_numpy(),
-        weight=part["cell_weight"].to_numpy(),
-        weight_sq=part["cell_weight_sq"].to_numpy(),
-    )
+    weight, weight_sq = part["cell_weight"].to_numpy(), part["cell_weight_sq"].to_numpy()
+    terms = cell_class_terms(scheme, **cell_mass_inputs(part), weight=weight, weight_sq=weight_sq)
     return tuple(exact_sum(terms[:, k]) for k in range(4))
 
 

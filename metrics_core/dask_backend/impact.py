@@ -36,19 +36,8 @@ PER_CLUSTER_COLUMNS: tuple[str, ...] = (
 
 
 def impact_metrics(items: DaskItems) -> ImpactMetrics:
-    """Overall exact impact metrics, as :func:`metrics_core.impact_metrics` returns them.
-
-    Examples
-    --------
-    >>> import pandas as pd, tempfile
-    >>> from metrics_core.dask_backend import read_items
-    >>> folder = tempfile.mkdtemp()
-    >>> pd.DataFrame({"item_id": list("abcd"), "base_cluster": [1, 1, 1, 2],
-    ...               "exp_cluster": [1, 1, 2, 2]}).to_parquet(f"{folder}/part.0.parquet")
-    >>> m = impact_metrics(read_items(folder))
-    >>> round(m.metrics["SplitDistance"], 6), round(m.metrics["MergeDistance"], 6), m.affected_items
-    (0.291667, 0.1875, 4)
-    """
+    """Overall exact impact metrics, as :func:`metrics_core.impact_metrics` returns them
+    (an example is in :mod:`metrics_core.dask_backend`)."""
     parts = [dask.delayed(_exact_term_sums)(part) for part in items.cells.to_delayed()]
     exact = {name: sum(values) for name, values in zip(IMPACT_SUMS, zip(*dask.compute(*parts)))}
     sums = {name: np.array([total if name in _COUNTS else exact_to_float(total)]) for name, total in exact.items()}

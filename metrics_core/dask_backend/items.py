@@ -221,5 +221,11 @@ def cell_sets(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     }
 
 
+def cell_mass_inputs(frame: pd.DataFrame) -> dict[str, object]:
+    """What the class-mass formulas of :mod:`metrics_core.masses` read of rows of the cell table."""
+    columns = {name: frame[name].to_numpy() for name in ("affected", "cell_size")}
+    return {"sets": cell_sets(frame), **columns}
+
+
 def _exact_column_sum(part: pd.DataFrame, name: str) -> int:
     return exact_sum(part[name].to_numpy())

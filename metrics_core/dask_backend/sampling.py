@@ -33,7 +33,7 @@ import pandas as pd
 from .._validation import generator, one_of, open_unit_interval, positive_int
 from ..masses import INTERSECTION, MERGE, SELF, SPLIT, item_class_masses, stratum_factor
 from ..sampling import PAIR_CLASSES, SCHEME_STRATA, SCHEMES, STRATA, allocate_draws, pick_classes
-from .items import KEYS, DaskItems, cell_sets
+from .items import KEYS, DaskItems, cell_mass_inputs, cell_sets
 from .segments import DRAW, SKIP_PREFIX, Segments, key_hash, shared
 
 PAIRS_COLUMNS: tuple[str, ...] = ("i", "j", "pair_class", "stratum", "draws", "scheme")
@@ -65,18 +65,8 @@ def sample_pairs(
 
     Returns the PAIRS table of the command line (metrics-cli.md): columns ``i, j`` (item
     ids), ``pair_class``, ``stratum``, ``draws`` (summing to ``n_draws``) and ``scheme``, one
-    row per distinct ``(stratum, i, j)``, sorted by them.
-
-    Examples
-    --------
-    >>> import pandas as pd, tempfile
-    >>> from metrics_core.dask_backend import read_items
-    >>> folder = tempfile.mkdtemp()
-    >>> pd.DataFrame({"item_id": list("abcd"), "base_cluster": [1, 1, 1, 2],
-    ...               "exp_cluster": [1, 1, 2, 2]}).to_parquet(f"{folder}/part.0.parquet")
-    >>> pairs = sample_pairs(read_items(folder), n_draws=1000, rng=np.random.default_rng(1))
-    >>> int(pairs["draws"].sum()), sorted(set(pairs["pair_class"]))
-    (1000, ['intersection', 'merge', 'self', 'split'])
+    row per distinct ``(stratum, i, j)``, sorted by them (an example is in
+    :mod:`metrics_core.dask_backend`).
     """
     n_draws = positive_int("n_draws", n_draws)
     one_of("scheme", scheme, SCHEMES)
@@ -96,14 +86,8 @@ def sample_pairs(
 
     i = _items_of_cells(items, draws[KEYS].assign(u=u_item, draw=draws[DRAW]), n_groups)
     draws["i"], draws["weight_i"] = i["item_id"].to_numpy(), i["weight"].to_numpy()
-    masses = item_class_masses(
-        scheme,
-        sets=cell_sets(draws),
-        weight=draws["weight_i"].to_numpy(),
-        affected=draws["affected"].to_numpy(),
-        cell_size=draws["cell_size"].to_numpy(),
-        total_weight=items.total_weight,
-    )
+    weight_i = draws["weight_i"].to_numpy()
+    masses = item_class_masses(scheme, **cell_mass_inputs(draws), weight=weight_i, total_weight=items.total_weight)
     pair_class = np.empty(len(draws), dtype=np.int8)
     for stratum in allocation:
         rows = draws["stratum"].to_numpy() == stratum

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 from dask.delayed import Delayed
 
+from .._layout import bisect_segments
+
 DRAW = "draw"  # the request's index, carried to its answer
 SKIP_PREFIX = "skip_"  # request columns naming a row to leave out: skip_<order column>
 
@@ -149,21 +151,9 @@ def _search(cum: np.ndarray, w: np.ndarray, lo: np.ndarray, hi: np.ndarray, skip
     target = np.where(after, target + skipped, target)
     start = np.where(after, at + 1, lo)
     stop = np.where(has_skip & ~after, at, hi)
-    position = _first_above(cum, start, stop, target)
+    # The first position with a cumulative weight above the target (``not >``, so NaN never stops).
+    position = bisect_segments(cum, start, stop, lambda value: ~(value > target))
     position = np.minimum(position, stop - 1)
     # Rounding at a segment's end can leave nothing after the skipped row: take the one before.
     position = np.where(after & (position < start), at - 1, position)
     return position
-
-
-def _first_above(cum: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """The first position in [lo, hi) with ``cum > target`` (``hi`` when there is none)."""
-    lo, hi = lo.copy(), hi.copy()
-    while True:
-        active = lo < hi
-        if not active.any():
-            return lo
-        mid = (lo + hi) // 2
-        above = cum[np.minimum(mid, len(cum) - 1)] > target
-        hi = np.where(active & above, mid, hi)
-        lo = np.where(active & ~above, mid + 1, lo)

@@ -28,10 +28,7 @@ class RecallBaseCurve:
         return {
             "variant": self.variant,
             "precision_base": None if self.precision_base is None else json_number(self.precision_base),
-            "recall_base": json_list(self.recall_base),
-            "DeltaRecall": json_list(self.delta_recall),
-            "IQ": json_list(self.iq),
-            "valid": self.valid.tolist(),
+            **_arrays_as_json(self, ("recall_base", "delta_recall", "iq")),
         }
 
 
@@ -51,14 +48,18 @@ class RecallPrecisionHeatMap:
     valid: np.ndarray
 
     def as_dict(self) -> dict:
-        return {
-            "precision_base": json_list(self.precision_base),
-            "recall_base": json_list(self.recall_base),
-            "DeltaRecall": json_list(self.delta_recall),
-            "DeltaPrecision": json_list(self.delta_precision),
-            "IQ": json_list(self.iq),
-            "valid": self.valid.tolist(),
-        }
+        return _arrays_as_json(self, ("precision_base", "recall_base", "delta_recall", "delta_precision", "iq"))
+
+
+# The JSON names of the metric arrays; the parameters keep theirs.
+_JSON_NAMES = {"delta_recall": "DeltaRecall", "delta_precision": "DeltaPrecision", "iq": "IQ"}
+
+
+def _arrays_as_json(grid: RecallBaseCurve | RecallPrecisionHeatMap, names: tuple[str, ...]) -> dict:
+    """The arrays ``names`` of a curve or heat map as JSON lists (NaN as None), then its ``valid`` flags."""
+    out = {_JSON_NAMES.get(name, name): json_list(getattr(grid, name)) for name in names}
+    out["valid"] = grid.valid.tolist()
+    return out
 
 
 def json_list(values: np.ndarray) -> list:

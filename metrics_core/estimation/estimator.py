@@ -36,7 +36,7 @@ class _Frame:
     judged: int
     v: float  # drawn/judged
     q: float  # share of the class's distinct pairs judged
-    present: np.ndarray  # the class's units with a verdict
+    present: np.ndarray | slice  # the class's units with a verdict (a slice when all are)
     unit_draws: np.ndarray  # draws of the present units
     share: np.ndarray  # share of equivalent verdicts of the present units
 
@@ -46,6 +46,8 @@ class _Frame:
         units = slice(int(d.unit_bounds[group]), int(d.unit_bounds[group + 1]))
         share = d.unit_share[units]
         present = ~np.isnan(share)
+        if present.all():
+            present = slice(None)  # views, not copies (self pairs; every pair judged)
         all_draws = d.unit_draws[units]
         unit_draws = all_draws[present]
         drawn, judged = int(all_draws.sum()), int(unit_draws.sum())
@@ -67,11 +69,33 @@ class _Frame:
         """The spec's ``k_u`` of each present unit: its draws and their within-unit pairs."""
         return self.unit_draws + (1.0 - self.q) * self.unit_draws * (self.unit_draws - 1.0)
 
+    @cached_property
+    def plain(self) -> _Weights:
+        """The unit weights without importance: every such mean over this class shares them."""
+        return _Weights(self, self.v * self.unit_draws)
+
     def unit_sums(self, d: Draws, values: np.ndarray) -> np.ndarray:
         """Σ draws·values over the rows of each present unit."""
-        local = d.unit[self.rows] - self.units.start
-        n_units = self.units.stop - self.units.start
-        return np.bincount(local, weights=d.draws[self.rows] * values[self.rows], minlength=n_units)[self.present]
+        return d.unit_sums(values, self.rows, self.units)[self.present]
+
+
+class _Weights:
+    """A class's weight of each present unit, and the spec's ``v_u² k_u`` (``v_u`` the unit's
+    mean weight per draw) for the SE, with their sums."""
+
+    def __init__(self, frame: _Frame, unit_weight: np.ndarray):
+        self.frame = frame
+        self.unit_weight = unit_weight
+        self.total = float(unit_weight.sum())
+
+    @cached_property
+    def vk(self) -> np.ndarray:
+        unit_v = self.unit_weight / self.frame.unit_draws
+        return unit_v * unit_v * self.frame.k
+
+    @cached_property
+    def vk_total(self) -> float:
+        return float(self.vk.sum())
 
 
 class Estimator:
@@ -107,20 +131,26 @@ class Estimator:
         for f in frames:
             if not f.judged:
                 continue
-            w = f.unit_draws if importance is None else f.unit_sums(d, importance)
+            if importance is None:
+                w, weights = f.unit_draws, f.plain
+            else:
+                w = f.unit_sums(d, importance)
+                weights = _Weights(f, f.v * w)
             # A unit's rows share its verdicts: x is the share times a per-row factor at most.
             wx = w * f.share if x == "share" else f.share * f.unit_sums(d, d.precision_label)
-            parts.append((f, f.v * w, f.v * wx))
-        total = sum(float(unit_weight.sum()) for _, unit_weight, _ in parts)
-        m = sum(float(unit_wx.sum()) for _, _, unit_wx in parts) / total
+            wx *= f.v
+            parts.append((weights, wx))
+        total = sum(weights.total for weights, _ in parts)
+        m = sum(float(unit_wx.sum()) for _, unit_wx in parts) / total
         if self.points_only:
             return Mean(m, math.nan, math.nan, judged, drawn, horizon)
         spread = vk_total = 0.0
-        for f, unit_weight, unit_wx in parts:
-            unit_v = unit_weight / f.unit_draws
-            vk = unit_v * unit_v * f.k
-            spread += float(np.dot(vk, (unit_wx / unit_weight - m) ** 2))
-            vk_total += float(vk.sum())
+        for weights, unit_wx in parts:
+            deviation = unit_wx / weights.unit_weight
+            deviation -= m
+            deviation *= deviation
+            spread += float(np.dot(weights.vk, deviation))
+            vk_total += weights.vk_total
         stderr = math.sqrt(judged / (judged - 1) * spread) / total if judged > 1 else math.nan
         n_eff = total**2 / vk_total
         return Mean(m, stderr, n_eff, judged, drawn, horizon)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import PairSample, first_seen_rows
+from .core import PairSample, distinct_rows
 
 
 def batch_rng(*, seed: int, batch: int) -> np.random.Generator:
@@ -87,6 +87,5 @@ def concatenate_samples(samples: Sequence[PairSample]) -> PairSample:
     column = lambda name: np.concatenate([getattr(s, name) for s in samples])  # noqa: E731
     i, j = column("i"), column("j")
     n = int(max(i.max(initial=0), j.max(initial=0))) + 1
-    return first_seen_rows(
-        first.scheme, n, i, j, column("pair_class"), column("stratum"), column("draws"), first.diff_share
-    )
+    pair_class, stratum, draws = column("pair_class"), column("stratum"), column("draws")
+    return distinct_rows(first.scheme, n, i, j, pair_class, stratum, draws, first.diff_share, first_seen=True)

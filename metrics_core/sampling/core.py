@@ -104,28 +104,32 @@ class PairSample:
             if not repeated:
                 duplicated = np.setdiff1d(np.arange(len(keys)), first)
                 raise SampleError(int(duplicated.min()), "duplicate pair (i, j)")
-            return first_seen_rows(scheme, n, i, j, actual, expected_stratum, draws, diff_share)
+            return distinct_rows(scheme, n, i, j, actual, expected_stratum, draws, diff_share, first_seen=True)
         return cls(scheme, i, j, actual, expected_stratum, draws, diff_share)
 
 
-def first_seen_rows(
+def distinct_rows(
     scheme: str,
     n_items: int,
     i: np.ndarray,
     j: np.ndarray,
     pair_class: np.ndarray,
     stratum: np.ndarray,
-    draws: np.ndarray,
+    draws: np.ndarray | None,
     diff_share: float | None,
+    *,
+    first_seen: bool,
 ) -> PairSample:
-    """Distinct ``(stratum, i, j)`` rows in first-seen order, their draws summed."""
+    """The distinct ``(stratum, i, j)`` rows with their draws summed (``None``: one draw a row),
+    in first-seen order or sorted by ``(stratum, i, j)``."""
     keys = (stratum.astype(np.int64) * n_items + i) * n_items + j
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    rows = first[order]
-    summed = np.bincount(rank[inverse], weights=draws, minlength=len(rows)).astype(np.int64)
+    _, rows, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if first_seen:
+        order = np.argsort(rows, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        rows, inverse = rows[order], rank[inverse]
+    summed = np.bincount(inverse, weights=draws, minlength=len(rows)).astype(np.int64)
     return PairSample(scheme, i[rows], j[rows], pair_class[rows], stratum[rows], summed, diff_share)
 
 

@@ -8,7 +8,7 @@ from .._layout import Segments, affected_cells, cells_of_clusters, items_of_cell
 from .._validation import generator, one_of, open_unit_interval, positive_int
 from ..masses import INTERSECTION, MERGE, SPLIT, cell_stratum_factor, class_masses
 from ..population import Population
-from .core import ALL, DIFF, SCHEME_STRATA, SCHEMES, STABLE, PairSample
+from .core import ALL, DIFF, SCHEME_STRATA, SCHEMES, STABLE, PairSample, distinct_rows
 
 
 def sample_pairs(
@@ -63,7 +63,8 @@ def sample_pairs(
         classes = SCHEME_STRATA[scheme][stratum]
         parts.append(_draw(pop, scheme, classes, count, rng) + (np.full(count, stratum, np.int8),))
     i, j, pair_class, stratum = (np.concatenate(columns) for columns in zip(*parts))
-    return _distinct(scheme, pop.n_items, i, j, pair_class, stratum, diff_share if scheme == "stratified" else None)
+    diff_share = diff_share if scheme == "stratified" else None
+    return distinct_rows(scheme, pop.n_items, i, j, pair_class, stratum, None, diff_share, first_seen=False)
 
 
 def allocate_draws(scheme: str, n_draws: int, diff_share: float) -> dict[int, int]:
@@ -137,19 +138,3 @@ def _partners(
         other = cells.draw(lo, hi, cells.locate(lo, hi, own), u[0, rows])
         j[rows] = items.draw(*items.bounds(other), None, u[1, rows])
     return j
-
-
-def _distinct(
-    scheme: str,
-    n_items: int,
-    i: np.ndarray,
-    j: np.ndarray,
-    pair_class: np.ndarray,
-    stratum: np.ndarray,
-    diff_share: float | None,
-) -> PairSample:
-    keys = (stratum.astype(np.int64) * n_items + i) * n_items + j
-    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    return PairSample(
-        scheme, i[first], j[first], pair_class[first], stratum[first], counts.astype(np.int64), diff_share
-    )
