@@ -23,7 +23,7 @@ import numpy as np
 from .._validation import generator, one_of, open_unit_interval, positive_int
 from ..masses import INTERSECTION, SELF, SPLIT, class_masses, class_totals
 from ..population import Population
-from .core import SCHEME_STRATA, SCHEMES, PairSample, first_seen_rows, pair_classes_of
+from .core import SCHEME_STRATA, SCHEMES, PairSample, distinct_rows, pair_classes_of
 from .draw import _draw, allocate_draws
 
 # Proposals for the residual draws, at most this many per draw asked for (plus a floor): only a
@@ -180,10 +180,8 @@ def couple_sample(
         parts.append((i, j, pair_class, np.full(count, stratum, np.int8)))
         coupled, kept = coupled + n_coupled, kept + n_kept
     i, j, pair_class, stratum = (np.concatenate(columns) for columns in zip(*parts))
-    sample = first_seen_rows(
-        scheme, pop.n_items, i, j, pair_class, stratum, np.ones(len(i), np.int64),
-        diff_share if scheme == "stratified" else None,
-    )  # fmt: skip
+    diff_share = diff_share if scheme == "stratified" else None
+    sample = distinct_rows(scheme, pop.n_items, i, j, pair_class, stratum, None, diff_share, first_seen=True)
     return CoupledSample(sample, coupled, kept)
 
 
