@@ -6,7 +6,8 @@ import hashlib
 from datetime import datetime, time
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -68,17 +69,44 @@ def rater_quota_left(
 
 def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime | None = None) -> dict:
     """The rater's progress: this session and today, in the experiment, what the experiment
-    still wants (gold pairs and excluded pairs aside) and their quota."""
-    profile = RaterProfile.objects.filter(user=rater).first()
-    counts = _rater_counts(rater=rater, experiment=experiment, session_start=session_start)
-    daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
+    still wants (gold pairs and excluded pairs aside) and their quota. One query (two for an
+    experiment without its ``ExperimentProgress`` row)."""
+    mine = Judgement.objects.filter(rater=OuterRef("pk"), task__experiment=experiment.pk)
+    row = (
+        get_user_model()
+        .objects.filter(pk=rater.pk)
+        .values(
+            daily_quota=Subquery(RaterProfile.objects.filter(user=OuterRef("pk")).values("daily_quota")),
+            total_quota=Subquery(RaterProfile.objects.filter(user=OuterRef("pk")).values("total_quota")),
+            total=rows_count(Judgement.objects.filter(rater=OuterRef("pk"))),
+            today=rows_count(Judgement.objects.filter(rater=OuterRef("pk"), created_at__gte=_today_start())),
+            mine=rows_count(mine),
+            session=rows_count(mine.filter(created_at__gte=session_start or timezone.now())),
+            held=rows_count(Lease.objects.filter(rater=OuterRef("pk"), expires_at__gt=timezone.now())),
+            remaining=Subquery(ExperimentProgress.objects.filter(experiment=experiment.pk).values("verdicts_left")),
+        )
+        .get()
+    )
+    daily, total = row["daily_quota"], row["total_quota"]
     return {
-        "session": counts["session"] if session_start is not None else None,
-        "today": counts["today"],
-        "mine": counts["mine"],
-        "remaining": experiment_verdicts_left(experiment_id=experiment.pk),
-        "quota": _quota_of(profile, daily_left, total_left),
+        "session": row["session"] if session_start is not None else None,
+        "today": row["today"],
+        "mine": row["mine"],
+        "remaining": row["remaining"]
+        if row["remaining"] is not None
+        else experiment_verdicts_left(experiment_id=experiment.pk),
+        "quota": {
+            "daily": daily,
+            "daily_left": None if daily is None else max(daily - row["today"] - row["held"], 0),
+            "total": total,
+            "total_left": None if total is None else max(total - row["total"] - row["held"], 0),
+        },
     }
+
+
+def rows_count(rows: QuerySet) -> Coalesce:
+    """``rows`` counted in a subquery (no GROUP BY: one row, 0 when there are none)."""
+    return Coalesce(Subquery(rows.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n")), 0)
 
 
 def experiment_verdicts_left(*, experiment_id: int) -> int:

@@ -7,17 +7,19 @@ from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from raterapp.models import Experiment, Judgement, Lease, PairTask, RaterProfile
-from raterapp.selectors.judging import rater_quota_left, task_queue_for_rater, tasks_open_to_rater
+from raterapp.models import Experiment, ExperimentBudget, Judgement, Lease, PairTask, RaterProfile
+from raterapp.selectors.judging import rater_quota_left, rows_count, task_queue_for_rater, tasks_open_to_rater
 from raterapp.vocabulary import QueueClosedReason
 
 from .errors import JudgementRefused, QueueClosed
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from .spending import budget_lease_check
+from .store import lease_take, one_statement_writes
 
 MAX_HELD = 2  # the pair on screen and the preloaded next one
 MAX_RENEW = 10
@@ -48,22 +50,25 @@ def assignment_next(
     with transaction.atomic():
         serialise_writers_on_sqlite(experiment.pk)
         rater_lock(rater.pk)
-        profile = RaterProfile.objects.filter(user=rater).first()  # read under the rater's lock
-        _rater_check(experiment=experiment, rater=rater, profile=profile)
-        held = list(
-            Lease.objects.filter(rater=rater, task__experiment=experiment, expires_at__gt=timezone.now()).order_by(
-                "created_at", "pk"
+        state = _rater_state(experiment_id=experiment.pk, rater=rater)  # read under the rater's lock
+        _rater_check(state)
+        if state["holds"]:
+            held = list(
+                Lease.objects.filter(rater=rater, task__experiment=experiment, expires_at__gt=timezone.now()).order_by(
+                    "created_at", "pk"
+                )
             )
-        )
-        for lease in held:
-            if lease.task_id not in holding:
-                task = _lease_renew(lease, rater=rater)
-                if task is not None:
-                    return task
-        if len([lease for lease in held if lease.task_id in holding]) >= MAX_HELD:
-            raise JudgementRefused(f"You already hold {MAX_HELD} pairs: judge one first.")
-        _quota_check(rater, profile=profile)
-        budget_lease_check(experiment=experiment)
+            for lease in held:
+                if lease.task_id not in holding:
+                    task = _lease_renew(lease, rater=rater)
+                    if task is not None:
+                        return task
+            if len([lease for lease in held if lease.task_id in holding]) >= MAX_HELD:
+                raise JudgementRefused(f"You already hold {MAX_HELD} pairs: judge one first.")
+        if state["has_quota"]:
+            _quota_check(rater)
+        if state["budget_limited"]:
+            budget_lease_check(experiment=experiment)
         if experiment.gold_rate > 0 and (rng or np.random.default_rng()).random() < experiment.gold_rate:
             task = _lease_take(_gold_queue(experiment=experiment, rater=rater), rater=rater)
             if task is not None:
@@ -126,15 +131,24 @@ def _lease_take(queue: QuerySet[PairTask], *, rater) -> PairTask | None:
         if task is None:
             return None
         now = timezone.now()
-        if _slot_free(task, rater=rater, now=now):
-            Lease.objects.filter(task=task, rater=rater).delete()  # an expired one of the rater's
-            task.lease = Lease.objects.create(
-                task=task, rater=rater, expires_at=now + timedelta(seconds=settings.LEASE_SECONDS)
+        if one_statement_writes():
+            task.lease = lease_take(task=task, rater=rater, now=now)
+            if task.lease is not None:
+                return task
+        elif _slot_free(task, rater=rater, now=now):
+            # An expired lease of the rater's on the task is taken over.
+            lease = Lease(task=task, rater=rater, expires_at=now + timedelta(seconds=settings.LEASE_SECONDS))
+            Lease.objects.bulk_create(
+                [lease], update_conflicts=True, unique_fields=["task", "rater"], update_fields=LEASE_RENEWED
             )
+            task.lease = lease
             return task
         if task.is_gold:
             return None  # another request of this rater took it meanwhile; gold is optional
         last_rank = task.rank
+
+
+LEASE_RENEWED = ["expires_at", "created_at", "token"]
 
 
 def _gold_queue(*, experiment: Experiment, rater) -> QuerySet[PairTask]:
@@ -149,23 +163,58 @@ def _gold_queue(*, experiment: Experiment, rater) -> QuerySet[PairTask]:
 
 
 def _slot_free(task: PairTask, *, rater, now) -> bool:
-    """Whether this rater may hold the task: checked with the task row locked, in fresh
-    statements that see every committed lease and verdict."""
-    if Judgement.objects.filter(task=task, rater=rater).exists():
+    """Whether this rater may hold the task: checked with the task row locked, in a fresh
+    statement that sees every committed lease and verdict."""
+    row = (
+        PairTask.objects.filter(pk=task.pk)
+        .order_by()
+        .values(
+            judged=Exists(Judgement.objects.filter(task=OuterRef("pk"), rater=rater)),
+            held=rows_count(Lease.objects.filter(task=OuterRef("pk"), expires_at__gt=now).exclude(rater=rater)),
+        )
+        .get()
+    )
+    if row["judged"]:
         return False
-    if task.is_gold:
-        return True
-    held = Lease.objects.filter(task=task, expires_at__gt=now).exclude(rater=rater).count()
-    return task.verdicts + held < task.wanted
+    return task.is_gold or task.verdicts + row["held"] < task.wanted
 
 
-def _rater_check(*, experiment: Experiment, rater, profile: RaterProfile | None) -> None:
+def _rater_state(*, experiment_id: int, rater) -> dict:
+    """What decides whether the rater may lease a pair of the experiment, in one query: paused,
+    assigned, whether they hold live leases in it, and whether a quota or a limited budget needs
+    counting (the experiment's columns are null when it is gone)."""
+    assigned = Experiment.assigned_raters.through.objects.filter(experiment=experiment_id)
+    profile = RaterProfile.objects.filter(user=OuterRef("pk"))
+    budget = ExperimentBudget.objects.filter(experiment=experiment_id)
+    return (
+        get_user_model()
+        .objects.filter(pk=rater.pk)
+        .values(
+            paused=Exists(profile.filter(paused=True)),
+            has_quota=Exists(profile.filter(Q(daily_quota__isnull=False) | Q(total_quota__isnull=False))),
+            open_to_all=Subquery(Experiment.objects.filter(pk=experiment_id).values("open_to_all_raters")),
+            any_assigned=Exists(assigned),
+            mine=Exists(assigned.filter(user=OuterRef("pk"))),
+            holds=Exists(
+                Lease.objects.filter(
+                    rater=OuterRef("pk"), task__experiment=experiment_id, expires_at__gt=timezone.now()
+                )
+            ),
+            budget_limited=Exists(
+                budget.filter(Q(max_verdicts__isnull=False) | Q(pool__isnull=False) | Q(paused=True))
+            ),
+        )
+        .get()
+    )
+
+
+def _rater_check(state: dict) -> None:
     """Refuse a paused rater (read under the rater's lock, which a pause takes too), and
     one the experiment is no longer open to (its assigned raters changed after the
     request's access check)."""
-    if profile is not None and profile.paused:
+    if state["paused"]:
         raise QueueClosed(QueueClosedReason.RATER_PAUSED, "An admin paused your rating for now.")
-    if _assigned_to_others(experiment_id=experiment.pk, rater=rater):
+    if not (state["mine"] if state["any_assigned"] else state["open_to_all"]):
         raise QueueClosed(QueueClosedReason.NOT_ASSIGNED, "This experiment is not open to you any more.")
 
 
@@ -186,8 +235,8 @@ def _assigned_to_others(*, experiment_id: int, rater) -> bool:
     return not row["open_to_all_raters"]
 
 
-def _quota_check(rater, *, profile: RaterProfile | None) -> None:
-    daily_left, total_left = rater_quota_left(rater=rater, profile=profile)
+def _quota_check(rater) -> None:
+    daily_left, total_left = rater_quota_left(rater=rater)
     if daily_left is not None and daily_left <= 0:
         raise QueueClosed(QueueClosedReason.QUOTA_DAILY, "You reached your daily quota of verdicts.")
     if total_left is not None and total_left <= 0:
