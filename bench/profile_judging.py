@@ -80,7 +80,7 @@ def measure(args, experiment: int, token: str) -> int:
             times[endpoint].append((time.perf_counter() - started) * 1000)
         assert response.status_code in (200, 201), response.content
         queries[endpoint].append(len(captured))
-        sql[endpoint] = [q["sql"] for q in captured.captured_queries]
+        sql[endpoint] = [f"{q['time']} {q['sql']}" for q in captured.captured_queries]
         return response.json()
 
     def loop(rounds: int) -> None:
@@ -109,7 +109,7 @@ def measure(args, experiment: int, token: str) -> int:
             print(f"\n-- {endpoint}")
             print("\n".join(statements))
     if profiler:
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(profiler).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(45)
     return 0
 
 

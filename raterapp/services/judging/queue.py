@@ -7,19 +7,18 @@ from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
-from raterapp.models import Experiment, ExperimentBudget, Judgement, Lease, PairTask, RaterProfile
+from raterapp.models import Experiment, Judgement, Lease, PairTask
 from raterapp.selectors.judging import rater_quota_left, rows_count, task_queue_for_rater, tasks_open_to_rater
 from raterapp.vocabulary import QueueClosedReason
 
 from .errors import JudgementRefused, QueueClosed
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from .spending import budget_lease_check
-from .store import lease_take, one_statement_writes
+from .store import lease_take, one_statement_writes, rater_state
 
 MAX_HELD = 2  # the pair on screen and the preloaded next one
 MAX_RENEW = 10
@@ -50,7 +49,7 @@ def assignment_next(
     with transaction.atomic():
         serialise_writers_on_sqlite(experiment.pk)
         rater_lock(rater.pk)
-        state = _rater_state(experiment_id=experiment.pk, rater=rater)  # read under the rater's lock
+        state = rater_state(experiment_id=experiment.pk, rater=rater, now=timezone.now())  # under the lock
         _rater_check(state)
         if state["holds"]:
             held = list(
@@ -177,35 +176,6 @@ def _slot_free(task: PairTask, *, rater, now) -> bool:
     if row["judged"]:
         return False
     return task.is_gold or task.verdicts + row["held"] < task.wanted
-
-
-def _rater_state(*, experiment_id: int, rater) -> dict:
-    """What decides whether the rater may lease a pair of the experiment, in one query: paused,
-    assigned, whether they hold live leases in it, and whether a quota or a limited budget needs
-    counting (the experiment's columns are null when it is gone)."""
-    assigned = Experiment.assigned_raters.through.objects.filter(experiment=experiment_id)
-    profile = RaterProfile.objects.filter(user=OuterRef("pk"))
-    budget = ExperimentBudget.objects.filter(experiment=experiment_id)
-    return (
-        get_user_model()
-        .objects.filter(pk=rater.pk)
-        .values(
-            paused=Exists(profile.filter(paused=True)),
-            has_quota=Exists(profile.filter(Q(daily_quota__isnull=False) | Q(total_quota__isnull=False))),
-            open_to_all=Subquery(Experiment.objects.filter(pk=experiment_id).values("open_to_all_raters")),
-            any_assigned=Exists(assigned),
-            mine=Exists(assigned.filter(user=OuterRef("pk"))),
-            holds=Exists(
-                Lease.objects.filter(
-                    rater=OuterRef("pk"), task__experiment=experiment_id, expires_at__gt=timezone.now()
-                )
-            ),
-            budget_limited=Exists(
-                budget.filter(Q(max_verdicts__isnull=False) | Q(pool__isnull=False) | Q(paused=True))
-            ),
-        )
-        .get()
-    )
 
 
 def _rater_check(state: dict) -> None:

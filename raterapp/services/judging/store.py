@@ -1,5 +1,7 @@
-"""The rating loop's writes as one statement each on PostgreSQL (the other databases take the ORM's
-statements one by one).
+"""The rating loop's statements in SQL: what a lease request and a submit read under their locks
+(one query each, on any database), and their writes as one statement each on PostgreSQL (the other
+databases take the ORM's statements one by one). Written out, not built by the ORM, because
+building them cost more CPU than running them.
 
 A lease: the slot check and the lease (or the renewal of the rater's expired one) in one insert.
 A verdict: the task's count, the verdict, the lease, the budget (and its pool), the ledger, the
@@ -18,12 +20,15 @@ from django.db import connection
 from raterapp.models import (
     BudgetLedgerEntry,
     BudgetPool,
+    Experiment,
     ExperimentBudget,
     ExperimentProgress,
     Judgement,
     Lease,
     OutboxMessage,
     PairTask,
+    RaterProfile,
+    RetractedJudgement,
 )
 
 from .errors import JudgementRefused
@@ -32,6 +37,62 @@ from .spending import BUDGET_SPENT, POOL_SPENT, BudgetSpent
 
 def _table(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
+
+
+def _row(sql: str, params: dict) -> tuple:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def _at(value: datetime):
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+HAS_QUOTA = f"""EXISTS(SELECT 1 FROM {_table(RaterProfile)} p
+    WHERE p.user_id = %(rater)s AND (p.daily_quota IS NOT NULL OR p.total_quota IS NOT NULL))"""
+RATER_STATE = f"""
+SELECT
+    EXISTS(SELECT 1 FROM {_table(RaterProfile)} p WHERE p.user_id = %(rater)s AND p.paused),
+    {HAS_QUOTA},
+    (SELECT e.open_to_all_raters FROM {_table(Experiment)} e WHERE e.id = %(experiment)s),
+    EXISTS(SELECT 1 FROM {_table(Experiment.assigned_raters.through)} a WHERE a.experiment_id = %(experiment)s),
+    EXISTS(SELECT 1 FROM {_table(Experiment.assigned_raters.through)} a
+        WHERE a.experiment_id = %(experiment)s AND a.user_id = %(rater)s),
+    EXISTS(SELECT 1 FROM {_table(Lease)} l JOIN {_table(PairTask)} t ON t.id = l.task_id
+        WHERE l.rater_id = %(rater)s AND t.experiment_id = %(experiment)s AND l.expires_at > %(now)s),
+    EXISTS(SELECT 1 FROM {_table(ExperimentBudget)} b WHERE b.experiment_id = %(experiment)s
+        AND (b.max_verdicts IS NOT NULL OR b.pool_id IS NOT NULL OR b.paused))
+"""
+RATER_STATE_FIELDS = ("paused", "has_quota", "open_to_all", "any_assigned", "mine", "holds", "budget_limited")
+
+
+def rater_state(*, experiment_id: int, rater, now: datetime) -> dict:
+    """What decides whether the rater may lease a pair of the experiment (call it under the rater's
+    lock): paused, assigned (``open_to_all`` is null when the experiment is gone), whether they hold
+    live leases in it, and whether a quota or a limited budget needs counting."""
+    row = _row(RATER_STATE, {"rater": rater.pk, "experiment": experiment_id, "now": _at(now)})
+    return {field: None if value is None else bool(value) for field, value in zip(RATER_STATE_FIELDS, row)}
+
+
+SUBMIT_STATE = f"""
+SELECT
+    (SELECT l.expires_at <= %(now)s FROM {_table(Lease)} l WHERE l.task_id = %(task)s AND l.rater_id = %(rater)s),
+    EXISTS(SELECT 1 FROM {_table(Judgement)} j WHERE j.task_id = %(task)s AND j.rater_id = %(rater)s),
+    EXISTS(SELECT 1 FROM {_table(Judgement)} j WHERE j.client_id = %(client_id)s)
+        OR EXISTS(SELECT 1 FROM {_table(RetractedJudgement)} r WHERE r.client_id = %(client_id)s),
+    {HAS_QUOTA}
+"""
+SUBMIT_STATE_FIELDS = ("lease_expired", "judged", "client_id_used", "has_quota")
+
+
+def submit_state(*, task_id: int, rater, client_id: uuid.UUID, now: datetime) -> dict:
+    """What a submit checks before it writes (call it under the rater's and the task's locks):
+    ``lease_expired`` (null: the rater holds no lease on the task), whether they judged it, whether
+    the client_id was used (a retry, or an undone verdict) and whether a quota needs counting."""
+    client_id = Judgement._meta.get_field("client_id").get_db_prep_value(client_id, connection)
+    row = _row(SUBMIT_STATE, {"task": task_id, "rater": rater.pk, "client_id": client_id, "now": _at(now)})
+    return {field: None if value is None else bool(value) for field, value in zip(SUBMIT_STATE_FIELDS, row)}
 
 
 LEASE_TAKE = f"""

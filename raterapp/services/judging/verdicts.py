@@ -6,14 +6,13 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q, Subquery
+from django.db.models import F
 from django.utils import timezone
 
 from raterapp.access import RATER, has_role
-from raterapp.models import Judgement, Lease, OutboxMessage, PairTask, RaterProfile, RetractedJudgement, Verdict
+from raterapp.models import Judgement, Lease, OutboxMessage, PairTask, RetractedJudgement, Verdict
 from raterapp.services.outbox import outbox_add, outbox_dispatch_on_commit
 from raterapp.services.verdict_reuse import reused_verdicts_release
 
@@ -23,7 +22,7 @@ from .progress import experiment_progress_move
 from .queue import MAX_HELD
 from .quotas import quota_consume
 from .spending import budget_consume, budget_refund
-from .store import one_statement_writes, verdict_store
+from .store import one_statement_writes, submit_state, verdict_store
 
 # A rater may take back any of their UNDO_STEPS latest verdicts in an experiment (within
 # UNDO_SECONDS); each undo leases its pair back, so the pairs a rater holds stay bounded.
@@ -132,10 +131,10 @@ def _undo_check(*, judgement: Judgement, rater) -> None:
 def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UUID, comment: str) -> Judgement:
     serialise_writers_on_sqlite(task.experiment_id)
     rater_and_task_lock(rater.pk, task.pk)  # the rater's first, as leases and undos take them
-    state = _submit_state(task_id=task.pk, rater=rater, client_id=client_id)
+    state = submit_state(task_id=task.pk, rater=rater, client_id=client_id, now=timezone.now())
     if state["client_id_used"]:
         raise JudgementRefused("This client_id was used before.")  # a retry: the caller answers it
-    if state["lease_expires_at"] is None:
+    if state["lease_expired"] is None:
         if state["judged"]:
             raise JudgementRefused("You already judged this pair.")
         raise JudgementRefused("This pair is not assigned to you.")
@@ -147,7 +146,7 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
         )
         if refresh is not None:
             outbox_dispatch_on_commit(refresh)
-        if not task.is_gold and state["lease_expires_at"] <= timezone.now():
+        if not task.is_gold and state["lease_expired"]:
             _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
         if settings.RATER_AUTO_PAUSE:
             outbox_add(kind=OutboxMessage.Kind.RATER_AUTO_PAUSE, target_id=rater.pk)
@@ -159,7 +158,7 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
         tasks = tasks.filter(verdicts__lt=F("wanted"))
     if not tasks.update(verdicts=F("verdicts") + 1):
         raise JudgementRefused("This pair already has all the verdicts it needs.")
-    if not task.is_gold and state["lease_expires_at"] <= timezone.now():
+    if not task.is_gold and state["lease_expired"]:
         _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
     Lease.objects.filter(task=task, rater=rater).delete()
@@ -173,30 +172,6 @@ def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UU
     if not task.is_gold:
         experiment_progress_move(experiment_id=task.experiment_id, verdicts=1)
     return judgement
-
-
-def _submit_state(*, task_id: int, rater, client_id: uuid.UUID) -> dict:
-    """What a submit checks before it writes, in one query (under the rater's and the task's locks):
-    the rater's lease on the task, whether they judged it, whether the client_id was used (a retry,
-    or an undone verdict) and whether the rater has a quota to count."""
-    return (
-        get_user_model()
-        .objects.filter(pk=rater.pk)
-        .values(
-            lease_expires_at=Subquery(
-                Lease.objects.filter(task=task_id, rater=OuterRef("pk")).values("expires_at")[:1]
-            ),
-            judged=Exists(Judgement.objects.filter(task=task_id, rater=OuterRef("pk"))),
-            client_id_used=Exists(Judgement.objects.filter(client_id=client_id))
-            | Exists(RetractedJudgement.objects.filter(client_id=client_id)),
-            has_quota=Exists(
-                RaterProfile.objects.filter(user=OuterRef("pk")).filter(
-                    Q(daily_quota__isnull=False) | Q(total_quota__isnull=False)
-                )
-            ),
-        )
-        .get()
-    )
 
 
 def _leases_beyond_wanted_revoke(*, task_id: int, rater) -> None:
