@@ -295,10 +295,11 @@ def compose_web_command(*, port: int, workers: int | None) -> list[str]:
     return argv
 
 
-def run(args, pairs: int | None) -> dict:
-    database_recreate(args.admin_url, args.db)
+def bench_environment(args) -> dict:
+    """The app's environment for a bench run: ``args.db`` on ``args.admin_url``'s server, a media
+    folder of its own, ``args.redis_url``."""
     media = tempfile.mkdtemp(prefix="bench-judging-")
-    env = {
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "raterapp.settings",
         "DATABASE_URL": args.admin_url.rsplit("/", 1)[0] + "/" + args.db,
@@ -310,6 +311,11 @@ def run(args, pairs: int | None) -> dict:
         # Production's broker: submits schedule (debounced) recomputes on it; no worker consumes them here.
         "REDIS_URL": args.redis_url,
     }
+
+
+def run(args, pairs: int | None) -> dict:
+    database_recreate(args.admin_url, args.db)
+    env = bench_environment(args)
     server = None
     try:
         if pairs is None:

@@ -15,14 +15,13 @@ import os
 import pstats
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_judging import build, database_recreate, raters_create  # noqa: E402
+from bench_judging import bench_environment, build, database_recreate, raters_create  # noqa: E402
 
 
 def main() -> int:
@@ -36,18 +35,7 @@ def main() -> int:
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
     args = parser.parse_args()
     database_recreate(args.admin_url, args.db)
-    media = tempfile.mkdtemp(prefix="profile-judging-")
-    env = {
-        "DJANGO_SETTINGS_MODULE": "raterapp.settings",
-        "DATABASE_URL": args.admin_url.rsplit("/", 1)[0] + "/" + args.db,
-        "SECRET_KEY": "bench-only",
-        "DEBUG": "false",
-        "DATA_DIR": media,
-        "MEDIA_ROOT": media + "/media",
-        "LOG_LEVEL": "WARNING",
-        "REDIS_URL": args.redis_url,
-        "ALLOWED_HOSTS": "testserver",
-    }
+    env = {**bench_environment(args), "ALLOWED_HOSTS": "testserver"}
     os.environ.update(env)
     try:
         experiment = build({**os.environ}, args.pairs)

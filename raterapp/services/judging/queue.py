@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import timedelta
 
 import numpy as np
@@ -18,7 +18,7 @@ from raterapp.vocabulary import QueueClosedReason
 from .errors import JudgementRefused, QueueClosed
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from .spending import budget_lease_check
-from .store import lease_take, one_statement_writes, rater_state
+from .store import lease_take, one_statement_writes, queue_next, rater_state
 
 MAX_HELD = 2  # the pair on screen and the preloaded next one
 MAX_RENEW = 10
@@ -69,10 +69,10 @@ def assignment_next(
         if state["budget_limited"]:
             budget_lease_check(experiment=experiment)
         if experiment.gold_rate > 0 and (rng or np.random.default_rng()).random() < experiment.gold_rate:
-            task = _lease_take(_gold_queue(experiment=experiment, rater=rater), rater=rater)
+            task = _lease_take(_candidates(_gold_queue(experiment=experiment, rater=rater)), rater=rater)
             if task is not None:
                 return task
-        return _lease_take(task_queue_for_rater(experiment=experiment, rater=rater, now=timezone.now()), rater=rater)
+        return _lease_take(_sampled_candidates(experiment, rater=rater), rater=rater)
 
 
 def leases_renew(*, rater, task_ids: Iterable[int]) -> tuple[list[Lease], list[int]]:
@@ -118,15 +118,12 @@ def _lease_renew(lease: Lease, *, rater) -> PairTask | None:
     return task
 
 
-def _lease_take(queue: QuerySet[PairTask], *, rater) -> PairTask | None:
-    """Lease the first task of ``queue`` whose slot is still free once its row is locked."""
+def _lease_take(next_task: Callable[[int | None], PairTask | None], *, rater) -> PairTask | None:
+    """Lease the first task that ``next_task`` (the queue after a rank, locked) offers whose slot is
+    still free once its row is locked."""
     last_rank = None
     while True:
-        candidates = queue if last_rank is None else queue.filter(rank__gt=last_rank)
-        candidates = candidates.select_related("item_a", "item_b")  # the cards, in the same query
-        if connection.features.has_select_for_update_skip_locked:
-            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-        task = candidates.first()
+        task = next_task(last_rank)
         if task is None:
             return None
         now = timezone.now()
@@ -145,6 +142,27 @@ def _lease_take(queue: QuerySet[PairTask], *, rater) -> PairTask | None:
         if task.is_gold:
             return None  # another request of this rater took it meanwhile; gold is optional
         last_rank = task.rank
+
+
+def _candidates(queue: QuerySet[PairTask]) -> Callable[[int | None], PairTask | None]:
+    """The first task of ``queue`` after a rank, with its cards, locked (skipping locked ones)."""
+
+    def next_task(last_rank: int | None) -> PairTask | None:
+        candidates = queue if last_rank is None else queue.filter(rank__gt=last_rank)
+        candidates = candidates.select_related("item_a", "item_b")  # the cards, in the same query
+        if connection.features.has_select_for_update_skip_locked:
+            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+        return candidates.first()
+
+    return next_task
+
+
+def _sampled_candidates(experiment: Experiment, *, rater) -> Callable[[int | None], PairTask | None]:
+    """The rater's queue (``task_queue_for_rater``), written out on PostgreSQL."""
+    now = timezone.now()
+    if one_statement_writes():
+        return lambda last_rank: queue_next(experiment_id=experiment.pk, rater=rater, now=now, after=last_rank)
+    return _candidates(task_queue_for_rater(experiment=experiment, rater=rater, now=now))
 
 
 LEASE_RENEWED = ["expires_at", "created_at", "token"]

@@ -23,9 +23,11 @@ from raterapp.models import (
     Experiment,
     ExperimentBudget,
     ExperimentProgress,
+    Item,
     Judgement,
     Lease,
     OutboxMessage,
+    PairReport,
     PairTask,
     RaterProfile,
     RetractedJudgement,
@@ -93,6 +95,45 @@ def submit_state(*, task_id: int, rater, client_id: uuid.UUID, now: datetime) ->
     client_id = Judgement._meta.get_field("client_id").get_db_prep_value(client_id, connection)
     row = _row(SUBMIT_STATE, {"task": task_id, "rater": rater.pk, "client_id": client_id, "now": _at(now)})
     return {field: None if value is None else bool(value) for field, value in zip(SUBMIT_STATE_FIELDS, row)}
+
+
+CARD_COLUMNS = ("id", "title", "description", "image_url", "url", "attributes")
+TASK_COLUMNS = ("id", "experiment_id", "item_a_id", "item_b_id", "rank", "wanted", "verdicts", "gold_answer")
+QUEUE_NEXT = f"""
+SELECT {", ".join(f"t.{c}" for c in TASK_COLUMNS)}, {", ".join(f"a.{c}" for c in CARD_COLUMNS)},
+    {", ".join(f"b.{c}" for c in CARD_COLUMNS)}
+FROM {_table(PairTask)} t
+    JOIN {_table(Item)} a ON a.id = t.item_a_id
+    JOIN {_table(Item)} b ON b.id = t.item_b_id
+WHERE t.experiment_id = %(experiment)s AND t.gold_answer = '' AND t.retired_at IS NULL
+    AND t.verdicts < t.wanted AND t.rank > %(after)s
+    AND NOT EXISTS (SELECT 1 FROM {_table(Judgement)} j WHERE j.task_id = t.id AND j.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM {_table(PairReport)} r WHERE r.task_id = t.id AND r.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM {_table(Lease)} l
+        WHERE l.task_id = t.id AND l.rater_id = %(rater)s AND l.expires_at > %(now)s)
+    AND t.verdicts < t.wanted - (SELECT count(*) FROM {_table(Lease)} l
+        WHERE l.task_id = t.id AND l.expires_at > %(now)s AND l.rater_id <> %(rater)s)
+ORDER BY t.rank
+LIMIT 1
+FOR UPDATE OF t SKIP LOCKED
+"""
+
+
+def queue_next(*, experiment_id: int, rater, now: datetime, after: int | None) -> PairTask | None:
+    """The first task of the rater's queue after rank ``after``, with its cards, its row locked
+    (skipping locked ones): ``selectors.judging.task_queue_for_rater`` written out, as it costs
+    more to build than to run. PostgreSQL only."""
+    params = {"experiment": experiment_id, "rater": rater.pk, "now": now, "after": -1 if after is None else after}
+    row = _row(QUEUE_NEXT, params)
+    if row is None:
+        return None
+    n, m = len(TASK_COLUMNS), len(CARD_COLUMNS)
+    task = PairTask.from_db(connection.alias, TASK_COLUMNS, row[:n])
+    attributes = Item._meta.get_field("attributes")
+    for field, values in (("item_a", row[n : n + m]), ("item_b", row[n + m :])):
+        values = (*values[:-1], attributes.from_db_value(values[-1], None, connection))
+        setattr(task, field, Item.from_db(connection.alias, CARD_COLUMNS, values))
+    return task
 
 
 LEASE_TAKE = f"""
