@@ -69,13 +69,13 @@ import numpy as np
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 from raterapp.models import Experiment, ExperimentBudget, Item, PairTask
-n_pairs = int(sys.argv[1])
+n_pairs, replication = int(sys.argv[1]), int(sys.argv[2])
 owner = User.objects.create_user("bench-owner")
 owner.groups.add(Group.objects.get_or_create(name="engineer")[0])
 with transaction.atomic():
     experiment = Experiment.objects.create(
         name=f"bench {n_pairs} pairs", owner=owner, status=Experiment.Status.RATING,
-        open_to_all_raters=True, gold_rate=0, replication=1, seed=1,
+        open_to_all_raters=True, gold_rate=0, replication=replication, seed=1,
     )
     ExperimentBudget.objects.update_or_create(experiment=experiment, defaults={"max_verdicts": None})
     n_items = math.ceil((1 + math.sqrt(1 + 8 * n_pairs)) / 2)
@@ -87,7 +87,7 @@ with transaction.atomic():
     ranks = np.random.default_rng(1).permutation(n_pairs)
     pairs = itertools.islice(itertools.combinations(range(n_items), 2), n_pairs)
     PairTask.objects.bulk_create(
-        [PairTask(experiment=experiment, item_a=items[a], item_b=items[b], rank=int(rank), wanted=1)
+        [PairTask(experiment=experiment, item_a=items[a], item_b=items[b], rank=int(rank), wanted=replication)
          for (a, b), rank in zip(pairs, ranks)],
         batch_size=5000,
     )
@@ -101,11 +101,17 @@ print(json.dumps({"experiment": experiment.pk}))
 """
 
 
-def build(env: dict, pairs: int) -> int:
-    """Migrate and build an experiment of ``pairs`` pairs to judge; its id."""
+def build(env: dict, pairs: int, replication: int = 1) -> int:
+    """Migrate and build an experiment of ``pairs`` pairs to judge, each wanting ``replication``
+    verdicts; its id."""
     subprocess.run([PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
     out = subprocess.run(
-        [PYTHON, "-c", BUILD, str(pairs)], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+        [PYTHON, "-c", BUILD, str(pairs), str(replication)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])["experiment"]
 
@@ -239,6 +245,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, help="gunicorn workers (default: docker-compose.yml's)")
     parser.add_argument("--pairs", type=int, action="append", help="pairs to judge; repeat to compare sizes")
+    parser.add_argument(
+        "--replication",
+        type=int,
+        default=1,
+        help="verdicts each pair wants: 50 raters at 60/s judge 1,000 pairs of 1 verdict in 17 s",
+    )
     parser.add_argument("--demo-draws", type=int, help="the Febrl demo experiment with this many draws instead")
     parser.add_argument("--port", type=int, default=0, help="gunicorn's port (default: a free one)")
     parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
@@ -283,10 +295,11 @@ def compose_web_command(*, port: int, workers: int | None) -> list[str]:
     return argv
 
 
-def run(args, pairs: int | None) -> dict:
-    database_recreate(args.admin_url, args.db)
+def bench_environment(args) -> dict:
+    """The app's environment for a bench run: ``args.db`` on ``args.admin_url``'s server, a media
+    folder of its own, ``args.redis_url``."""
     media = tempfile.mkdtemp(prefix="bench-judging-")
-    env = {
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "raterapp.settings",
         "DATABASE_URL": args.admin_url.rsplit("/", 1)[0] + "/" + args.db,
@@ -298,12 +311,17 @@ def run(args, pairs: int | None) -> dict:
         # Production's broker: submits schedule (debounced) recomputes on it; no worker consumes them here.
         "REDIS_URL": args.redis_url,
     }
+
+
+def run(args, pairs: int | None) -> dict:
+    database_recreate(args.admin_url, args.db)
+    env = bench_environment(args)
     server = None
     try:
         if pairs is None:
             experiment, tokens = prepare(env, args.raters, args.demo_draws)
         else:
-            experiment = build(env, pairs)
+            experiment = build(env, pairs, args.replication)
             tokens = raters_create(env, args.raters)
             print(f"built: experiment {experiment}, {pairs} pairs to judge", flush=True)
         port = args.port or free_port()
@@ -327,6 +345,7 @@ def run(args, pairs: int | None) -> dict:
         stored = stored_client_ids(env, experiment)
         report = {
             "pairs": pairs,
+            "replication": args.replication,
             "raters": args.raters,
             "workers": int(command[command.index("--workers") + 1]),
             "seconds": round(seconds, 1),

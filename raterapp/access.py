@@ -32,6 +32,18 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
     return set(roles)
 
 
+def roles_annotations(user_field: str) -> dict:
+    """One ``Exists`` per role of the user at ``user_field``: a query that reads a user (the
+    token or session lookup) brings their roles along, and :func:`roles_remember` keeps them."""
+    memberships = get_user_model().groups.through.objects
+    return {f"role_{role}": Exists(memberships.filter(user=OuterRef(user_field), group__name=role)) for role in ROLES}
+
+
+def roles_remember(user, row) -> None:
+    """Keep on ``user`` the roles read with :func:`roles_annotations` into ``row``."""
+    user._raterapp_roles = frozenset(role for role in ROLES if getattr(row, f"role_{role}"))
+
+
 def has_role(user, role: str) -> bool:
     return role in user_roles(user)
 

@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from raterapp.access import ADMIN, has_role
+from raterapp.access import ADMIN, has_role, roles_annotations, roles_remember
 from raterapp.models import ApiToken, AuditEntry
 from raterapp.services.audit import audit_record
 
@@ -60,13 +60,17 @@ def api_token_create(*, actor, name: str = "", ttl_days: int | None = None) -> t
 
 
 def api_token_authenticate(*, key: str) -> ApiToken | None:
-    """The live token of ``key`` with its user, or ``None`` (unknown, revoked). An expired token
-    is returned as it is: the caller says why it refuses it."""
+    """The live token of ``key`` with its user (and the user's roles, read in the same query), or
+    ``None`` (unknown, revoked). An expired token is returned as it is: the caller says why it
+    refuses it."""
     token = (
         ApiToken.objects.select_related("user")
+        .annotate(**roles_annotations("user"))
         .filter(key_hash=api_token_key_hash(key), revoked_at__isnull=True)
         .first()
     )
+    if token is not None:
+        roles_remember(token.user, token)
     if token is not None and token.expires_at > timezone.now():
         _last_used_touch(token)
     return token

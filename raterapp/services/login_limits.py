@@ -12,10 +12,13 @@ import time
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
+
+from raterapp.access import roles_annotations, roles_remember
 
 
 def _key(username: str) -> str:
@@ -52,6 +55,14 @@ class LockoutModelBackend(ModelBackend):
         if username and login_locked_seconds(username=username):
             raise PermissionDenied("locked out")
         return super().authenticate(request, username=username, password=password, **kwargs)
+
+    def get_user(self, user_id):
+        """The session's user with their roles, in one query."""
+        user = get_user_model()._default_manager.annotate(**roles_annotations("pk")).filter(pk=user_id).first()
+        if user is None:
+            return None
+        roles_remember(user, user)
+        return user if self.user_can_authenticate(user) else None
 
 
 class _LockoutMessage:

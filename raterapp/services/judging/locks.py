@@ -37,3 +37,18 @@ def rater_lock(rater_id: int) -> None:
     and a submit holding its task's lock would deadlock with a lease request holding this one.
     """
     list(get_user_model().objects.select_for_update(no_key=True).filter(pk=rater_id).values_list("pk", flat=True))
+
+
+def rater_and_task_lock(rater_id: int, task_id: int) -> None:
+    """:func:`rater_lock` then :func:`task_lock` in one statement (the rater's row first, as the
+    other writers take them). Reads nothing: what is read after it sees every commit before."""
+    if not connection.features.has_select_for_update:
+        return
+    users, tasks = get_user_model()._meta.db_table, PairTask._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'SELECT 1 FROM "{users}" u, "{tasks}" t WHERE u.id = %s AND t.id = %s'
+            " FOR NO KEY UPDATE OF u FOR UPDATE OF t",
+            [rater_id, task_id],
+        )
+        cursor.fetchall()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import timedelta
 
 import numpy as np
@@ -11,13 +11,14 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
-from raterapp.models import Experiment, Judgement, Lease, PairTask, RaterProfile
-from raterapp.selectors.judging import rater_quota_left, task_queue_for_rater, tasks_open_to_rater
+from raterapp.models import Experiment, Judgement, Lease, PairTask
+from raterapp.selectors.judging import rater_quota_left, rows_count, task_queue_for_rater, tasks_open_to_rater
 from raterapp.vocabulary import QueueClosedReason
 
 from .errors import JudgementRefused, QueueClosed
 from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from .spending import budget_lease_check
+from .store import lease_take, one_statement_writes, queue_next, rater_state
 
 MAX_HELD = 2  # the pair on screen and the preloaded next one
 MAX_RENEW = 10
@@ -48,27 +49,30 @@ def assignment_next(
     with transaction.atomic():
         serialise_writers_on_sqlite(experiment.pk)
         rater_lock(rater.pk)
-        profile = RaterProfile.objects.filter(user=rater).first()  # read under the rater's lock
-        _rater_check(experiment=experiment, rater=rater, profile=profile)
-        held = list(
-            Lease.objects.filter(rater=rater, task__experiment=experiment, expires_at__gt=timezone.now()).order_by(
-                "created_at", "pk"
+        state = rater_state(experiment_id=experiment.pk, rater=rater, now=timezone.now())  # under the lock
+        _rater_check(state)
+        if state["holds"]:
+            held = list(
+                Lease.objects.filter(rater=rater, task__experiment=experiment, expires_at__gt=timezone.now()).order_by(
+                    "created_at", "pk"
+                )
             )
-        )
-        for lease in held:
-            if lease.task_id not in holding:
-                task = _lease_renew(lease, rater=rater)
-                if task is not None:
-                    return task
-        if len([lease for lease in held if lease.task_id in holding]) >= MAX_HELD:
-            raise JudgementRefused(f"You already hold {MAX_HELD} pairs: judge one first.")
-        _quota_check(rater, profile=profile)
-        budget_lease_check(experiment=experiment)
+            for lease in held:
+                if lease.task_id not in holding:
+                    task = _lease_renew(lease, rater=rater)
+                    if task is not None:
+                        return task
+            if len([lease for lease in held if lease.task_id in holding]) >= MAX_HELD:
+                raise JudgementRefused(f"You already hold {MAX_HELD} pairs: judge one first.")
+        if state["has_quota"]:
+            _quota_check(rater)
+        if state["budget_limited"]:
+            budget_lease_check(experiment=experiment)
         if experiment.gold_rate > 0 and (rng or np.random.default_rng()).random() < experiment.gold_rate:
-            task = _lease_take(_gold_queue(experiment=experiment, rater=rater), rater=rater)
+            task = _lease_take(_candidates(_gold_queue(experiment=experiment, rater=rater)), rater=rater)
             if task is not None:
                 return task
-        return _lease_take(task_queue_for_rater(experiment=experiment, rater=rater, now=timezone.now()), rater=rater)
+        return _lease_take(_sampled_candidates(experiment, rater=rater), rater=rater)
 
 
 def leases_renew(*, rater, task_ids: Iterable[int]) -> tuple[list[Lease], list[int]]:
@@ -114,27 +118,54 @@ def _lease_renew(lease: Lease, *, rater) -> PairTask | None:
     return task
 
 
-def _lease_take(queue: QuerySet[PairTask], *, rater) -> PairTask | None:
-    """Lease the first task of ``queue`` whose slot is still free once its row is locked."""
+def _lease_take(next_task: Callable[[int | None], PairTask | None], *, rater) -> PairTask | None:
+    """Lease the first task that ``next_task`` (the queue after a rank, locked) offers whose slot is
+    still free once its row is locked."""
     last_rank = None
     while True:
-        candidates = queue if last_rank is None else queue.filter(rank__gt=last_rank)
-        candidates = candidates.select_related("item_a", "item_b")  # the cards, in the same query
-        if connection.features.has_select_for_update_skip_locked:
-            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-        task = candidates.first()
+        task = next_task(last_rank)
         if task is None:
             return None
         now = timezone.now()
-        if _slot_free(task, rater=rater, now=now):
-            Lease.objects.filter(task=task, rater=rater).delete()  # an expired one of the rater's
-            task.lease = Lease.objects.create(
-                task=task, rater=rater, expires_at=now + timedelta(seconds=settings.LEASE_SECONDS)
+        if one_statement_writes():
+            task.lease = lease_take(task=task, rater=rater, now=now)
+            if task.lease is not None:
+                return task
+        elif _slot_free(task, rater=rater, now=now):
+            # An expired lease of the rater's on the task is taken over.
+            lease = Lease(task=task, rater=rater, expires_at=now + timedelta(seconds=settings.LEASE_SECONDS))
+            Lease.objects.bulk_create(
+                [lease], update_conflicts=True, unique_fields=["task", "rater"], update_fields=LEASE_RENEWED
             )
+            task.lease = lease
             return task
         if task.is_gold:
             return None  # another request of this rater took it meanwhile; gold is optional
         last_rank = task.rank
+
+
+def _candidates(queue: QuerySet[PairTask]) -> Callable[[int | None], PairTask | None]:
+    """The first task of ``queue`` after a rank, with its cards, locked (skipping locked ones)."""
+
+    def next_task(last_rank: int | None) -> PairTask | None:
+        candidates = queue if last_rank is None else queue.filter(rank__gt=last_rank)
+        candidates = candidates.select_related("item_a", "item_b")  # the cards, in the same query
+        if connection.features.has_select_for_update_skip_locked:
+            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+        return candidates.first()
+
+    return next_task
+
+
+def _sampled_candidates(experiment: Experiment, *, rater) -> Callable[[int | None], PairTask | None]:
+    """The rater's queue (``task_queue_for_rater``), written out on PostgreSQL."""
+    now = timezone.now()
+    if one_statement_writes():
+        return lambda last_rank: queue_next(experiment_id=experiment.pk, rater=rater, now=now, after=last_rank)
+    return _candidates(task_queue_for_rater(experiment=experiment, rater=rater, now=now))
+
+
+LEASE_RENEWED = ["expires_at", "created_at", "token"]
 
 
 def _gold_queue(*, experiment: Experiment, rater) -> QuerySet[PairTask]:
@@ -149,23 +180,29 @@ def _gold_queue(*, experiment: Experiment, rater) -> QuerySet[PairTask]:
 
 
 def _slot_free(task: PairTask, *, rater, now) -> bool:
-    """Whether this rater may hold the task: checked with the task row locked, in fresh
-    statements that see every committed lease and verdict."""
-    if Judgement.objects.filter(task=task, rater=rater).exists():
+    """Whether this rater may hold the task: checked with the task row locked, in a fresh
+    statement that sees every committed lease and verdict."""
+    row = (
+        PairTask.objects.filter(pk=task.pk)
+        .order_by()
+        .values(
+            judged=Exists(Judgement.objects.filter(task=OuterRef("pk"), rater=rater)),
+            held=rows_count(Lease.objects.filter(task=OuterRef("pk"), expires_at__gt=now).exclude(rater=rater)),
+        )
+        .get()
+    )
+    if row["judged"]:
         return False
-    if task.is_gold:
-        return True
-    held = Lease.objects.filter(task=task, expires_at__gt=now).exclude(rater=rater).count()
-    return task.verdicts + held < task.wanted
+    return task.is_gold or task.verdicts + row["held"] < task.wanted
 
 
-def _rater_check(*, experiment: Experiment, rater, profile: RaterProfile | None) -> None:
+def _rater_check(state: dict) -> None:
     """Refuse a paused rater (read under the rater's lock, which a pause takes too), and
     one the experiment is no longer open to (its assigned raters changed after the
     request's access check)."""
-    if profile is not None and profile.paused:
+    if state["paused"]:
         raise QueueClosed(QueueClosedReason.RATER_PAUSED, "An admin paused your rating for now.")
-    if _assigned_to_others(experiment_id=experiment.pk, rater=rater):
+    if not (state["mine"] if state["any_assigned"] else state["open_to_all"]):
         raise QueueClosed(QueueClosedReason.NOT_ASSIGNED, "This experiment is not open to you any more.")
 
 
@@ -186,8 +223,8 @@ def _assigned_to_others(*, experiment_id: int, rater) -> bool:
     return not row["open_to_all_raters"]
 
 
-def _quota_check(rater, *, profile: RaterProfile | None) -> None:
-    daily_left, total_left = rater_quota_left(rater=rater, profile=profile)
+def _quota_check(rater) -> None:
+    daily_left, total_left = rater_quota_left(rater=rater)
     if daily_left is not None and daily_left <= 0:
         raise QueueClosed(QueueClosedReason.QUOTA_DAILY, "You reached your daily quota of verdicts.")
     if total_left is not None and total_left <= 0:

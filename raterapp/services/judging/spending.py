@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import uuid
 
-from django.db.models import F, Q
+from django.db import connection
+from django.db.models import F
 
 from raterapp.models import BudgetLedgerEntry, BudgetPool, Experiment, ExperimentBudget
 from raterapp.selectors.judging import budget_closed_reason
@@ -19,6 +20,10 @@ class BudgetSpent(JudgementRefused):
     """The verdict would spend more than the experiment's (or its pool's) budget."""
 
 
+BUDGET_SPENT = "The experiment's judgement budget is spent: this verdict was not recorded."
+POOL_SPENT = "The shared judgement budget is spent: this verdict was not recorded."
+
+
 def budget_consume(*, experiment_id: int, rater, verdict: uuid.UUID) -> None:
     """Spend one verdict of the experiment's budget and its pool's; raises :class:`BudgetSpent`.
 
@@ -26,15 +31,14 @@ def budget_consume(*, experiment_id: int, rater, verdict: uuid.UUID) -> None:
     spend goes to the ledger with the pool charged (the budget row is locked first, so a
     pool moved meanwhile is the next verdict's).
     """
-    locked = ExperimentBudget.objects.select_for_update().filter(experiment_id=experiment_id)
-    budget = locked.values("pk", "pool_id", "cost_per_verdict").get()  # made with the experiment
-    spendable = Q(max_verdicts__isnull=True) | Q(spent__lt=F("max_verdicts"))
-    if not ExperimentBudget.objects.filter(spendable, pk=budget["pk"]).update(spent=F("spent") + 1):
-        raise BudgetSpent("The experiment's judgement budget is spent: this verdict was not recorded.")
+    budget = _budget_spend(experiment_id)
+    if budget is None:
+        ExperimentBudget.objects.filter(experiment_id=experiment_id).values("pk").get()  # made with the experiment
+        raise BudgetSpent(BUDGET_SPENT)
     if budget["pool_id"] is not None and not BudgetPool.objects.filter(
         pk=budget["pool_id"], spent__lt=F("max_verdicts")
     ).update(spent=F("spent") + 1):
-        raise BudgetSpent("The shared judgement budget is spent: this verdict was not recorded.")
+        raise BudgetSpent(POOL_SPENT)
     BudgetLedgerEntry.objects.create(
         kind=BudgetLedgerEntry.Kind.SPEND,
         experiment_id=experiment_id,
@@ -44,6 +48,23 @@ def budget_consume(*, experiment_id: int, rater, verdict: uuid.UUID) -> None:
         amount=1,
         cost=budget["cost_per_verdict"],
     )
+
+
+def _budget_spend(experiment_id: int) -> dict | None:
+    """One unit of the experiment's budget spent, if it has one left (one conditional update,
+    which locks the row); its pool and cost, or ``None``."""
+    table = ExperimentBudget._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'UPDATE "{table}" SET spent = spent + 1 WHERE experiment_id = %s'
+            " AND (max_verdicts IS NULL OR spent < max_verdicts) RETURNING pool_id, cost_per_verdict",
+            [experiment_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    cost = ExperimentBudget._meta.get_field("cost_per_verdict").to_python(row[1])
+    return {"pool_id": row[0], "cost_per_verdict": cost}
 
 
 def budget_refund(*, experiment_id: int, rater, verdict: uuid.UUID) -> None:

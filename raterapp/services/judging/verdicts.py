@@ -13,15 +13,16 @@ from django.utils import timezone
 
 from raterapp.access import RATER, has_role
 from raterapp.models import Judgement, Lease, OutboxMessage, PairTask, RetractedJudgement, Verdict
-from raterapp.services.outbox import outbox_add
+from raterapp.services.outbox import outbox_add, outbox_dispatch_on_commit
 from raterapp.services.verdict_reuse import reused_verdicts_release
 
 from .errors import JudgementRefused
-from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
+from .locks import rater_and_task_lock, rater_lock, serialise_writers_on_sqlite, task_lock
 from .progress import experiment_progress_move
 from .queue import MAX_HELD
 from .quotas import quota_consume
 from .spending import budget_consume, budget_refund
+from .store import one_statement_writes, submit_state, verdict_store
 
 # A rater may take back any of their UNDO_STEPS latest verdicts in an experiment (within
 # UNDO_SECONDS); each undo leases its pair back, so the pairs a rater holds stay bounded.
@@ -48,14 +49,11 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
     client_id = _uuid(client_id)
     if not has_role(rater, RATER):
         raise PermissionDenied("Only raters submit verdicts.")
-    retried = _retry_of(client_id=client_id, task=task, rater=rater)
-    if retried is not None:
-        return retried, False
     try:
         with transaction.atomic():
             judgement = _judgement_record(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
     except (IntegrityError, JudgementRefused) as exc:
-        # The original of this retry may have committed while we waited for the task's lock.
+        # A retry (its original committed before, or while we waited for the locks), or an undone one.
         retried = _retry_of(client_id=client_id, task=task, rater=rater)
         if retried is not None:
             return retried, False
@@ -132,25 +130,38 @@ def _undo_check(*, judgement: Judgement, rater) -> None:
 
 def _judgement_record(*, task: PairTask, rater, verdict: str, client_id: uuid.UUID, comment: str) -> Judgement:
     serialise_writers_on_sqlite(task.experiment_id)
-    rater_lock(rater.pk)  # before the task's, as leases and undos take them
-    task_lock(task.pk)
-    lease = Lease.objects.filter(task=task, rater=rater).first()
-    if lease is None:
-        if Judgement.objects.filter(task=task, rater=rater).exists():
+    rater_and_task_lock(rater.pk, task.pk)  # the rater's first, as leases and undos take them
+    state = submit_state(task_id=task.pk, rater=rater, client_id=client_id, now=timezone.now())
+    if state["client_id_used"]:
+        raise JudgementRefused("This client_id was used before.")  # a retry: the caller answers it
+    if state["lease_expired"] is None:
+        if state["judged"]:
             raise JudgementRefused("You already judged this pair.")
         raise JudgementRefused("This pair is not assigned to you.")
-    quota_consume(rater=rater, task_id=task.pk)
-    # A lease is deleted with the verdict it led to, so the rater has not judged the task
-    # (the unique constraint would stop a second verdict anyway).
+    if state["has_quota"]:
+        quota_consume(rater=rater, task_id=task.pk)
+    if one_statement_writes():
+        judgement, refresh = verdict_store(
+            task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment, now=timezone.now()
+        )
+        if refresh is not None:
+            outbox_dispatch_on_commit(refresh)
+        if not task.is_gold and state["lease_expired"]:
+            _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
+        if settings.RATER_AUTO_PAUSE:
+            outbox_add(kind=OutboxMessage.Kind.RATER_AUTO_PAUSE, target_id=rater.pk)
+        return judgement
+    # The same writes, one statement each (SQLite). A lease is deleted with the verdict it led
+    # to, so the rater has not judged the task (the unique constraint would stop a second one).
     tasks = PairTask.objects.filter(pk=task.pk)
     if not task.is_gold:
         tasks = tasks.filter(verdicts__lt=F("wanted"))
     if not tasks.update(verdicts=F("verdicts") + 1):
         raise JudgementRefused("This pair already has all the verdicts it needs.")
-    if not task.is_gold and lease.expires_at <= timezone.now():
+    if not task.is_gold and state["lease_expired"]:
         _leases_beyond_wanted_revoke(task_id=task.pk, rater=rater)
     judgement = Judgement.objects.create(task=task, rater=rater, verdict=verdict, client_id=client_id, comment=comment)
-    lease.delete()
+    Lease.objects.filter(task=task, rater=rater).delete()
     if settings.RATER_AUTO_PAUSE:
         outbox_add(kind=OutboxMessage.Kind.RATER_AUTO_PAUSE, target_id=rater.pk)
     if not task.is_gold:
