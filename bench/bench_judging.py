@@ -10,7 +10,8 @@ What it does:
 2. starts gunicorn as docker-compose.yml's web service does (uvicorn workers under ASGI,
    ``--workers``) on ``--port``;
 3. runs ``--raters`` rater threads, each with its own keep-alive connection and API
-   token, for ``--seconds``: lease the next pair, submit a verdict, repeat. One submit in
+   token, for ``--seconds``: as the judging page does, submit a verdict that also leases the
+   next pair (``--separate``: lease the next pair, submit a verdict), repeat. One submit in
    ten is sent twice (a double click) to exercise the idempotent path;
 4. reports, per endpoint, the server-side time (the ``Server-Timing`` header that
    ``raterapp.middleware.ServerTimingMiddleware`` adds: time spent in Django) and the
@@ -186,9 +187,10 @@ def wait_until_up(port: int, timeout: float = 60) -> None:
 
 
 class Rater(threading.Thread):
-    def __init__(self, port: int, token: str, experiment: int, stop: threading.Event, seed: int):
+    def __init__(self, port: int, token: str, experiment: int, stop: threading.Event, seed: int, separate: bool):
         super().__init__(daemon=True)
         self.port, self.token, self.experiment, self.stop = port, token, experiment, stop
+        self.separate = separate
         self.rng = np.random.default_rng(seed)
         self.samples: list[tuple[str, float, float, int]] = []  # endpoint, server ms, client ms, status
         self.submitted: set[str] = set()
@@ -207,19 +209,30 @@ class Rater(threading.Thread):
         return response.status, (json.loads(data) if data else None)
 
     def run(self) -> None:
+        """The judging page's loop: a verdict also leases the next pair (``next``); next-pair only
+        to start, or when a verdict brought none. ``separate``: next-pair before every verdict."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        following = None
         try:
             while not self.stop.is_set():
-                status, body = self.call(conn, "next-pair", f"/api/experiments/{self.experiment}/next-pair/", {})
-                if status != 200 or body["pair"] is None:
-                    self.errors.append(f"next-pair {status} {body}")
+                if following is None:
+                    path = f"/api/experiments/{self.experiment}/next-pair/"
+                    status, following = self.call(conn, "next-pair", path, {})
+                    if status != 200:
+                        self.errors.append(f"next-pair {status} {following}")
+                        return
+                if following["pair"] is None:
+                    self.errors.append(f"no pair left: {following['reason']}")
                     return
                 verdict = ("equivalent", "not_equivalent", "unsure")[int(self.rng.integers(3))]
-                answer = {"task": body["pair"]["task"], "verdict": verdict, "client_id": str(uuid.uuid4())}
+                answer = {"task": following["pair"]["task"], "verdict": verdict, "client_id": str(uuid.uuid4())}
+                if not self.separate:
+                    answer["next"] = {"holding": []}
                 for _ in range(2 if self.rng.random() < 0.1 else 1):
-                    status, _ = self.call(conn, "submit", "/api/judgements/", answer)
+                    status, body = self.call(conn, "submit", "/api/judgements/", answer)
                     if status not in (200, 201):
                         self.errors.append(f"submit {status}")
+                following = None if self.separate or body is None else body.get("next")
                 self.submitted.add(answer["client_id"])
         except Exception as exc:  # noqa: BLE001 - reported in the summary
             self.errors.append(repr(exc))
@@ -250,6 +263,9 @@ def main() -> int:
         type=int,
         default=1,
         help="verdicts each pair wants: 50 raters at 60/s judge 1,000 pairs of 1 verdict in 17 s",
+    )
+    parser.add_argument(
+        "--separate", action="store_true", help="ask next-pair before every verdict (the loop before `next`)"
     )
     parser.add_argument("--demo-draws", type=int, help="the Febrl demo experiment with this many draws instead")
     parser.add_argument("--port", type=int, default=0, help="gunicorn's port (default: a free one)")
@@ -330,7 +346,9 @@ def run(args, pairs: int | None) -> dict:
         server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
         wait_until_up(port)
         stop = threading.Event()
-        raters = [Rater(port, token, experiment, stop, seed=k) for k, token in enumerate(tokens)]
+        raters = [
+            Rater(port, token, experiment, stop, seed=k, separate=args.separate) for k, token in enumerate(tokens)
+        ]
         started = time.perf_counter()
         for rater in raters:
             rater.start()
@@ -348,6 +366,8 @@ def run(args, pairs: int | None) -> dict:
             "replication": args.replication,
             "raters": args.raters,
             "workers": int(command[command.index("--workers") + 1]),
+            "web_threads": int(env.get("WEB_THREADS", 4)),
+            "loop": "separate next-pair" if args.separate else "verdict with next",
             "seconds": round(seconds, 1),
             "next_pair": summary(samples, "next-pair", seconds),
             "submit": summary(samples, "submit", seconds),

@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from raterapp.access import access_experiment_for_rater, access_judgement_for_rater, access_task_for_rater
 from raterapp.selectors.judging import CARD_FIELDS, rater_progress_get, task_cards_get
 from raterapp.services.judging import (
+    JudgementRefused,
     QueueClosed,
     assignment_next,
     judgement_submit,
@@ -69,6 +70,18 @@ def _pair_data(pair: dict | None) -> dict | None:
     return {"task": pair["task"], "lease_expires_at": _DATETIME.to_representation(pair["lease_expires_at"]), **cards}
 
 
+def _leased_pair(experiment, rater, holding) -> dict:
+    """The next pair leased to the rater, or null with the reason the queue is closed to them;
+    :class:`JudgementRefused` when they hold two pairs already."""
+    try:
+        task = assignment_next(experiment=experiment, rater=rater, holding=holding)
+    except QueueClosed as exc:
+        return {"pair": None, "reason": str(exc.reason)}
+    if task is None:
+        return {"pair": None, "reason": str(QueueClosedReason.QUEUE_EMPTY)}
+    return {"pair": _pair_data(_pair(task, rater)), "reason": None}
+
+
 def _judgement_data(judgement, progress: dict) -> dict:
     return {
         "id": judgement.pk,
@@ -98,19 +111,8 @@ class NextPairApi(APIView):
         experiment = access_experiment_for_rater(request.user, experiment_id)
         data = NextPairRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        pair, reason = None, None
-        try:
-            task = assignment_next(experiment=experiment, rater=request.user, holding=data.validated_data["holding"])
-        except QueueClosed as exc:
-            reason = exc.reason
-        else:
-            if task is None:
-                reason = QueueClosedReason.QUEUE_EMPTY
-            else:
-                pair = _pair(task, request.user)
         body = {
-            "pair": _pair_data(pair),
-            "reason": None if reason is None else str(reason),
+            **_leased_pair(experiment, request.user, data.validated_data["holding"]),
             "question": str(experiment.question),
             "guidelines": str(experiment.guidelines),
             "progress": _progress(request, experiment),
@@ -123,7 +125,9 @@ class JudgementCreateApi(APIView):
     a recorded one (a retry), 409 when refused, with the reason in ``detail`` (already
     judged, not assigned, no slot left, undone, the rater's quota or the budget spent,
     also for a verdict on an expired lease); a refused verdict is not stored. The answer
-    carries the rater's progress. Roles: rater."""
+    carries the rater's progress and, when the request has ``next``, the next pair leased
+    as next-pair would lease it, once the verdict is stored: one round trip a verdict.
+    Roles: rater."""
 
     permission_classes = [IsRater]
 
@@ -148,7 +152,17 @@ class JudgementCreateApi(APIView):
             client_id=data.validated_data["client_id"],
             comment=data.validated_data["comment"],
         )
-        return Response(_judgement_data(judgement, _progress(request, task.experiment)), status=201 if created else 200)
+        wants_next = data.validated_data.get("next")
+        following = None
+        if wants_next is not None:
+            try:
+                following = _leased_pair(task.experiment, request.user, wants_next["holding"])
+            except JudgementRefused:
+                pass  # the verdict is stored; `next` null tells the page to ask next-pair
+        body = _judgement_data(judgement, _progress(request, task.experiment))
+        if wants_next is not None:
+            body["next"] = following
+        return Response(body, status=201 if created else 200)
 
 
 class JudgementUndoApi(APIView):

@@ -47,13 +47,16 @@ class NextPairRequestSerializer(serializers.Serializer):
     )  # fmt: skip
 
 
-class NextPairSerializer(serializers.Serializer):
+class LeasedPairSerializer(serializers.Serializer):
     pair = PairSerializer(allow_null=True)
     reason = serializers.ChoiceField(
         choices=QueueClosedReason.choices,
         allow_null=True,
         help_text="Why pair is null.",
     )
+
+
+class NextPairSerializer(LeasedPairSerializer):
     question = serializers.CharField()
     guidelines = serializers.CharField(allow_blank=True)
     progress = RaterProgressSerializer()
@@ -64,14 +67,23 @@ class JudgementCreateSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Judgement.Verdict.choices)
     client_id = serializers.UUIDField(help_text="Made by the client once per verdict: a retry sends it again.")
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    next = NextPairRequestSerializer(
+        required=False, allow_null=True,
+        help_text="Also lease the next pair, as next-pair would with this body: the answer's `next` carries it.",
+    )  # fmt: skip
 
 
 class JudgementSerializer(serializers.ModelSerializer):
     progress = RaterProgressSerializer(read_only=True, required=False)
+    next = LeasedPairSerializer(
+        read_only=True, required=False, allow_null=True,
+        help_text="With `next` in the request: the next pair, or null when it could not be leased "
+        "(the rater holds two pairs already): ask next-pair then.",
+    )  # fmt: skip
 
     class Meta:
         model = Judgement
-        fields = ("id", "task", "verdict", "client_id", "comment", "created_at", "progress")
+        fields = ("id", "task", "verdict", "client_id", "comment", "created_at", "progress", "next")
         read_only_fields = fields
 
 

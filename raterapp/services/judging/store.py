@@ -61,8 +61,8 @@ SELECT
     EXISTS(SELECT 1 FROM {_table(Experiment.assigned_raters.through)} a WHERE a.experiment_id = %(experiment)s),
     EXISTS(SELECT 1 FROM {_table(Experiment.assigned_raters.through)} a
         WHERE a.experiment_id = %(experiment)s AND a.user_id = %(rater)s),
-    EXISTS(SELECT 1 FROM {_table(Lease)} l JOIN {_table(PairTask)} t ON t.id = l.task_id
-        WHERE l.rater_id = %(rater)s AND t.experiment_id = %(experiment)s AND l.expires_at > %(now)s),
+    EXISTS(SELECT 1 FROM {_table(Lease)} l WHERE l.rater_id = %(rater)s AND l.expires_at > %(now)s
+        AND (SELECT t.experiment_id FROM {_table(PairTask)} t WHERE t.id = l.task_id) = %(experiment)s),
     EXISTS(SELECT 1 FROM {_table(ExperimentBudget)} b WHERE b.experiment_id = %(experiment)s
         AND (b.max_verdicts IS NOT NULL OR b.pool_id IS NOT NULL OR b.paused))
 """

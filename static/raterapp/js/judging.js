@@ -165,9 +165,12 @@ function heldTasks() {
   return held;
 }
 
+// Whether a request going out now should also lease the pair to preload: what preload() asks.
+const wantsNext = () => !(state.next || state.end || state.fatal || state.resume.length);
+
 // Lease the pair after the one on screen (or the one to show, when nothing is on screen).
 function preload() {
-  if (state.preloading || state.next || state.end || state.fatal || state.resume.length) return;
+  if (state.preloading || !wantsNext()) return;
   state.preloading = true;
   enqueue(preloadJob);
 }
@@ -180,7 +183,7 @@ async function preloadJob() {
     return;
   }
   try {
-    if (state.next || state.end || state.fatal || state.resume.length) return;
+    if (!wantsNext()) return;
     const result = await send(config.urls.nextPair, { holding: heldTasks() });
     if (stopOn(result)) return;
     if (result.status !== 200) {
@@ -188,15 +191,24 @@ async function preloadJob() {
       return;
     }
     showProgress(result.data.progress);
-    if (result.data.pair) {
-      state.next = result.data.pair;
-      preloadImages(state.next);
-    } else {
-      state.end = result.data.reason || "queue_empty";
-    }
+    takeNext(result.data);
   } finally {
     state.preloading = false;
   }
+  afterNext();
+}
+
+// A leased pair, or why there is none: next-pair's answer, or the `next` of a verdict's.
+function takeNext({ pair, reason }) {
+  if (pair) {
+    state.next = pair;
+    preloadImages(state.next);
+  } else {
+    state.end = reason || "queue_empty";
+  }
+}
+
+function afterNext() {
   if (!state.current && !state.fatal && (state.next || root.dataset.state !== "end")) {
     say("");
     advance();
@@ -219,13 +231,22 @@ function answer(verdict) {
   advance();
 }
 
+// The verdict also leases the pair to preload when the page wants one (one round trip a
+// verdict); the preload queued behind it then finds it there, or asks itself (`next` null).
+// Not while other writes wait: the pairs they answer are still leased and outside `holding`,
+// so the server would hand one back (see preloadJob).
 async function submit(record) {
   const body = { task: record.task, verdict: record.verdict, client_id: record.clientId, comment: record.comment };
+  if (wantsNext() && writesWaiting() === 0) body.next = { holding: heldTasks() };
   const result = await send(config.urls.judgements, body);
   if (result.status === 200 || result.status === 201) {
     record.judgement = result.data.id;
     showProgress(result.data.progress);
     say("Saved");
+    if (result.data.next && wantsNext()) {
+      takeNext(result.data.next);
+      afterNext();
+    }
     return;
   }
   state.history = state.history.filter((kept) => kept !== record);

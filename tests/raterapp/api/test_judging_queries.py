@@ -25,6 +25,9 @@ NEXT_PAIR_QUERIES = 9
 # Auth, the task's access check; BEGIN, both locks, the submit's state, every write of the verdict,
 # COMMIT; the outbox's dispatch (BEGIN, delete, COMMIT); progress. 27 before.
 SUBMIT_QUERIES = 11
+# A submit with `next`: the submit's, then the lease's transaction (BEGIN, lock, state, next task,
+# lease, COMMIT) and one progress for both: 11 + 6, against 11 + 9 for the two requests.
+SUBMIT_AND_NEXT_QUERIES = 17
 ROUNDS = 3
 
 
@@ -32,7 +35,7 @@ def loop_statements(queries: CaptureQueriesContext) -> int:
     return sum(1 for query in queries.captured_queries if "raterapp_cache" not in query["sql"])
 
 
-def loop_queries(n_pairs: int) -> dict[str, list[int]]:
+def loop_queries(n_pairs: int, *, with_next: bool = False) -> dict[str, list[int]]:
     experiment = experiment_of(n_pairs, UserFactory(roles=["engineer"]))
     rater = UserFactory(roles=["rater"])
     client = client_with_token(rater)
@@ -44,9 +47,12 @@ def loop_queries(n_pairs: int) -> dict[str, list[int]]:
         assert response.status_code == 200, response.content
         counts["next-pair"].append(loop_statements(queries))
         body = {"task": response.json()["pair"]["task"], "verdict": "equivalent", "client_id": str(uuid.uuid4())}
+        if with_next:
+            body["next"] = {"holding": []}
         with CaptureQueriesContext(connection) as queries:
             response = client.post("/api/judgements/", body, format="json")
         assert response.status_code == 201, response.content
+        assert ("next" in response.json()) == with_next
         counts["submit"].append(loop_statements(queries))
     assert Judgement.objects.filter(rater=rater).count() == ROUNDS
     assert not OutboxMessage.objects.exists()  # every refresh was dispatched after its commit
@@ -58,3 +64,11 @@ def test_next_pair_and_submit_run_a_pinned_number_of_queries_at_10_and_500_pairs
     assert small == large
     if connection.vendor == "postgresql":  # SQLite takes the writes one statement each
         assert small == {"next-pair": [NEXT_PAIR_QUERIES] * ROUNDS, "submit": [SUBMIT_QUERIES] * ROUNDS}
+
+
+def test_a_submit_that_leases_the_next_pair_runs_a_pinned_number_of_queries_at_10_and_500_pairs():
+    small, large = loop_queries(10, with_next=True), loop_queries(500, with_next=True)
+    assert small["submit"] == large["submit"]
+    if connection.vendor == "postgresql":
+        assert small["submit"] == [SUBMIT_AND_NEXT_QUERIES] * ROUNDS
+        assert SUBMIT_AND_NEXT_QUERIES < SUBMIT_QUERIES + NEXT_PAIR_QUERIES - 2
