@@ -27,7 +27,7 @@ def test_an_item_without_a_ground_truth_cluster_fails_the_upload_and_leaves_noth
     ground_truth = upload("gold.csv", "item_id,cluster_id\na,x\nb,x\nd,y\n")
     experiment = prepared(engineer, files=tiny_files(ground_truth=ground_truth))
     assert experiment.status == Status.FAILED
-    assert experiment.error == "gold.csv: no gold cluster for item_id 'c' (1 of 4 items lack one)"
+    assert experiment.error == "gold.csv: no ground-truth cluster for item_id 'c' (1 of 4 items lack one)"
     assert experiment.ground_truth_metrics is None
     assert_nothing_left(experiment)
 
