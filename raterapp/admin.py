@@ -45,7 +45,7 @@ SERVICE_OWNED_FIELDS = (
     "engine",
     "items_location",
     "catalogue_location",
-    "gold",
+    "ground_truth_metrics",
     "error_id",
     "error_step",
     "heartbeat_at",

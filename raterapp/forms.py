@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from raterapp.models import Experiment
+from raterapp.models import Experiment, UploadedFile
 from raterapp.services.budgets import MAX_REPLICATION
 
 ITEMS_COLUMNS = "item_id, base_cluster, exp_cluster, and optionally weight"
@@ -36,7 +36,7 @@ def _file_field(*, label: str, columns: str) -> forms.FileField:
 
 
 class ExperimentCreateForm(forms.Form):
-    FILE_KINDS = ("items", "base", "exp", "weights", "catalogue", "gold")
+    FILE_KINDS = tuple(UploadedFile.Kind.values)
 
     name = forms.CharField(max_length=200)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
@@ -104,7 +104,9 @@ class ExperimentCreateForm(forms.Form):
         max_length=1000,
         help_text="With items at a location: a Parquet catalogue under DATA_LOCATIONS; only sampled items are read.",
     )
-    gold = _file_field(label="Gold clustering (optional)", columns=CLUSTERING_COLUMNS + " — calibrates the estimates")
+    ground_truth = _file_field(
+        label="Ground-truth clustering (optional)", columns=CLUSTERING_COLUMNS + " — calibrates the estimates"
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

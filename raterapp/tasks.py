@@ -62,7 +62,7 @@ estimates_refresh_task = _experiment_refresh_task(
 derived_refresh_task = _experiment_refresh_task(
     "derived",
     900,
-    "Recompute ΔRecall and IQ with their bootstrap intervals (and the gold calibration) from every verdict.",
+    "Recompute ΔRecall and IQ with their bootstrap intervals (and their ground-truth calibration) from every verdict.",
 )
 rater_aware_refresh_task = _experiment_refresh_task(
     "rater_aware",
@@ -73,7 +73,7 @@ rater_aware_refresh_task = _experiment_refresh_task(
 
 @shared_task(name="raterapp.raters_auto_pause", acks_late=True, time_limit=300, soft_time_limit=270, **RETRY)
 def raters_auto_pause_task(rater_id: int | None = None) -> None:
-    """Pause the rater (every rater when ``rater_id`` is None) if a quality flag is raised
+    """Pause the rater (every rater when ``rater_id`` is None) if a rater-quality flag is raised
     and ``RATER_AUTO_PAUSE`` is on; scheduled after verdicts, at most once a minute per rater."""
     from raterapp.services.rater_quality import raters_auto_pause
 

@@ -118,6 +118,39 @@ TERMS: tuple[tuple[str, str], ...] = (
         "Estimate",
         ("A quality metric computed from the judged draws, with its interval."),
     ),
+    (
+        "Quality metric",
+        (
+            "How much of the change is an improvement (ΔPrecision, good and bad splits and merges): it needs to "
+            "know which items truly belong together, so it is estimated from verdicts. Impact metrics (how much "
+            "changed) need none."
+        ),
+    ),
+    (
+        "Absolute quality",
+        ("One clustering measured on its own: its Precision and how far its Recall is above MinimumRecall (MQM §5.1)."),
+    ),
+    (
+        "Gold question",
+        (
+            "A pair with a known answer, mixed into raters' queues at the gold rate. It measures each rater's "
+            "gold accuracy and counts in no estimate."
+        ),
+    ),
+    (
+        "Ground-truth clustering",
+        (
+            "An optional upload of each item's true cluster. It gives the exact value of every quality metric "
+            "(the ground-truth metrics), against which the estimates are calibrated."
+        ),
+    ),
+    (
+        "Rater quality",
+        (
+            "How far a rater's verdicts can be trusted: gold accuracy, speed, agreement with other raters and "
+            "the fitted sensitivity and specificity."
+        ),
+    ),
     ("Stale", STALE_HELP),
     (
         "Confidence interval",

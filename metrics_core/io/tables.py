@@ -194,7 +194,7 @@ def read_clustering_against_singletons(path: Any, weights_path: Any = None) -> I
 
 
 def read_gold_labels(path: Any, item_ids: pa.Array) -> pa.Array:
-    """The gold cluster (``item_id, cluster_id``) of each of ``item_ids``, in their order.
+    """The ground-truth (gold) cluster (``item_id, cluster_id``) of each of ``item_ids``, in their order.
 
     Every item needs one; gold rows of other items are ignored. Raises :class:`InputError`.
     """
@@ -204,7 +204,7 @@ def read_gold_labels(path: Any, item_ids: pa.Array) -> pa.Array:
         missing = np.flatnonzero(at < 0)
         first = item_ids[int(missing[0])].as_py()
         raise InputError(
-            path, f"no gold cluster for item_id {first!r} ({len(missing)} of {len(item_ids)} items lack one)"
+            path, f"no ground-truth cluster for item_id {first!r} ({len(missing)} of {len(item_ids)} items lack one)"
         )
     return labels.take(pa.array(at))
 

@@ -51,7 +51,7 @@ class ExperimentDashboardApi(APIView):
 
 class ExperimentDerivedApi(ExperimentReadApi):
     """The latest ΔRecall and IQ with bootstrap intervals, the diagram they come from (variant,
-    clips, checks), the Recall_Base curve, the heat map and, with a gold clustering, the
+    clips, checks), the Recall_Base curve, the heat map and, with a ground-truth clustering, the
     calibration against the truth (404 until first computed; it follows the estimates by a
     few seconds). Roles: engineer (own or granted), admin."""
 

@@ -30,22 +30,26 @@ from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun
 
 from .common import EXPERIMENT_NOT_FOUND, ExperimentReadApi, ExperimentRowsApi, IsEngineerOrAdmin, validated
+from .deprecation import GROUND_TRUTH_RENAMED, deprecation_flag
 from .serializers.estimates import EstimateSnapshotSerializer
 from .serializers.experiments import (
     FILE_KINDS,
+    ExperimentCreatedSerializer,
     ExperimentCreateSerializer,
     ExperimentDetailSerializer,
     ExperimentImpactSerializer,
     ExperimentSerializer,
     ImpactGroupSerializer,
     SampledPairSerializer,
+    deprecated_file_kinds_used,
 )
 
 
 class ExperimentListCreateApi(generics.ListAPIView):
     """GET: the experiments visible to the user (engineer: own and granted; admin: all).
-    POST: upload a new experiment (engineer, admin); it is prepared in the background.
-    Roles: engineer, admin."""
+    POST: upload a new experiment (engineer, admin); it is prepared in the background. The
+    deprecated upload field ``gold`` still works as ``ground_truth``: the answer then carries a
+    ``Deprecation`` header, a ``Link`` to these docs and ``warnings``. Roles: engineer, admin."""
 
     permission_classes = [IsEngineerOrAdmin]
     parser_classes = [MultiPartParser, FormParser]
@@ -65,14 +69,17 @@ class ExperimentListCreateApi(generics.ListAPIView):
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(request=ExperimentCreateSerializer, responses={201: ExperimentSerializer, 400: None})
+    @extend_schema(request=ExperimentCreateSerializer, responses={201: ExperimentCreatedSerializer, 400: None})
     def post(self, request):
         values = validated(ExperimentCreateSerializer, request.data)
         fields = {k: v for k, v in values.items() if k not in FILE_KINDS}
         files = {k: v for k, v in values.items() if k in FILE_KINDS}
         spec = experiment_spec(files=files, **fields)
         experiment = experiment_create(owner=request.user, spec=spec, files=files)
-        return Response(ExperimentSerializer(experiment).data, status=status.HTTP_201_CREATED)
+        response = Response(ExperimentCreatedSerializer(experiment).data, status=status.HTTP_201_CREATED)
+        if warnings := deprecated_file_kinds_used(request.data):
+            deprecation_flag(response, request=request, since=GROUND_TRUTH_RENAMED, warnings=warnings)
+        return response
 
 
 class ExperimentDetailApi(ExperimentReadApi):

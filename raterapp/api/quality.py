@@ -1,4 +1,4 @@
-"""Quality control of an experiment's raters: gold questions, gold accuracy, reported pairs.
+"""Rater quality of an experiment: gold questions, gold accuracy, reported pairs.
 
 Roles: engineers (own or granted experiments) and admins read; only admins create gold
 questions and set the gold rate (403 for others, nothing changed).
@@ -12,11 +12,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer
-from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list, pair_reports_list
+from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list, pair_reports_list
 from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
 
 from .common import ONLY_ADMINS, ExperimentReadApi, IsEngineerOrAdmin, change_schema, validated
-from .serializers.quality import (
+from .serializers.rater_quality import (
     GoldAccuracySerializer,
     GoldPairCreateSerializer,
     GoldPairSerializer,
@@ -27,12 +27,12 @@ from .serializers.quality import (
 NOT_FOUND = OpenApiResponse(description="No such experiment visible to you.")
 
 
-class _QualityListApi(ExperimentReadApi):
+class _RaterQualityListApi(ExperimentReadApi):
     many = True
     not_found = NOT_FOUND
 
 
-class GoldPairsApi(_QualityListApi):
+class GoldPairsApi(_RaterQualityListApi):
     """The experiment's gold questions with how often they were answered and answered right
     (GET); mark a pair of its items as gold with a known answer (POST, admins).
     Roles: engineer (own or granted) reads, admin."""
@@ -64,7 +64,7 @@ class GoldRateApi(APIView):
         return Response(GoldRateSerializer(experiment).data)
 
 
-class GoldAccuracyApi(_QualityListApi):
+class GoldAccuracyApi(_RaterQualityListApi):
     """Each rater's accuracy on the experiment's gold questions, with a Wilson interval.
     Roles: engineer (own or granted), admin."""
 
@@ -72,7 +72,7 @@ class GoldAccuracyApi(_QualityListApi):
     read = staticmethod(gold_accuracy_list)
 
 
-class PairReportsApi(_QualityListApi):
+class PairReportsApi(_RaterQualityListApi):
     """Pairs raters reported as broken (data missing or unreadable), newest first.
     Roles: engineer (own or granted), admin."""
 

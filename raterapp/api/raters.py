@@ -1,4 +1,4 @@
-"""Rater management: raters with their numbers and quality flags, their accounts, quotas,
+"""Rater management: raters with their numbers and rater-quality flags, their accounts, quotas,
 pause and assignment to experiments, and the agreement among an experiment's raters.
 
 Roles: admins list, create and change raters (``/api/raters/``) and assign them to
@@ -81,7 +81,7 @@ def _since(request) -> datetime | None:
 
 
 class RatersApi(ExportApi):
-    """Every rater with their numbers and quality flags (GET), or a new rater (POST: without
+    """Every rater with their numbers and rater-quality flags (GET), or a new rater (POST: without
     a password the answer carries a one-time link to choose one). Roles: admin."""
 
     permission_classes = [IsAdmin]

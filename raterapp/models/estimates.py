@@ -23,14 +23,16 @@ class EstimateSnapshot(models.Model):
 
 
 class DerivedEstimate(models.Model):
-    """ΔRecall and IQ with bootstrap intervals (and, with a gold clustering, their calibration)
+    """ΔRecall and IQ with bootstrap intervals (and, with a ground-truth clustering, their calibration)
     from the verdicts of one moment; computed after the snapshots, so it may lag them."""
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="derived_estimates")
     created_at = models.DateTimeField(auto_now_add=True)
     judgements = models.PositiveIntegerField()
     seconds = models.FloatField(help_text="How long the computation took.")
-    payload = models.JSONField(help_text="metrics_core DerivedMetrics.as_dict(), plus calibration when gold is known.")
+    payload = models.JSONField(
+        help_text="metrics_core DerivedMetrics.as_dict(), plus calibration when the ground truth is known."
+    )
     slices = models.JSONField(
         null=True,
         blank=True,

@@ -161,10 +161,11 @@ class Experiment(models.Model):
         help_text="A Parquet catalogue (folder or fsspec URL) instead of an upload; only sampled items are read.",
     )
     impact = models.JSONField(null=True, blank=True, help_text="metrics_core impact output (overall).")
-    gold = models.JSONField(
+    ground_truth_metrics = models.JSONField(
         null=True,
         blank=True,
-        help_text="With a gold clustering: its exact quality metrics and the true ΔRecall and IQ (metrics_core).",
+        help_text="With a ground-truth clustering: the exact quality metrics and the true ΔRecall and IQ "
+        "(metrics_core).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -228,7 +229,7 @@ class UploadedFile(models.Model):
         EXP = "exp", "Exp clustering"
         WEIGHTS = "weights", "Item weights"
         CATALOGUE = "catalogue", "Item catalogue"
-        GOLD = "gold", "Gold clustering (item_id, cluster_id)"
+        GROUND_TRUTH = "ground_truth", "Ground-truth clustering (item_id, cluster_id)"
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="files")
     kind = models.CharField(max_length=20, choices=Kind.choices)

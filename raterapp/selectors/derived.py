@@ -1,5 +1,5 @@
 """The derived metrics on the experiment page: ΔRecall and IQ, their curve and heat map, the
-absolute quality of one clustering, and the calibration against a gold clustering.
+absolute quality of one clustering, and the calibration against a ground-truth clustering.
 
 Everything comes from what the worker stored (:mod:`raterapp.services.derived`) and from the
 latest snapshot; metrics_core turns ΔPrecision and ΔRecall into absolute quality.
@@ -104,22 +104,22 @@ def absolute_panel_get(
 
 
 def calibration_panel_get(*, experiment: Experiment, quality: QualityEstimates | None, derived: DerivedEstimate | None):
-    """With a gold clustering: each estimate beside its exact value (and whether the interval holds
-    it), the true ΔRecall and IQ beside the derived ones, and the parameters that would have matched."""
-    gold = experiment.gold
-    if not gold:
+    """With a ground-truth clustering: each estimate beside its exact value (and whether the interval
+    holds it), the true ΔRecall and IQ beside the derived ones, and the parameters that would have matched."""
+    ground_truth = experiment.ground_truth_metrics
+    if not ground_truth:
         return None
     rows = []
     for name in metrics_for_scheme(quality.scheme) if quality is not None else ():
-        if name in quality and name in gold["quality"]:
-            rows.append({"metric": name, **_estimate_beside(quality[name].as_dict(), gold["quality"][name])})
+        if name in quality and name in ground_truth["quality"]:
+            rows.append({"metric": name, **_estimate_beside(quality[name].as_dict(), ground_truth["quality"][name])})
     calibration = (derived.payload.get("calibration") if derived is not None else None) or None
     derived_rows = []
     if calibration is not None:
         for name in ("DeltaRecall", "IQ"):
             estimate = derived.payload["estimates"][name]
             derived_rows.append({"metric": name, **_estimate_beside(estimate, calibration["truth"][name])})
-    return {"quality": rows, "derived": derived_rows, "calibration": calibration, "truth": gold["truth"]}
+    return {"quality": rows, "derived": derived_rows, "calibration": calibration, "truth": ground_truth["truth"]}
 
 
 def estimate_reading(name: str, stored: dict) -> dict:

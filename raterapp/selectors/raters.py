@@ -36,8 +36,8 @@ from metrics_core import agreement_summary, pairwise_cohens_kappa, rater_agreeme
 from metrics_core.results import json_number
 from raterapp.access import RATER
 from raterapp.models import Experiment, Judgement, RaterProfile, Verdict, sampled_q
-from raterapp.selectors.quality import gold_accuracy_row
 from raterapp.selectors.rater_aware import experiment_rater_fits_get
+from raterapp.selectors.rater_quality import gold_accuracy_row
 
 BREAK_SECONDS = 600
 DEFAULT_CONFIDENCE = 0.95
@@ -98,7 +98,7 @@ def rater_stats_list(
 
 
 def rater_flags(row: dict) -> list[str]:
-    """The quality flags a stats row raises, by the thresholds in settings."""
+    """The rater-quality flags a stats row raises, by the thresholds in settings."""
     flags = []
     median = row["median_seconds"]
     if row["timed_verdicts"] >= max(settings.RATER_MIN_TIMED_VERDICTS, 1) and median < settings.RATER_MIN_SECONDS:

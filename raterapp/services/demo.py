@@ -90,7 +90,7 @@ SIMULATED_RATERS = ("rater1", "rater2", "rater3")
 
 
 def demo_files_write(*, folder: Path) -> dict[str, Path]:
-    """The demo's items (clusterings), catalogue (item cards) and gold clustering (the true
+    """The demo's items (clusterings), catalogue (item cards) and ground-truth clustering (the true
     entities, which calibrate the estimates) as CSV files in ``folder``."""
     records = febrl_records()
     base, exp = demo_clusterings(records)
@@ -119,11 +119,15 @@ def demo_files_write(*, folder: Path) -> dict[str, Path]:
             "state": [s.upper() for s in text["state"]],
         }
     )
-    gold = pa.table({"item_id": text["rec_id"], "cluster_id": text["entity"]})
-    paths = {"items": folder / "items.csv", "catalogue": folder / "catalogue.csv", "gold": folder / "gold.csv"}
+    ground_truth = pa.table({"item_id": text["rec_id"], "cluster_id": text["entity"]})
+    paths = {
+        "items": folder / "items.csv",
+        "catalogue": folder / "catalogue.csv",
+        "ground_truth": folder / "ground_truth.csv",
+    }
     pcsv.write_csv(items, paths["items"])
     pcsv.write_csv(catalogue, paths["catalogue"])
-    pcsv.write_csv(gold, paths["gold"])
+    pcsv.write_csv(ground_truth, paths["ground_truth"])
     return paths
 
 
@@ -170,12 +174,12 @@ def demo_experiment_ensure(
     with (
         open(paths["items"], "rb") as items,
         open(paths["catalogue"], "rb") as catalogue,
-        open(paths["gold"], "rb") as gold,
+        open(paths["ground_truth"], "rb") as ground_truth,
     ):
         files = {
             "items": File(items, name="items.csv"),
             "catalogue": File(catalogue, name="catalogue.csv"),
-            "gold": File(gold, name="gold.csv"),
+            "ground_truth": File(ground_truth, name="ground_truth.csv"),
         }
         spec = experiment_spec(
             files=files,

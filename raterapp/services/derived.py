@@ -5,8 +5,8 @@ The bootstrap takes seconds on a large sample and the slices pass over the sampl
 value, so neither is part of the snapshot (which must stay fast): each snapshot asks for them,
 debounced by ``DERIVED_DEBOUNCE_SECONDS`` (:mod:`raterapp.services.scheduling`), and the
 result is a :class:`DerivedEstimate` of its own, which says from how many verdicts it was
-computed (the slices page reads its slices). With a gold clustering the result also holds the
-calibration against the truth (metrics_core computes all of it).
+computed (the slices page reads its slices). With a ground-truth clustering the result also holds
+the calibration against its ground-truth metrics (metrics_core computes all of it).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def derived_refresh_schedule(*, experiment_id: int) -> bool:
 
 
 def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
-    """Compute ΔRecall and IQ (and the gold calibration) and the slice estimates from every
+    """Compute ΔRecall and IQ (and the calibration against the ground truth) and the slice estimates from every
     verdict; store the result.
 
     The bootstrap is seeded by the experiment's seed: the same verdicts give the same intervals.
@@ -51,7 +51,7 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
         n_boot=settings.DERIVED_BOOTSTRAP_REPLICATES,
     )
     payload = derived.as_dict()
-    truth = (experiment.gold or {}).get("truth")
+    truth = (experiment.ground_truth_metrics or {}).get("truth")
     if truth:
         payload["calibration"] = calibration_against_gold(derived.diagram, _numbers(truth))
     slices = slice_estimates_compute(experiment=experiment, judged=judged)

@@ -68,7 +68,7 @@ def experiment_spec(
 
     ``files`` maps kinds to files: ``catalogue`` always, and either ``items`` or ``base``
     and ``exp`` (with optional ``weights``); for the ``absolute`` kind, ``base`` (with
-    optional ``weights``) only. A ``gold`` clustering is optional for both kinds.
+    optional ``weights``) only. A ``ground_truth`` clustering is optional for both kinds.
     ``items_location`` (partitioned Parquet under one of ``DATA_LOCATIONS``) replaces the
     items upload; such experiments, and Parquet items uploads when ``DASK_SCHEDULER_ADDRESS``
     is set or they are larger than ``DASK_THRESHOLD_BYTES``, are prepared on Dask. With an
@@ -105,8 +105,10 @@ def experiment_spec(
         if problems := catalogue_location_problems(catalogue_location, files, items_location):
             errors["catalogue_location"] = problems
     engine = engine_for(items_location, files) if not errors else Experiment.Engine.MEMORY
-    if engine == Experiment.Engine.DASK and Kind.GOLD in files:
-        errors["files"] = ["a gold clustering needs the in-memory engine; this experiment would be prepared on Dask"]
+    if engine == Experiment.Engine.DASK and Kind.GROUND_TRUTH in files:
+        errors["files"] = [
+            "a ground-truth clustering needs the in-memory engine; this experiment would be prepared on Dask"
+        ]
     if errors:
         raise ValidationError(errors)
     return ExperimentSpec(

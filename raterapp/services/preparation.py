@@ -49,7 +49,7 @@ from raterapp.services.catalogue import (
     catalogue_read,
     catalogue_rows_for,
 )
-from raterapp.services.gold_clustering import gold_measure
+from raterapp.services.ground_truth import ground_truth_metrics_measure
 from raterapp.services.impact_groups import impact_groups_build
 from raterapp.services.preparation_guard import memory_capped, preparation_heartbeat
 from raterapp.services.sampled_rows import sampled_rows_build, sampled_rows_save
@@ -176,7 +176,8 @@ def _validate(run: _Run) -> None:
         "weight": items.weight,
         **attributes,
     }
-    gold = gold_measure(items=items, path=run.uploads["gold"].path) if "gold" in run.uploads else None
+    ground_truth = run.uploads.get("ground_truth")
+    ground_truth_metrics = ground_truth_metrics_measure(items=items, path=ground_truth.path) if ground_truth else None
     name = population_write(experiment_id=run.experiment.pk, columns=columns)
     run.advance(
         Status.COMPUTING_IMPACT,
@@ -185,7 +186,7 @@ def _validate(run: _Run) -> None:
         population_file=name,
         items_count=len(items),
         dropped_items=items.dropped_items,
-        gold=gold,
+        ground_truth_metrics=ground_truth_metrics,
     )
 
 
@@ -271,7 +272,13 @@ def _rows_delete(experiment_id: int) -> None:
 
 
 # What a preparation stores on its experiment, as it is before one: a failure and a re-run clear it.
-RESULTS_CLEARED = {"population_file": "", "items_count": None, "dropped_items": None, "impact": None, "gold": None}
+RESULTS_CLEARED = {
+    "population_file": "",
+    "items_count": None,
+    "dropped_items": None,
+    "impact": None,
+    "ground_truth_metrics": None,
+}
 
 
 def preparation_fail(*, experiment_id: int, message: str, step: str = "", error_id: str = "") -> bool:

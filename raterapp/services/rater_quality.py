@@ -1,4 +1,4 @@
-"""The optional automatic pause of raters the quality flags point at (``RATER_AUTO_PAUSE``).
+"""The optional automatic pause of raters the rater-quality flags point at (``RATER_AUTO_PAUSE``).
 
 Kept off the verdict's path: each recorded verdict asks, on commit, for a check of its
 rater, and the checks of one rater run at most once a minute. The first verdict sets a

@@ -37,7 +37,7 @@ from raterapp.selectors.console import (
     pools_with_experiments,
     raters_list,
 )
-from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list, pair_reports_inbox
+from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list, pair_reports_inbox
 from raterapp.services.budgets import budget_update, pool_create
 from raterapp.services.gold import (
     experiment_gold_rate_set,

@@ -1,5 +1,5 @@
-"""The headline decision in real headless Chromium, on an experiment whose truth is known (a gold
-clustering): *not enough data yet* while the confidence sequence straddles zero, then the right
+"""The headline decision in real headless Chromium, on an experiment whose truth is known (a
+ground-truth clustering): *not enough data yet* while the confidence sequence straddles zero, then the right
 decision, live, once it clears; the list says the same. Screenshots for a person to look at."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_the_headline_reads_the_right_decision_once_the_sequence_clears(browser,
     truth = mc.quality_from_gold(population, gold)
     assert truth["GoodDistance"] - truth["BadDistance"] > 0.05  # Exp is truly better
     assert truth["DeltaPrecision"] > 0
-    experiment.gold = {"quality": {k: float(v) for k, v in truth.items()}, "truth": mc.truth_from_gold(population, gold)}
+    experiment.ground_truth_metrics = {"quality": {k: float(v) for k, v in truth.items()}, "truth": mc.truth_from_gold(population, gold)}
     experiment.save()
     rater = UserFactory(roles=["rater"])
     _judge(experiment, gold, rater, limit=12)

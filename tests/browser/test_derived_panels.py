@@ -1,6 +1,6 @@
 """The derived panels in real headless Chromium: ΔRecall and IQ with their meaning, the
-Recall_Base curve, the Variant 2 heat map, IQ's picture, the calibration against a gold
-clustering, and the absolute quality of one clustering. Screenshots for a person to look at."""
+Recall_Base curve, the Variant 2 heat map, IQ's picture, the calibration against a
+ground-truth clustering, and the absolute quality of one clustering. Screenshots for a person to look at."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_derived_panels_and_calibration(browser, live_server, screenshots_dir, s
     owner = _engineer("dana")
     experiment = experiment_prepared(owner=owner, base=base, exp=exp, n_draws=800, name="Products: title model v2")
     population, _ = sample_of(experiment)
-    experiment.gold = {
+    experiment.ground_truth_metrics = {
         "quality": {k: float(v) for k, v in mc.quality_from_gold(population, gold).items()},
         "truth": mc.truth_from_gold(population, gold),
     }

@@ -23,7 +23,7 @@ def test_an_item_without_gold_is_named(tmp_path):
     gold = write(tmp_path, "gold.csv", "item_id,cluster_id\na,x\n")
     with pytest.raises(InputError) as raised:
         read_gold_labels(gold, pa.array(["a", "b", "c"]))
-    assert str(raised.value) == f"{gold}: no gold cluster for item_id 'b' (2 of 3 items lack one)"
+    assert str(raised.value) == f"{gold}: no ground-truth cluster for item_id 'b' (2 of 3 items lack one)"
 
 
 def test_a_gold_file_is_validated_like_any_clustering(tmp_path):

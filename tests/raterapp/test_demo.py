@@ -37,9 +37,9 @@ def test_demo_experiment_is_prepared_and_simulated_raters_answer_from_the_truth(
     experiment.refresh_from_db()
     assert experiment.status == Experiment.Status.RATING, experiment.error
     assert experiment.items_count == 5000
-    # The true entities came as a gold clustering: the page calibrates the estimates against them.
-    assert experiment.gold["truth"]["DeltaRecall"] > 0  # Exp finds many more true duplicates
-    assert experiment.gold["quality"]["DeltaPrecision"] < 0
+    # The true entities came as a ground-truth clustering: the page calibrates the estimates against them.
+    assert experiment.ground_truth_metrics["truth"]["DeltaRecall"] > 0  # Exp finds many more true duplicates
+    assert experiment.ground_truth_metrics["quality"]["DeltaPrecision"] < 0
 
     # The person trying the page holds a pair while the simulation runs: it is left to them.
     held = assignment_next(experiment=experiment, rater=users["rater"])

@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from raterapp.models import Experiment, ImpactGroup
+from raterapp.models import Experiment, ImpactGroup, UploadedFile
 from raterapp.services.preparation_control import preparation_stalled
 
-FILE_KINDS = ("items", "base", "exp", "weights", "catalogue", "gold")
+FILE_KINDS = tuple(UploadedFile.Kind.values)
+# Upload fields renamed, by their old name: accepted for one release, flagged deprecated (README).
+DEPRECATED_FILE_KINDS = {"gold": UploadedFile.Kind.GROUND_TRUTH}
 
 
+def deprecated_file_kinds_used(data) -> list[str]:
+    """What to send instead of each deprecated upload field in ``data``, in words."""
+    return [
+        f"The upload field '{old}' is deprecated: send the file as '{new}'."
+        for old, new in DEPRECATED_FILE_KINDS.items()
+        if old in data
+    ]
+
+
+@extend_schema_serializer(deprecate_fields=list(DEPRECATED_FILE_KINDS))
 class ExperimentCreateSerializer(serializers.Serializer):
     """The fields of ``experiment_create``; files are either ``items`` or ``base`` + ``exp``,
     with an optional ``weights``, and always a ``catalogue``; ``kind=absolute`` takes ``base``
-    (and ``weights``) only; a ``gold`` clustering is optional. Only types are checked here:
-    the service checks values and file combinations (errors keyed by field, or ``files``)."""
+    (and ``weights``) only; a ``ground_truth`` clustering is optional. Only types are checked here:
+    the service checks values and file combinations (errors keyed by field, or ``files``).
+    A deprecated field name comes out under its new name."""
 
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True)
@@ -57,7 +71,20 @@ class ExperimentCreateSerializer(serializers.Serializer):
     exp = serializers.FileField(required=False)
     weights = serializers.FileField(required=False)
     catalogue = serializers.FileField(required=False)
-    gold = serializers.FileField(required=False, help_text="Optional gold clustering: item_id, cluster_id.")
+    ground_truth = serializers.FileField(
+        required=False, help_text="Optional ground-truth clustering: item_id, cluster_id; calibrates the estimates."
+    )
+    gold = serializers.FileField(
+        required=False, help_text="Deprecated: the old name of ground_truth, accepted for one release."
+    )
+
+    def validate(self, data):
+        for old, new in DEPRECATED_FILE_KINDS.items():
+            if old in data:
+                if new in data:
+                    raise serializers.ValidationError({old: f"Give the file once, as {new} ({old} is its old name)."})
+                data[new] = data.pop(old)
+        return data
 
 
 class ExperimentSerializer(serializers.ModelSerializer):
@@ -76,6 +103,17 @@ class ExperimentSerializer(serializers.ModelSerializer):
             "archived_at", "workspace", "reuse_verdicts",
         )  # fmt: skip
         read_only_fields = fields
+
+
+class ExperimentCreatedSerializer(ExperimentSerializer):
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only when the request used a deprecated name: what to use instead (see the Deprecation header).",
+    )
+
+    class Meta(ExperimentSerializer.Meta):
+        fields = (*ExperimentSerializer.Meta.fields, "warnings")
 
 
 class JudgingProgressSerializer(serializers.Serializer):

@@ -1,6 +1,6 @@
 // The derived panels of the experiment page: ΔRecall and IQ with their readings and meaning,
 // the Recall_Base curve, the Variant 2 heat map (chartjs-chart-matrix), IQ's geometric picture,
-// the absolute quality of one clustering and the calibration against a gold clustering.
+// the absolute quality of one clustering and the calibration against a ground-truth clustering.
 // Every number is in the dashboard JSON (derived, absolute, calibration); this module draws it.
 
 import { el } from "./cards.js";
@@ -299,7 +299,7 @@ function renderTriangle(root, d) {
   });
 }
 
-// ---- calibration against a gold clustering ----------------------------------------------
+// ---- calibration against a ground-truth clustering --------------------------------------
 
 function renderCalibration(root, calibration, derived) {
   const card = root.querySelector("[data-calibration]");

@@ -377,10 +377,10 @@ def test_derived_panels_arrange_the_stored_derived_metrics(client_of, judged, se
     assert full["diagram"] == stored.payload["diagram"] and full["judgements"] == stored.judgements
 
 
-def test_calibration_puts_each_estimate_beside_its_exact_gold_value(client_of, judged, settings):
+def test_calibration_puts_each_estimate_beside_its_exact_ground_truth_value(client_of, judged, settings):
     experiment, _ = judged
     population, _ = sample_of(experiment)
-    experiment.gold = {
+    experiment.ground_truth_metrics = {
         "quality": {k: float(v) for k, v in mc.quality_from_gold(population, GOLD).items()},
         "truth": mc.truth_from_gold(population, GOLD),
     }
@@ -392,11 +392,11 @@ def test_calibration_puts_each_estimate_beside_its_exact_gold_value(client_of, j
     assert list(rows) == list(body["estimates"])  # every estimate, in report order
     for name, row in rows.items():
         shown = body["estimates"][name]
-        assert (row["value"], row["exact"]) == (shown["value"], experiment.gold["quality"][name])
+        assert (row["value"], row["exact"]) == (shown["value"], experiment.ground_truth_metrics["quality"][name])
         assert row["covered"] == (shown["ci_low"] <= row["exact"] <= shown["ci_high"])
     assert {row["covered"] for row in rows.values()} <= {True, False}
     derived_rows = {row["metric"]: row for row in body["calibration"]["derived"]}
-    assert derived_rows["DeltaRecall"]["exact"] == pytest.approx(experiment.gold["truth"]["DeltaRecall"])
+    assert derived_rows["DeltaRecall"]["exact"] == pytest.approx(experiment.ground_truth_metrics["truth"]["DeltaRecall"])
     assert body["calibration"]["calibration"]["matching_recall_base"] is not None
 
 

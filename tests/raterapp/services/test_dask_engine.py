@@ -167,10 +167,10 @@ def test_locations_are_refused_unless_allowed(engineer, settings, tmp_path):
         assert raised.value.message_dict["items_location"] == [f"must be under one of: {tmp_path}/"]
     with pytest.raises(ValidationError) as raised:
         experiment_made(
-            owner=engineer, name="x", files={"catalogue": catalogue(frame), "gold": upload("gold.csv", "item_id,cluster_id\n")},
+            owner=engineer, name="x", files={"catalogue": catalogue(frame), "ground_truth": upload("gold.csv", "item_id,cluster_id\n")},
             items_location=f"{tmp_path}/items",
         )
-    assert "gold clustering needs the in-memory engine" in raised.value.message_dict["files"][0]
+    assert "ground-truth clustering needs the in-memory engine" in raised.value.message_dict["files"][0]
     assert not Experiment.objects.exists()
 
 

@@ -1,5 +1,5 @@
 """ΔRecall and IQ in the app: the derived task stores what metrics_core gives on the same verdicts,
-is scheduled after each snapshot (debounced), and carries the calibration when gold is known."""
+is scheduled after each snapshot (debounced), and carries the calibration when the ground truth is known."""
 
 from unittest import mock
 
@@ -55,12 +55,12 @@ def test_derived_refresh_stores_what_metrics_core_gives_on_the_same_verdicts(use
     assert derived_refresh(experiment_id=experiment.pk).payload == stored.payload
 
 
-def test_with_a_gold_clustering_the_calibration_is_stored(users, settings):
+def test_with_a_ground_truth_clustering_the_calibration_is_stored(users, settings):
     settings.DERIVED_BOOTSTRAP_REPLICATES = 100
     experiment = experiment_prepared(owner=users["engineer"])
     population, _ = sample_of(experiment)
     truth = truth_from_gold(population, GOLD)
-    experiment.gold = {"quality": {}, "truth": truth}
+    experiment.ground_truth_metrics = {"quality": {}, "truth": truth}
     experiment.save()
     judge_everything(experiment, make_raters(1))
     stored = derived_refresh(experiment_id=experiment.pk)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from raterapp.models import Judgement, Lease, PairReport, PairTask, RaterProfile, RetractedJudgement
 from raterapp.selectors.judging import rater_progress_get
-from raterapp.selectors.quality import gold_accuracy_list, gold_pairs_list
+from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list
 from raterapp.selectors.samples import judged_sample_get, judgements_rows
 from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
 from raterapp.services.judging import (

@@ -1,4 +1,4 @@
-"""Preparing an experiment with a gold clustering, and one of the absolute quality of a clustering."""
+"""Preparing an experiment with a ground-truth clustering, and one of the absolute quality of a clustering."""
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -9,32 +9,32 @@ from tests.raterapp.services.files import CATALOGUE_CSV, tiny_files, upload
 from tests.raterapp.services.test_preparation import assert_nothing_left, created, prepared
 
 Status = Experiment.Status
-GOLD_CSV = "item_id,cluster_id\na,x\nb,x\nc,y\nd,y\ne,z\n"  # e is in no clustering: ignored
+GROUND_TRUTH_CSV = "item_id,cluster_id\na,x\nb,x\nc,y\nd,y\ne,z\n"  # e is in no clustering: ignored
 
 
-def test_a_gold_clustering_gives_the_exact_quality_and_the_true_derived_metrics(engineer, media):
-    experiment = prepared(engineer, files=tiny_files(gold=upload("gold.csv", GOLD_CSV)))
+def test_a_ground_truth_clustering_gives_the_exact_quality_and_the_true_derived_metrics(engineer, media):
+    experiment = prepared(engineer, files=tiny_files(ground_truth=upload("gold.csv", GROUND_TRUTH_CSV)))
     assert experiment.status == Status.RATING
     population = population_from_labels(["B1", "B1", "B1", "B2"], ["E1", "E1", "E2", "E2"])
     expected_quality = quality_from_gold(population, ["x", "x", "y", "y"])
-    assert experiment.gold["quality"] == pytest.approx(expected_quality)
+    assert experiment.ground_truth_metrics["quality"] == pytest.approx(expected_quality)
     truth = truth_from_gold(population, ["x", "x", "y", "y"])
-    assert experiment.gold["truth"] == pytest.approx(truth)
-    assert experiment.gold["truth"]["DeltaRecall"] == pytest.approx(0.25)  # Exp is the Ideal clustering
+    assert experiment.ground_truth_metrics["truth"] == pytest.approx(truth)
+    assert experiment.ground_truth_metrics["truth"]["DeltaRecall"] == pytest.approx(0.25)  # Exp is the Ideal clustering
 
 
-def test_an_item_without_a_gold_cluster_fails_the_upload_and_leaves_nothing(engineer, media):
-    gold = upload("gold.csv", "item_id,cluster_id\na,x\nb,x\nd,y\n")
-    experiment = prepared(engineer, files=tiny_files(gold=gold))
+def test_an_item_without_a_ground_truth_cluster_fails_the_upload_and_leaves_nothing(engineer, media):
+    ground_truth = upload("gold.csv", "item_id,cluster_id\na,x\nb,x\nd,y\n")
+    experiment = prepared(engineer, files=tiny_files(ground_truth=ground_truth))
     assert experiment.status == Status.FAILED
-    assert experiment.error == "gold.csv: no gold cluster for item_id 'c' (1 of 4 items lack one)"
-    assert experiment.gold is None
+    assert experiment.error == "gold.csv: no ground-truth cluster for item_id 'c' (1 of 4 items lack one)"
+    assert experiment.ground_truth_metrics is None
     assert_nothing_left(experiment)
 
 
-def test_a_gold_file_with_a_bad_row_names_its_line(engineer, media):
-    gold = upload("gold.csv", "item_id,cluster_id\na,x\nb,x\nc,y\na,y\nd,y\n")
-    experiment = prepared(engineer, files=tiny_files(gold=gold))
+def test_a_ground_truth_file_with_a_bad_row_names_its_line(engineer, media):
+    ground_truth = upload("gold.csv", "item_id,cluster_id\na,x\nb,x\nc,y\na,y\nd,y\n")
+    experiment = prepared(engineer, files=tiny_files(ground_truth=ground_truth))
     assert (experiment.status, experiment.error) == (Status.FAILED, "gold.csv: line 5: duplicate item_id 'a' (first on line 2)")
 
 

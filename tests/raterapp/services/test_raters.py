@@ -20,7 +20,7 @@ from metrics_core.proportions import proportion_interval
 from raterapp.access import access_experiment_for_rater, access_task_for_rater
 from raterapp.models import Experiment, ExperimentBudget, Item, Judgement, Lease, PairTask, RaterProfile
 from raterapp.selectors.judging import experiments_open_for_rating
-from raterapp.selectors.quality import gold_accuracy_list
+from raterapp.selectors.rater_quality import gold_accuracy_list
 from raterapp.selectors.raters import experiment_agreement_get, rater_stats_list
 from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit, leases_renew
 from raterapp.services.rater_quality import raters_auto_pause

@@ -1,4 +1,4 @@
-"""What admins and engineers see of raters' quality: gold accuracy and reported pairs."""
+"""Rater quality as admins and engineers see it: gold questions, gold accuracy and reported pairs."""
 
 from __future__ import annotations
 

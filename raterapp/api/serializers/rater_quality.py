@@ -1,4 +1,4 @@
-"""Gold questions and the reports inbox."""
+"""Rater quality: gold questions, gold accuracy and the reports inbox."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""A gold clustering of an experiment's items: the exact quality metrics and the true ΔRecall and IQ.
+"""The ground-truth clustering of an experiment's items and its ground-truth metrics: the exact
+quality metrics and the true ΔRecall and IQ.
 
-Computed once, by the preparation, from the upload; the numbers come from metrics_core.
+Computed once, by the preparation, from the upload; the numbers come from metrics_core (which
+calls such a clustering "gold": ``quality_from_gold``, ``truth_from_gold``).
 The calibration of the estimates against them is part of the derived estimates.
 """
 
@@ -11,9 +13,9 @@ from metrics_core.io import ItemTable, read_gold_labels
 from metrics_core.results import json_number
 
 
-def gold_measure(*, items: ItemTable, path: str) -> dict:
+def ground_truth_metrics_measure(*, items: ItemTable, path: str) -> dict:
     """``{"quality": exact quality metrics, "truth": true ΔRecall, IQ and parameters}`` against the
-    gold clustering file at ``path``; raises ``InputError`` naming the file when an item lacks one."""
+    ground-truth clustering file at ``path``; raises ``InputError`` naming the file when an item lacks one."""
     labels = read_gold_labels(path, items.item_id)
     population = items.to_population()
     return {
