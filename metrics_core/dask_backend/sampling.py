@@ -30,9 +30,9 @@ import dask
 import numpy as np
 import pandas as pd
 
-from .._validation import generator, one_of, open_unit_interval, positive_int
 from ..masses import INTERSECTION, MERGE, SELF, SPLIT, item_class_masses, stratum_factor
-from ..sampling import PAIR_CLASSES, SCHEME_STRATA, SCHEMES, STRATA, allocate_draws, pick_classes
+from ..sampling import PAIR_CLASSES, SCHEME_STRATA, STRATA, allocate_draws, pick_classes
+from ..sampling.draw import sampling_arguments
 from .items import KEYS, DaskItems, cell_mass_inputs, cell_sets
 from .segments import DRAW, SKIP_PREFIX, Segments, key_hash, shared
 
@@ -68,11 +68,7 @@ def sample_pairs(
     row per distinct ``(stratum, i, j)``, sorted by them (an example is in
     :mod:`metrics_core.dask_backend`).
     """
-    n_draws = positive_int("n_draws", n_draws)
-    one_of("scheme", scheme, SCHEMES)
-    rng = generator("rng", rng)
-    if scheme == "stratified":
-        diff_share = open_unit_interval("diff_share", diff_share)
+    n_draws, rng, diff_share = sampling_arguments(n_draws=n_draws, scheme=scheme, rng=rng, diff_share=diff_share)
     cells = items.cells
     n_groups = max(1, min(cells.npartitions, _MAX_GROUPS))
     allocation = allocate_draws(scheme, n_draws, diff_share)

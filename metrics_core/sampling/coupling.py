@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import generator, one_of, open_unit_interval, positive_int
+from .._validation import one_of
 from ..masses import INTERSECTION, SELF, SPLIT, class_masses, class_totals
 from ..population import Population
 from .core import SCHEME_STRATA, SCHEMES, PairSample, distinct_rows, pair_classes_of
-from .draw import _draw, allocate_draws
+from .draw import _draw, allocate_draws, sampling_arguments
 
 # Proposals for the residual draws, at most this many per draw asked for (plus a floor): only a
 # near-zero TV distance with a rejected keep gets there, and then the caller samples afresh.
@@ -155,13 +155,9 @@ def couple_sample(
     population, or (vanishingly rarely) when the residual draws find no acceptance.
     """
     pop = population
-    n_draws = positive_int("n_draws", n_draws)
-    one_of("scheme", scheme, SCHEMES)
-    rng = generator("rng", rng)
+    n_draws, rng, diff_share = sampling_arguments(n_draws=n_draws, scheme=scheme, rng=rng, diff_share=diff_share)
     if source_sample.scheme != scheme:
         raise ValueError(f"the earlier sample has scheme {source_sample.scheme!r}, not {scheme!r}: no coupling")
-    if scheme == "stratified":
-        diff_share = open_unit_interval("diff_share", diff_share)
     if not pop.cell_affected().any():
         raise ValueError("nothing to sample: no item is affected (Base and Exp are identical)")
     item_ids, source_item_ids = np.asarray(item_ids), np.asarray(source_item_ids)

@@ -51,11 +51,7 @@ def sample_pairs(
     (1000, ['intersection', 'merge', 'self', 'split'])
     """
     pop = population
-    n_draws = positive_int("n_draws", n_draws)
-    one_of("scheme", scheme, SCHEMES)
-    rng = generator("rng", rng)
-    if scheme == "stratified":
-        diff_share = open_unit_interval("diff_share", diff_share)
+    n_draws, rng, diff_share = sampling_arguments(n_draws=n_draws, scheme=scheme, rng=rng, diff_share=diff_share)
     if not pop.cell_affected().any():
         raise ValueError("nothing to sample: no item is affected (Base and Exp are identical)")
     parts = []
@@ -65,6 +61,18 @@ def sample_pairs(
     i, j, pair_class, stratum = (np.concatenate(columns) for columns in zip(*parts))
     diff_share = diff_share if scheme == "stratified" else None
     return distinct_rows(scheme, pop.n_items, i, j, pair_class, stratum, None, diff_share, first_seen=False)
+
+
+def sampling_arguments(
+    *, n_draws: int, scheme: str, rng: np.random.Generator, diff_share: float
+) -> tuple[int, np.random.Generator, float]:
+    """The arguments every sampler takes, validated; ``diff_share`` is checked for ``stratified`` only."""
+    n_draws = positive_int("n_draws", n_draws)
+    one_of("scheme", scheme, SCHEMES)
+    rng = generator("rng", rng)
+    if scheme == "stratified":
+        diff_share = open_unit_interval("diff_share", diff_share)
+    return n_draws, rng, diff_share
 
 
 def allocate_draws(scheme: str, n_draws: int, diff_share: float) -> dict[int, int]:
