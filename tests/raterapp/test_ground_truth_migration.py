@@ -2,22 +2,10 @@
 the kind ``ground_truth``, the stored ground-truth metrics stay, and going back restores both."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.raterapp.migrations_at import back_to_latest, migrate, migration_named
 
 METRICS = {"quality": {"DeltaPrecision": -0.25}, "truth": {"DeltaRecall": 0.5}}
-
-
-def ground_truth_migration() -> tuple[tuple[str, str], tuple[str, str]]:
-    graph = MigrationExecutor(connection).loader.graph
-    (node,) = [key for key in graph.nodes if key[0] == "raterapp" and key[1].endswith("_ground_truth_names")]
-    (parent,) = [key for key in graph.node_map[node].parents if key[0] == "raterapp"]
-    return node, parent
-
-
-def migrate(target):
-    MigrationExecutor(connection).migrate([target])
-    return MigrationExecutor(connection).loader.project_state(target).apps
 
 
 def stored(apps) -> list[tuple]:
@@ -26,9 +14,8 @@ def stored(apps) -> list[tuple]:
 
 @pytest.mark.django_db(transaction=True)
 def test_gold_uploads_become_ground_truth_uploads_and_back():
-    node, parent = ground_truth_migration()
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes("raterapp")[0]
-    try:
+    node, parent = migration_named("_ground_truth_names")
+    with back_to_latest():
         before = migrate(parent)
         owner = before.get_model("auth", "User").objects.create(username="owner")
         workspace = before.get_model("raterapp", "Workspace").objects.create(name="w")
@@ -48,5 +35,3 @@ def test_gold_uploads_become_ground_truth_uploads_and_back():
         back = migrate(parent)
         assert stored(back) == [("catalogue", 1), ("gold", 2), ("items", 0)]
         assert back.get_model("raterapp", "Experiment").objects.get(pk=experiment.pk).gold == METRICS
-    finally:
-        migrate(latest)

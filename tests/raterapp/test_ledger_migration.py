@@ -3,29 +3,15 @@ opening entries, so the ledger's sums equal their totals at once, and the experi
 were stay open to every rater (the setting only decides for new ones)."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
-
-def ledger_migration() -> tuple[tuple[str, str], tuple[str, str]]:
-    """(the ledger's migration, the one before it), found by name: migrations get renumbered."""
-    graph = MigrationExecutor(connection).loader.graph
-    (node,) = [key for key in graph.nodes if key[0] == "raterapp" and key[1].endswith("_ledger_quotas")]
-    (parent,) = [key for key in graph.node_map[node].parents if key[0] == "raterapp"]
-    return node, parent
-
-
-def migrate(target):
-    MigrationExecutor(connection).migrate([target])
-    return MigrationExecutor(connection).loader.project_state(target).apps
+from tests.raterapp.migrations_at import back_to_latest, migrate, migration_named
 
 
 @pytest.mark.django_db(transaction=True)
 def test_spending_before_the_ledger_becomes_its_opening_balance_and_old_experiments_stay_open(settings):
     settings.NEW_EXPERIMENT_OPEN_TO = "assigned"
-    node, parent = ledger_migration()
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes("raterapp")[0]
-    try:
+    node, parent = migration_named("_ledger_quotas")
+    with back_to_latest():
         before = migrate(parent)
         owner = before.get_model("auth", "User").objects.create(username="owner")
         pool = before.get_model("raterapp", "BudgetPool").objects.create(name="p", max_verdicts=10, spent=5)
@@ -45,8 +31,6 @@ def test_spending_before_the_ledger_becomes_its_opening_balance_and_old_experime
         assert set(after.get_model("raterapp", "Experiment").objects.values_list("open_to_all_raters", flat=True)) == {
             True
         }
-    finally:
-        migrate(latest)
     from raterapp.selectors.budgets import budget_ledger_mismatches_get
 
     assert budget_ledger_mismatches_get() == []

@@ -2,27 +2,14 @@
 create it on first use, unlimited) gets one; existing rows and old derived estimates have no slices."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
-
-def reads_migration() -> tuple[tuple[str, str], tuple[str, str]]:
-    graph = MigrationExecutor(connection).loader.graph
-    (node,) = [key for key in graph.nodes if key[0] == "raterapp" and key[1].endswith("_reads")]
-    (parent,) = [key for key in graph.node_map[node].parents if key[0] == "raterapp"]
-    return node, parent
-
-
-def migrate(target):
-    MigrationExecutor(connection).migrate([target])
-    return MigrationExecutor(connection).loader.project_state(target).apps
+from tests.raterapp.migrations_at import back_to_latest, migrate, migration_named
 
 
 @pytest.mark.django_db(transaction=True)
 def test_missing_budget_rows_are_created_unlimited_and_old_derived_estimates_have_no_slices():
-    node, parent = reads_migration()
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes("raterapp")[0]
-    try:
+    node, parent = migration_named("_reads")
+    with back_to_latest():
         before = migrate(parent)
         owner = before.get_model("auth", "User").objects.create(username="owner")
         experiments = before.get_model("raterapp", "Experiment")
@@ -41,5 +28,3 @@ def test_missing_budget_rows_are_created_unlimited_and_old_derived_estimates_hav
             (without.pk, None, 0),
         ]
         assert list(after.get_model("raterapp", "DerivedEstimate").objects.values_list("slices", flat=True)) == [None]
-    finally:
-        migrate(latest)

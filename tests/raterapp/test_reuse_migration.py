@@ -3,24 +3,17 @@ its own (nothing is shared that was not before) and its question version; existi
 their pair key and that version."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from raterapp.reuse_keys import pair_key, question_digest
+from tests.raterapp.migrations_at import back_to_latest, migrate
 
 NODE = ("raterapp", "0018_reuse")
 PARENT = ("raterapp", "0017_reads")
 
 
-def migrate(target):
-    MigrationExecutor(connection).migrate([target])
-    return MigrationExecutor(connection).loader.project_state(target).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_existing_experiments_get_their_own_workspace_and_tasks_their_keys():
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes("raterapp")[0]
-    try:
+    with back_to_latest():
         before = migrate(PARENT)
         owner = before.get_model("auth", "User").objects.create(username="owner")
         experiments = before.get_model("raterapp", "Experiment")
@@ -45,5 +38,3 @@ def test_existing_experiments_get_their_own_workspace_and_tasks_their_keys():
         task = after.get_model("raterapp", "PairTask").objects.get()
         assert (task.pair_key, task.question_version_id) == (pair_key("x", "y"), rows[0].question_version_id)
         assert after.get_model("raterapp", "Workspace").objects.count() == 2
-    finally:
-        migrate(latest)
