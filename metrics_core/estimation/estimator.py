@@ -75,7 +75,7 @@ class _Frame:
         return _Weights(self, self.v * self.unit_draws)
 
     def unit_sums(self, d: Draws, values: np.ndarray) -> np.ndarray:
-        """Σ draws·values over the rows of each present unit."""
+        """Σ draws·values over the rows of each present unit (``values`` of this class's rows)."""
         return d.unit_sums(values, self.rows, self.units)[self.present]
 
 
@@ -113,13 +113,13 @@ class Estimator:
         """Point estimates had the unsure verdicts been decided (:meth:`Draws.resolved`)."""
         return Estimator(self.d.resolved(unsure_as), self.z, self.confidence, self.horizon, points_only=True)
 
-    def mean(self, stratum: int, classes: tuple[int, ...], x: str, importance: np.ndarray | None = None) -> Mean:
+    def mean(self, stratum: int, classes: tuple[int, ...], x: str, importance: str | None = None) -> Mean:
         """Weighted mean over the judged draws of ``classes`` in ``stratum`` (spec §6) of ``x``:
         ``"share"``, the share of equivalent verdicts, or ``"precision"``, ΔPrecision's label times it.
 
-        A draw's weight is its class's drawn/judged reweighting times its
-        ``importance`` (1 unless given). In the spec's SE formula ``v_u`` is then the
-        unit's mean weight per draw.
+        A draw's weight is its class's drawn/judged reweighting times its ``importance``
+        (1 unless given: ``"base"`` or ``"exp"``, the :class:`RowRatios` of the rates). In the
+        spec's SE formula ``v_u`` is then the unit's mean weight per draw.
         """
         d = self.d
         frames = [self._frame(stratum * 4 + c) for c in classes]
@@ -134,10 +134,10 @@ class Estimator:
             if importance is None:
                 w, weights = f.unit_draws, f.plain
             else:
-                w = f.unit_sums(d, importance)
+                w = f.unit_sums(d, d.ratios.of(importance, f.rows))
                 weights = _Weights(f, f.v * w)
             # A unit's rows share its verdicts: x is the share times a per-row factor at most.
-            wx = w * f.share if x == "share" else f.share * f.unit_sums(d, d.precision_label)
+            wx = w * f.share if x == "share" else f.share * f.unit_sums(d, d.precision_label[f.rows])
             wx *= f.v
             parts.append((weights, wx))
         total = sum(weights.total for weights, _ in parts)

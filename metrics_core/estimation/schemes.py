@@ -46,8 +46,8 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
         _difference(out["GoodMergeDistance"], out["BadMergeDistance"]),
     )
     out["DeltaPrecision"] = delta_precision(est, stratum_of)
-    split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance=d.union_over_base)
-    merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance=d.union_over_exp)
+    split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance="base")
+    merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance="exp")
     out["GoodSplitRate"] = est.indicator(d.split_rate, split_rate, complement=True)
     out["BadSplitRate"] = est.indicator(d.split_rate, split_rate)
     out["GoodMergeRate"] = est.indicator(d.merge_rate, merge_rate)

@@ -1,0 +1,133 @@
+"""Sample rows sorted into units (distinct unordered pairs) per (stratum, class), and their verdicts.
+
+At a million judged pairs every row- or unit-sized temporary costs page faults as well as a pass
+(numpy asks huge pages for large arrays), so the keys are built in place, the sorted keys come
+out of the sort itself, and the verdicts are joined as (unit, verdict) index pairs instead of a
+(3, units) table of counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._sorting import stable_argsort_codes
+from ..judgements import PairVerdicts
+from ..masses import SELF
+from ..sampling import PairSample
+
+
+@dataclass(frozen=True)
+class Units:
+    """Sample rows sorted by ``(stratum, class, unordered pair)`` and their units (distinct pairs)."""
+
+    order: np.ndarray  # sorted position -> row (of the rows in scope)
+    key: np.ndarray  # the sorted rows' keys: (4·stratum + class)·n² + low·n + high
+    starts: np.ndarray  # first sorted row of each unit
+    row_bounds: np.ndarray  # (13,): the rows of each (stratum, class)
+    unit_bounds: np.ndarray  # (13,): the units of each (stratum, class)
+    n: int
+
+    @classmethod
+    def build(cls, sample: PairSample, rows: np.ndarray | None, verdicts: PairVerdicts) -> Units:
+        pick = (lambda values: values) if rows is None else (lambda values: values[rows])  # noqa: E731
+        i, j = pick(sample.i), pick(sample.j)
+        n = int(max(i.max(initial=0), j.max(initial=0), verdicts.b.max(initial=0))) + 1
+        # A pair and its reverse are of one class: with the class in the key, the units of each
+        # (stratum, class) are a contiguous range of codes.
+        group = pick(sample.stratum).astype(np.int8)
+        group *= 4
+        group += pick(sample.pair_class)
+        key = np.multiply(group, n, dtype=np.int64)
+        end = np.minimum(i, j)
+        key += end
+        key *= n
+        key += np.maximum(i, j, out=end)
+        del end
+        order, key = _stable_order(key, group, i, j, n)
+        first = np.empty(len(key), dtype=bool)
+        first[:1] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        del first
+        row_bounds = np.searchsorted(key, np.arange(13) * (n * n))
+        unit_bounds = np.searchsorted(starts, row_bounds)
+        return cls(order, key, starts, row_bounds, unit_bounds, n)
+
+    def self_units(self) -> np.ndarray:
+        """Whether each unit is a self pair."""
+        is_self = np.zeros(len(self.starts), dtype=bool)
+        for lo, hi in self_ranges(self.unit_bounds):
+            is_self[lo:hi] = True
+        return is_self
+
+
+def self_ranges(unit_bounds: np.ndarray) -> list[tuple[int, int]]:
+    """The unit ranges of the self pairs, one per stratum (from the unit bounds of each (stratum, class))."""
+    return [(int(unit_bounds[4 * stratum + SELF]), int(unit_bounds[4 * stratum + SELF + 1])) for stratum in range(3)]
+
+
+def _stable_order(
+    key: np.ndarray, group: np.ndarray, i: np.ndarray, j: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``np.argsort(key, kind="stable")`` and the sorted keys, twice as fast on a sample in
+    ``(stratum, i, j)`` order (as drawn): there the rows ``i < j`` of each (stratum, class) ascend
+    by key already and the rows ``i > j`` once ordered by ``j`` (radix sorts), leaving runs for
+    numpy's timsort to merge."""
+    reverse = i > j
+    forward, backward = np.flatnonzero(~reverse), np.flatnonzero(reverse)
+    del reverse
+    forward = forward[stable_argsort_codes(group[forward], 12)]
+    code = np.multiply(group[backward], n, dtype=np.int64)
+    code += j[backward]
+    backward = backward[stable_argsort_codes(code, 12 * n)]
+    del code
+    laid_out = np.concatenate((forward, backward))
+    del forward, backward
+    runs = key[laid_out]
+    by_key = np.argsort(runs, kind="stable")
+    order, runs = laid_out[by_key], runs[by_key]
+    del laid_out, by_key
+    # The rows of a unit (equal keys) now stand forward row first; a stable sort keeps sample order.
+    tie = np.flatnonzero(runs[1:] == runs[:-1])
+    if (np.diff(tie) == 1).any():  # three rows of one pair: a sample with repeated rows
+        order = np.argsort(key, kind="stable")
+        return order, key[order]
+    swap = tie[order[tie] > order[tie + 1]]
+    order[swap], order[swap + 1] = order[swap + 1], order[swap]
+    return order, runs
+
+
+def judged_units(verdicts: PairVerdicts, units: Units) -> tuple[np.ndarray, np.ndarray]:
+    """The units with a verdict (ascending within each class) and their verdict's row, self pairs excluded."""
+    m = len(verdicts.a)
+    if m == 0 or len(units.starts) == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty
+    n = units.n
+    # Both key lists are ascending runs (the units' one per (stratum, class)), which a stable sort
+    # merges in about half the time of a binary search per unit: a judged unit's key lands right
+    # after its verdicts' equal key.
+    keys = np.empty(m + len(units.starts), dtype=np.int64)
+    known, pair_key = keys[:m], keys[m:]
+    np.multiply(verdicts.a, n, out=known)
+    known += verdicts.b
+    np.take(units.key, units.starts, out=pair_key, mode="clip")  # valid indices: "clip" spares a buffer
+    for g in range(12):  # low·n + high
+        pair_key[units.unit_bounds[g] : units.unit_bounds[g + 1]] -= g * (n * n)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    tied = keys[1:] == keys[:-1]
+    del keys
+    at = np.flatnonzero(tied)
+    del tied
+    index, unit = order[at], order[at + 1]
+    del order, at
+    unit -= m
+    found = (index < m) & (unit >= 0)
+    if (verdicts.a == verdicts.b).any():  # only a verdict on a self pair can find a self unit
+        found[found] = ~units.self_units()[unit[found]]
+    if not found.all():
+        index, unit = index[found], unit[found]
+    return unit, index
