@@ -21,22 +21,22 @@ from .units import Units, judged_units, self_ranges
 class RowRatios:
     """Each sorted row's weight(U)/weight(Base(i)) (``"base"``) and weight(U)/weight(Exp(i))
     (``"exp"``), the importances of the rates: gathered from the per-cell values by the row's cell
-    when read, and only for the rows read (the estimates read those of the split or merge rows)."""
+    when read, and only for the rows read (the estimates read those of the split or merge rows,
+    which ΔPrecision's label reads first)."""
 
     def __init__(self, per_cell: dict[str, np.ndarray], cell: np.ndarray):
         self.per_cell = per_cell
         self.cell = cell  # each sorted row's cell (its context row for a SampleContext)
-        self._rows: dict[str, np.ndarray] = {}
+        self._read: dict[tuple[str, int, int], np.ndarray] = {}
 
     def of_all(self, name: str) -> np.ndarray:
-        if name not in self._rows:
-            self._rows[name] = self.per_cell[name][self.cell]
-        return self._rows[name]
+        return self.of(name, slice(0, len(self.cell)))
 
     def of(self, name: str, rows: slice) -> np.ndarray:
-        if name in self._rows:
-            return self._rows[name][rows]
-        return self.per_cell[name][self.cell[rows]]
+        key = (name, rows.start, rows.stop)
+        if key not in self._read:
+            self._read[key] = self.per_cell[name][self.cell[rows]]
+        return self._read[key]
 
     def gather(self, name: str, rows: slice, out: np.ndarray) -> None:
         np.take(self.per_cell[name], self.cell[rows], out=out, mode="clip")  # valid cells: no buffer
@@ -68,6 +68,9 @@ class Draws:
     # bounds of the rows and of the unit codes of each (stratum, class) g = 4·stratum + class
     row_bounds: np.ndarray  # (13,)
     unit_bounds: np.ndarray  # (13,)
+    # The units of two rows (a pair drawn both ways) and their second row; ``None`` when a unit
+    # has more (a sample with repeated rows).
+    second_rows: tuple[np.ndarray, np.ndarray] | None
 
     @property
     def union_over_base(self) -> np.ndarray:
@@ -116,26 +119,21 @@ class Draws:
         return np.repeat(self.unit_share, self.unit_rows)
 
     @cached_property
-    def _second_rows(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The units of two rows (a pair drawn both ways) and their second row; ``None`` when a
-        unit has more (a sample with repeated rows)."""
-        if self.unit_rows.max(initial=0) > 2:
-            return None
-        paired = np.flatnonzero(self.unit_rows == 2)
-        return paired, self.unit_starts[paired] + 1
+    def _products(self) -> np.ndarray:
+        """A row-sized buffer for :meth:`unit_sums`, one for all the means of these draws."""
+        return np.empty(len(self.draws))
 
     def unit_sums(self, values: np.ndarray, rows: slice, units: slice) -> np.ndarray:
         """Σ draws·values over the rows of each of ``units``, whose rows are ``rows`` (not empty);
         ``values`` are those rows'."""
-        products = self.draws[rows] * values
-        starts = self.unit_starts[units] - rows.start
-        if self._second_rows is None:
-            return np.add.reduceat(products, starts)
+        products = np.multiply(self.draws[rows], values, out=self._products[rows])
+        if self.second_rows is None:
+            return np.add.reduceat(products, self.unit_starts[units] - rows.start)
         # Units have one or two rows: the first row's value, plus the second's (as reduceat adds).
-        paired, second = self._second_rows
+        paired, second = self.second_rows
         lo, hi = np.searchsorted(paired, (units.start, units.stop))
-        sums = products[starts]
-        sums[paired[lo:hi] - units.start] += products[second[lo:hi] - rows.start]
+        sums = self._products[self.unit_starts[units]]
+        sums[paired[lo:hi] - units.start] += self._products[second[lo:hi]]
         return sums
 
     @classmethod
@@ -193,6 +191,7 @@ class Draws:
             stratum_share=per_stratum / max(sample.n_draws, 1),
             row_bounds=row_bounds,
             unit_bounds=unit_bounds,
+            second_rows=units.second_rows,
         )
 
     @property
@@ -223,16 +222,12 @@ def _precision_label(scheme: str, ratios: RowRatios, row_bounds: np.ndarray) -> 
         if rows.start == rows.stop:
             continue
         if g % 4 == MERGE:
-            if scheme == "precision":
-                label[rows] = 1.0
-            else:
-                ratios.gather("exp", rows, out=label[rows])
+            label[rows] = 1.0 if scheme == "precision" else ratios.of("exp", rows)
         elif g % 4 == SPLIT:
             if scheme == "precision":
                 label[rows] = -1.0
             else:
-                ratios.gather("base", rows, out=label[rows])
-                np.negative(label[rows], out=label[rows])
+                np.negative(ratios.of("base", rows), out=label[rows])
         else:  # precision: the sign of 1/weight(Exp) − 1/weight(Base); otherwise exp − base
             ratios.gather("sign" if scheme == "precision" else "difference", rows, out=label[rows])
     return label

@@ -45,7 +45,8 @@ class _Frame:
         rows = slice(int(d.row_bounds[group]), int(d.row_bounds[group + 1]))
         units = slice(int(d.unit_bounds[group]), int(d.unit_bounds[group + 1]))
         share = d.unit_share[units]
-        present = ~np.isnan(share)
+        present = np.isnan(share)
+        np.logical_not(present, out=present)
         if present.all():
             present = slice(None)  # views, not copies (self pairs; every pair judged)
         all_draws = d.unit_draws[units]
@@ -67,7 +68,11 @@ class _Frame:
     @cached_property
     def k(self) -> np.ndarray:
         """The spec's ``k_u`` of each present unit: its draws and their within-unit pairs."""
-        return self.unit_draws + (1.0 - self.q) * self.unit_draws * (self.unit_draws - 1.0)
+        # unit_draws + (1 − q)·unit_draws·(unit_draws − 1), in place (products commute exactly)
+        k = np.multiply(self.unit_draws, 1.0 - self.q)
+        k *= self.unit_draws - 1.0
+        k += self.unit_draws
+        return k
 
     @cached_property
     def plain(self) -> _Weights:
@@ -90,8 +95,10 @@ class _Weights:
 
     @cached_property
     def vk(self) -> np.ndarray:
-        unit_v = self.unit_weight / self.frame.unit_draws
-        return unit_v * unit_v * self.frame.k
+        vk = self.unit_weight / self.frame.unit_draws
+        np.multiply(vk, vk, out=vk)
+        vk *= self.frame.k
+        return vk
 
     @cached_property
     def vk_total(self) -> float:
@@ -137,7 +144,11 @@ class Estimator:
                 w = f.unit_sums(d, d.ratios.of(importance, f.rows))
                 weights = _Weights(f, f.v * w)
             # A unit's rows share its verdicts: x is the share times a per-row factor at most.
-            wx = w * f.share if x == "share" else f.share * f.unit_sums(d, d.precision_label[f.rows])
+            if x == "share":
+                wx = w * f.share
+            else:
+                wx = f.unit_sums(d, d.precision_label[f.rows])
+                wx *= f.share
             wx *= f.v
             parts.append((weights, wx))
         total = sum(weights.total for weights, _ in parts)
@@ -146,7 +157,7 @@ class Estimator:
             return Mean(m, math.nan, math.nan, judged, drawn, horizon)
         spread = vk_total = 0.0
         for weights, unit_wx in parts:
-            deviation = unit_wx / weights.unit_weight
+            deviation = np.divide(unit_wx, weights.unit_weight, out=unit_wx)  # unit_wx is not read again
             deviation -= m
             deviation *= deviation
             spread += float(np.dot(weights.vk, deviation))

@@ -28,6 +28,9 @@ class Units:
     row_bounds: np.ndarray  # (13,): the rows of each (stratum, class)
     unit_bounds: np.ndarray  # (13,): the units of each (stratum, class)
     n: int
+    # The units of two rows (a pair drawn both ways) and their second row; ``None`` when a unit
+    # has more (a sample with repeated rows).
+    second_rows: tuple[np.ndarray, np.ndarray] | None
 
     @classmethod
     def build(cls, sample: PairSample, rows: np.ndarray | None, verdicts: PairVerdicts) -> Units:
@@ -45,15 +48,19 @@ class Units:
         key *= n
         key += np.maximum(i, j, out=end)
         del end
-        order, key = _stable_order(key, group, i, j, n)
-        first = np.empty(len(key), dtype=bool)
-        first[:1] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
+        order, key, tie = _stable_order(key, group, i, j, n)
+        first = np.ones(len(key), dtype=bool)
+        if tie is None:
+            np.not_equal(key[1:], key[:-1], out=first[1:])
+            second_rows = None
+        else:  # a unit's rows are one row, or two: a tie and the row after it
+            first[tie + 1] = False
+            second_rows = (tie - np.arange(len(tie)), tie + 1)
         starts = np.flatnonzero(first)
         del first
         row_bounds = np.searchsorted(key, np.arange(13) * (n * n))
         unit_bounds = np.searchsorted(starts, row_bounds)
-        return cls(order, key, starts, row_bounds, unit_bounds, n)
+        return cls(order, key, starts, row_bounds, unit_bounds, n, second_rows)
 
     def self_units(self) -> np.ndarray:
         """Whether each unit is a self pair."""
@@ -70,11 +77,12 @@ def self_ranges(unit_bounds: np.ndarray) -> list[tuple[int, int]]:
 
 def _stable_order(
     key: np.ndarray, group: np.ndarray, i: np.ndarray, j: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """``np.argsort(key, kind="stable")`` and the sorted keys, twice as fast on a sample in
-    ``(stratum, i, j)`` order (as drawn): there the rows ``i < j`` of each (stratum, class) ascend
-    by key already and the rows ``i > j`` once ordered by ``j`` (radix sorts), leaving runs for
-    numpy's timsort to merge."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``np.argsort(key, kind="stable")``, the sorted keys, and the sorted rows equal to the next
+    (``None`` when three rows are equal), several times as fast on a sample in ``(stratum, i, j)``
+    order (as drawn): there the rows ``i < j`` of each (stratum, class) ascend by key already and
+    the rows ``i > j`` once ordered by ``j`` (sorts of small codes), leaving runs for numpy's
+    timsort to merge."""
     reverse = i > j
     forward, backward = np.flatnonzero(~reverse), np.flatnonzero(reverse)
     del reverse
@@ -93,10 +101,10 @@ def _stable_order(
     tie = np.flatnonzero(runs[1:] == runs[:-1])
     if (np.diff(tie) == 1).any():  # three rows of one pair: a sample with repeated rows
         order = np.argsort(key, kind="stable")
-        return order, key[order]
+        return order, key[order], None
     swap = tie[order[tie] > order[tie + 1]]
     order[swap], order[swap + 1] = order[swap + 1], order[swap]
-    return order, runs
+    return order, runs, tie
 
 
 def judged_units(verdicts: PairVerdicts, units: Units) -> tuple[np.ndarray, np.ndarray]:
