@@ -14,16 +14,50 @@ from ..sequential import confidence_sequence_half_width, share_confidence_sequen
 from .draws import Draws
 
 
+class _Spread:
+    """A mean's ``Σ v_u² k_u (x_u − m)²`` (spec §6), computed with the other pending ones of its
+    estimator when the first is read: numpy's dot of long vectors wakes a BLAS thread that then
+    spins for a while, so the dots run back to back rather than between the means' passes."""
+
+    def __init__(self, terms: list[tuple[np.ndarray, np.ndarray]], pending: list[_Spread]):
+        self.terms = terms  # (v_u² k_u, (x_u − m)²) of each class
+        self.pending = pending
+        self._value: float | None = None
+        pending.append(self)
+
+    @property
+    def value(self) -> float:
+        if self._value is None:
+            for spread in self.pending:
+                spread._settle()
+            self.pending.clear()
+        return self._value
+
+    def _settle(self) -> None:
+        value = 0.0
+        for vk, squares in self.terms:
+            value += float(np.dot(vk, squares))
+        self._value, self.terms = value, []
+
+
 @dataclass(frozen=True)
 class Mean:
     """A weighted mean over judged draws, with what its interval and sequence need."""
 
     value: float
-    stderr: float
     n_eff: float
     judged_draws: int
     drawn_draws: int
     horizon: float  # planned judged draws of its classes (spec §9)
+    total: float = math.nan  # Σ weights
+    spread: _Spread | None = None  # none: no SE
+
+    @property
+    def stderr(self) -> float:
+        judged = self.judged_draws
+        if self.spread is None or judged <= 1:
+            return math.nan
+        return math.sqrt(judged / (judged - 1) * self.spread.value) / self.total
 
 
 @dataclass(frozen=True)
@@ -115,6 +149,7 @@ class Estimator:
         self.horizon = horizon
         self.points_only = points_only
         self._frames: dict[int, _Frame] = {}
+        self._pending: list[_Spread] = []
 
     def resolved(self, unsure_as: np.ndarray | float) -> Estimator:
         """Point estimates had the unsure verdicts been decided (:meth:`Draws.resolved`)."""
@@ -133,7 +168,7 @@ class Estimator:
         horizon = d.class_horizon(stratum, classes, self.horizon)
         judged, drawn = sum(f.judged for f in frames), sum(f.drawn for f in frames)
         if judged == 0:
-            return Mean(math.nan, math.nan, 0.0, 0, drawn, horizon)
+            return Mean(math.nan, 0.0, 0, drawn, horizon)
         parts = []
         for f in frames:
             if not f.judged:
@@ -154,17 +189,16 @@ class Estimator:
         total = sum(weights.total for weights, _ in parts)
         m = sum(float(unit_wx.sum()) for _, unit_wx in parts) / total
         if self.points_only:
-            return Mean(m, math.nan, math.nan, judged, drawn, horizon)
-        spread = vk_total = 0.0
+            return Mean(m, math.nan, judged, drawn, horizon)
+        terms, vk_total = [], 0.0
         for weights, unit_wx in parts:
             deviation = np.divide(unit_wx, weights.unit_weight, out=unit_wx)  # unit_wx is not read again
             deviation -= m
             deviation *= deviation
-            spread += float(np.dot(weights.vk, deviation))
+            terms.append((weights.vk, deviation))
             vk_total += weights.vk_total
-        stderr = math.sqrt(judged / (judged - 1) * spread) / total if judged > 1 else math.nan
         n_eff = total**2 / vk_total
-        return Mean(m, stderr, n_eff, judged, drawn, horizon)
+        return Mean(m, n_eff, judged, drawn, horizon, total, _Spread(terms, self._pending))
 
     def _frame(self, group: int) -> _Frame:
         """The judged units of one (stratum, class) (what :meth:`mean` needs whatever it
