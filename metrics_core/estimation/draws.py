@@ -168,8 +168,7 @@ class Draws:
             totals[s, list(classes)] = context["totals"][list(classes)]
             stratum_mass[s] = float(np.sum(whole_totals[list(classes)]))
         draws = sample.draws[order if rows is None else rows[order]]
-        # Draw counts are integers: their sums are exact in any order (and as float64).
-        unit_draws = np.add.reduceat(draws, units.starts, dtype=np.float64) if len(draws) else np.zeros(0)
+        unit_draws = _unit_draws(draws, units)
         if rows is None:
             per_stratum = np.array([unit_draws[unit_bounds[4 * s] : unit_bounds[4 * s + 4]].sum() for s in range(3)])
         else:
@@ -212,6 +211,16 @@ class Draws:
         if mass <= 0:
             return math.nan
         return horizon * self.stratum_share[stratum] * float(self.totals[stratum, list(classes)].sum()) / mass
+
+
+def _unit_draws(draws: np.ndarray, units: Units) -> np.ndarray:
+    """The draws of each unit's rows, as float64: integer sums, exact in any order."""
+    if units.second_rows is None:
+        return np.add.reduceat(draws, units.starts, dtype=np.float64) if len(draws) else np.zeros(0)
+    unit_draws = draws[units.starts].astype(np.float64)
+    paired, second = units.second_rows
+    unit_draws[paired] += draws[second]
+    return unit_draws
 
 
 def _precision_label(scheme: str, ratios: RowRatios, row_bounds: np.ndarray) -> np.ndarray:
