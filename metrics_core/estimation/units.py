@@ -108,34 +108,59 @@ def _stable_order(
 
 
 def judged_units(verdicts: PairVerdicts, units: Units) -> tuple[np.ndarray, np.ndarray]:
-    """The units with a verdict (ascending within each class) and their verdict's row, self pairs excluded."""
+    """The units with a verdict and their verdict's row in ``verdicts``, self pairs excluded."""
     m = len(verdicts.a)
     if m == 0 or len(units.starts) == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty
-    n = units.n
+    # A self pair's key equals a verdict's only where a verdict is on a self pair (a == b).
+    self_verdicts = bool((verdicts.a == verdicts.b).any())
+    ranges = _unit_ranges(units.unit_bounds, with_self=self_verdicts)
     # Both key lists are ascending runs (the units' one per (stratum, class)), which a stable sort
     # merges in about half the time of a binary search per unit: a judged unit's key lands right
-    # after its verdicts' equal key.
-    keys = np.empty(m + len(units.starts), dtype=np.int64)
-    known, pair_key = keys[:m], keys[m:]
-    np.multiply(verdicts.a, n, out=known)
-    known += verdicts.b
-    np.take(units.key, units.starts, out=pair_key, mode="clip")  # valid indices: "clip" spares a buffer
-    for g in range(12):  # low·n + high
-        pair_key[units.unit_bounds[g] : units.unit_bounds[g + 1]] -= g * (n * n)
+    # after its verdict's equal key.
+    keys = np.empty(m + sum(hi - lo for _, lo, hi in ranges), dtype=np.int64)
+    np.multiply(verdicts.a, units.n, out=keys[:m])
+    keys[:m] += verdicts.b
+    at = m
+    for g, lo, hi in ranges:  # low·n + high
+        pair_key = keys[at : at + hi - lo]
+        np.take(units.key, units.starts[lo:hi], out=pair_key, mode="clip")  # valid: "clip" spares a buffer
+        pair_key -= g * (units.n * units.n)
+        at += hi - lo
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     tied = keys[1:] == keys[:-1]
     del keys
     at = np.flatnonzero(tied)
     del tied
-    index, unit = order[at], order[at + 1]
+    index, position = order[at], order[at + 1]
     del order, at
-    unit -= m
-    found = (index < m) & (unit >= 0)
-    if (verdicts.a == verdicts.b).any():  # only a verdict on a self pair can find a self unit
-        found[found] = ~units.self_units()[unit[found]]
+    found = (index < m) & (position >= m)
     if not found.all():
-        index, unit = index[found], unit[found]
+        index, position = index[found], position[found]
+    unit = _unit_of_position(position - m, ranges)
+    if self_verdicts:
+        judged = ~units.self_units()[unit]
+        index, unit = index[judged], unit[judged]
     return unit, index
+
+
+def _unit_ranges(unit_bounds: np.ndarray, with_self: bool) -> list[tuple[int, int, int]]:
+    """The non-empty unit ranges ``(group, lo, hi)`` of each (stratum, class), self pairs only ``with_self``."""
+    return [
+        (g, int(unit_bounds[g]), int(unit_bounds[g + 1]))
+        for g in range(12)
+        if unit_bounds[g] < unit_bounds[g + 1] and (with_self or g % 4 != SELF)
+    ]
+
+
+def _unit_of_position(position: np.ndarray, ranges: list[tuple[int, int, int]]) -> np.ndarray:
+    """The unit of each position in the ranges laid end to end."""
+    first = np.cumsum([0] + [hi - lo for _, lo, hi in ranges])[:-1]
+    shift = np.array([lo for _, lo, _ in ranges]) - first
+    if len(shift) and (shift == shift[0]).all():  # contiguous ranges (one scheme's non-self classes)
+        position += shift[0]
+        return position
+    position += shift[np.searchsorted(first, position, side="right") - 1]
+    return position
