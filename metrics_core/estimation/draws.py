@@ -15,7 +15,7 @@ from ..judgements import PairVerdicts
 from ..masses import MERGE, SPLIT
 from ..population import Population
 from ..sampling import SCHEME_STRATA, PairSample
-from .units import Units, judged_units, self_ranges
+from .units import Units, self_ranges
 
 
 class RowRatios:
@@ -161,6 +161,7 @@ class Draws:
             (per_cell, cell), context = gathering.result()
         order, row_bounds, unit_bounds = units.order, units.row_bounds, units.unit_bounds
         ratios = RowRatios(per_cell, order if cell is None else cell[order])
+        del cell
         totals = np.zeros((3, 4))
         stratum_mass = np.zeros(3)
         whole_totals = context["totals"] if context["sampling_totals"] is None else context["sampling_totals"]
@@ -173,7 +174,7 @@ class Draws:
             per_stratum = np.array([unit_draws[unit_bounds[4 * s] : unit_bounds[4 * s + 4]].sum() for s in range(3)])
         else:
             per_stratum = np.bincount(sample.stratum, weights=sample.draws, minlength=3)[:3]
-        judged = judged_units(verdicts, units)
+        judged = units.judged
         return cls(
             draws=draws,
             unit_starts=units.starts,

@@ -23,7 +23,6 @@ class Units:
     """Sample rows sorted by ``(stratum, class, unordered pair)`` and their units (distinct pairs)."""
 
     order: np.ndarray  # sorted position -> row (of the rows in scope)
-    key: np.ndarray  # the sorted rows' keys: (4·stratum + class)·n² + low·n + high
     starts: np.ndarray  # first sorted row of each unit
     row_bounds: np.ndarray  # (13,): the rows of each (stratum, class)
     unit_bounds: np.ndarray  # (13,): the units of each (stratum, class)
@@ -31,6 +30,7 @@ class Units:
     # The units of two rows (a pair drawn both ways) and their second row; ``None`` when a unit
     # has more (a sample with repeated rows).
     second_rows: tuple[np.ndarray, np.ndarray] | None
+    judged: tuple[np.ndarray, np.ndarray]  # the units with a verdict, and its row in the verdicts
 
     @classmethod
     def build(cls, sample: PairSample, rows: np.ndarray | None, verdicts: PairVerdicts) -> Units:
@@ -60,14 +60,17 @@ class Units:
         del first
         row_bounds = np.searchsorted(key, np.arange(13) * (n * n))
         unit_bounds = np.searchsorted(starts, row_bounds)
-        return cls(order, key, starts, row_bounds, unit_bounds, n, second_rows)
+        # Joined now, while the row-sized arrays of the draws do not exist yet (a lower peak).
+        judged = judged_units(verdicts, key, starts, unit_bounds, n)
+        return cls(order, starts, row_bounds, unit_bounds, n, second_rows, judged)
 
-    def self_units(self) -> np.ndarray:
-        """Whether each unit is a self pair."""
-        is_self = np.zeros(len(self.starts), dtype=bool)
-        for lo, hi in self_ranges(self.unit_bounds):
-            is_self[lo:hi] = True
-        return is_self
+
+def _self_units(unit_bounds: np.ndarray) -> np.ndarray:
+    """Whether each unit is a self pair."""
+    is_self = np.zeros(int(unit_bounds[-1]), dtype=bool)
+    for lo, hi in self_ranges(unit_bounds):
+        is_self[lo:hi] = True
+    return is_self
 
 
 def self_ranges(unit_bounds: np.ndarray) -> list[tuple[int, int]]:
@@ -95,8 +98,10 @@ def _stable_order(
     del forward, backward
     runs = key[laid_out]
     by_key = np.argsort(runs, kind="stable")
-    order, runs = laid_out[by_key], runs[by_key]
-    del laid_out, by_key
+    order = laid_out[by_key]
+    del laid_out
+    runs = runs[by_key]
+    del by_key
     # The rows of a unit (equal keys) now stand forward row first; a stable sort keeps sample order.
     tie = np.flatnonzero(runs[1:] == runs[:-1])
     if (np.diff(tie) == 1).any():  # three rows of one pair: a sample with repeated rows
@@ -107,26 +112,29 @@ def _stable_order(
     return order, runs, tie
 
 
-def judged_units(verdicts: PairVerdicts, units: Units) -> tuple[np.ndarray, np.ndarray]:
-    """The units with a verdict and their verdict's row in ``verdicts``, self pairs excluded."""
+def judged_units(
+    verdicts: PairVerdicts, key: np.ndarray, starts: np.ndarray, unit_bounds: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The units (of the sorted rows' ``key`` and the units' ``starts``) with a verdict, and
+    their verdict's row in ``verdicts``, self pairs excluded."""
     m = len(verdicts.a)
-    if m == 0 or len(units.starts) == 0:
+    if m == 0 or len(starts) == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty
     # A self pair's key equals a verdict's only where a verdict is on a self pair (a == b).
     self_verdicts = bool((verdicts.a == verdicts.b).any())
-    ranges = _unit_ranges(units.unit_bounds, with_self=self_verdicts)
+    ranges = _unit_ranges(unit_bounds, with_self=self_verdicts)
     # Both key lists are ascending runs (the units' one per (stratum, class)), which a stable sort
     # merges in about half the time of a binary search per unit: a judged unit's key lands right
     # after its verdict's equal key.
     keys = np.empty(m + sum(hi - lo for _, lo, hi in ranges), dtype=np.int64)
-    np.multiply(verdicts.a, units.n, out=keys[:m])
+    np.multiply(verdicts.a, n, out=keys[:m])
     keys[:m] += verdicts.b
     at = m
     for g, lo, hi in ranges:  # low·n + high
         pair_key = keys[at : at + hi - lo]
-        np.take(units.key, units.starts[lo:hi], out=pair_key, mode="clip")  # valid: "clip" spares a buffer
-        pair_key -= g * (units.n * units.n)
+        np.take(key, starts[lo:hi], out=pair_key, mode="clip")  # valid: "clip" spares a buffer
+        pair_key -= g * (n * n)
         at += hi - lo
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
@@ -141,7 +149,7 @@ def judged_units(verdicts: PairVerdicts, units: Units) -> tuple[np.ndarray, np.n
         index, position = index[found], position[found]
     unit = _unit_of_position(position - m, ranges)
     if self_verdicts:
-        judged = ~units.self_units()[unit]
+        judged = ~_self_units(unit_bounds)[unit]
         index, unit = index[judged], unit[judged]
     return unit, index
 
