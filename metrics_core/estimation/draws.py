@@ -10,12 +10,36 @@ from typing import Any
 
 import numpy as np
 
-from .._sorting import stable_argsort_codes
 from ..context import SampleContext, context_class_totals, context_rows
 from ..judgements import PairVerdicts
-from ..masses import MERGE, SELF, SPLIT
+from ..masses import MERGE, SPLIT
 from ..population import Population
 from ..sampling import SCHEME_STRATA, PairSample
+from .units import Units, self_ranges
+
+
+class RowRatios:
+    """Each sorted row's weight(U)/weight(Base(i)) (``"base"``) and weight(U)/weight(Exp(i))
+    (``"exp"``), the importances of the rates: gathered from the per-cell values by the row's cell
+    when read, and only for the rows read (the estimates read those of the split or merge rows,
+    which ΔPrecision's label reads first)."""
+
+    def __init__(self, per_cell: dict[str, np.ndarray], cell: np.ndarray):
+        self.per_cell = per_cell
+        self.cell = cell  # each sorted row's cell (its context row for a SampleContext)
+        self._read: dict[tuple[str, int, int], np.ndarray] = {}
+
+    def of_all(self, name: str) -> np.ndarray:
+        return self.of(name, slice(0, len(self.cell)))
+
+    def of(self, name: str, rows: slice) -> np.ndarray:
+        key = (name, rows.start, rows.stop)
+        if key not in self._read:
+            self._read[key] = self.per_cell[name][self.cell[rows]]
+        return self._read[key]
+
+    def gather(self, name: str, rows: slice, out: np.ndarray) -> None:
+        np.take(self.per_cell[name], self.cell[rows], out=out, mode="clip")  # valid cells: no buffer
 
 
 @dataclass(frozen=True)
@@ -30,13 +54,13 @@ class Draws:
 
     draws: np.ndarray
     unit_starts: np.ndarray  # (units,): the first row of each unit, ascending
-    union_over_base: np.ndarray  # weight(U)/weight(Base(i)): importance of a split draw for the rates
-    union_over_exp: np.ndarray
+    ratios: RowRatios  # the rates' importances (union_over_base, union_over_exp)
     precision_label: np.ndarray  # l_ij of ΔPrecision for this scheme (JDD eqs 92-94; spec §4c)
     totals: np.ndarray  # exact sampling-weight total per (stratum, class), shape (3, 4)
     split_rate: float  # exact SplitRate(T) (or the vantage slice's contribution)
     merge_rate: float
-    unit_verdicts: np.ndarray  # (3, units): equivalent, not equivalent, unsure verdicts of the unit's pair
+    verdicts: PairVerdicts
+    judged: tuple[np.ndarray, np.ndarray]  # the units with a verdict, and its row in ``verdicts``
     unit_share: np.ndarray  # (units,): share of equivalent verdicts; NaN unjudged, 1 for self pairs
     unit_draws: np.ndarray  # (units,): draws of the unit's rows (float64)
     stratum_mass: np.ndarray  # (3,): the whole population's sampling mass of each stratum
@@ -44,6 +68,31 @@ class Draws:
     # bounds of the rows and of the unit codes of each (stratum, class) g = 4·stratum + class
     row_bounds: np.ndarray  # (13,)
     unit_bounds: np.ndarray  # (13,)
+    # The units of two rows (a pair drawn both ways) and their second row; ``None`` when a unit
+    # has more (a sample with repeated rows).
+    second_rows: tuple[np.ndarray, np.ndarray] | None
+
+    @property
+    def union_over_base(self) -> np.ndarray:
+        """weight(U)/weight(Base(i)) of each row: importance of a split draw for the rates."""
+        return self.ratios.of_all("base")
+
+    @property
+    def union_over_exp(self) -> np.ndarray:
+        return self.ratios.of_all("exp")
+
+    @cached_property
+    def unit_verdicts(self) -> np.ndarray:
+        """(3, units): equivalent, not equivalent, unsure verdicts of each unit's pair; none for self
+        pairs. Counts keep their type: whole verdicts, or fractions (a posterior's share of
+        *equivalent*)."""
+        v = self.verdicts
+        kind = np.result_type(np.int64, v.equivalent, v.not_equivalent, v.unsure)
+        out = np.zeros((3, len(self.unit_starts)), dtype=kind)
+        unit, index = self.judged
+        for column, values in zip(out, (v.equivalent, v.not_equivalent, v.unsure)):
+            column[unit] = values[index]
+        return out
 
     # Row-level views the estimates do not need (the bootstrap reads them): built when first read.
     @cached_property
@@ -70,25 +119,21 @@ class Draws:
         return np.repeat(self.unit_share, self.unit_rows)
 
     @cached_property
-    def _second_rows(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The units of two rows (a pair drawn both ways) and their second row; ``None`` when a
-        unit has more (a sample with repeated rows)."""
-        if self.unit_rows.max(initial=0) > 2:
-            return None
-        paired = np.flatnonzero(self.unit_rows == 2)
-        return paired, self.unit_starts[paired] + 1
+    def _products(self) -> np.ndarray:
+        """A row-sized buffer for :meth:`unit_sums`, one for all the means of these draws."""
+        return np.empty(len(self.draws))
 
     def unit_sums(self, values: np.ndarray, rows: slice, units: slice) -> np.ndarray:
-        """Σ draws·values over the rows of each of ``units``, whose rows are ``rows`` (not empty)."""
-        products = self.draws[rows] * values[rows]
-        starts = self.unit_starts[units] - rows.start
-        if self._second_rows is None:
-            return np.add.reduceat(products, starts)
+        """Σ draws·values over the rows of each of ``units``, whose rows are ``rows`` (not empty);
+        ``values`` are those rows'."""
+        products = np.multiply(self.draws[rows], values, out=self._products[rows])
+        if self.second_rows is None:
+            return np.add.reduceat(products, self.unit_starts[units] - rows.start)
         # Units have one or two rows: the first row's value, plus the second's (as reduceat adds).
-        paired, second = self._second_rows
+        paired, second = self.second_rows
         lo, hi = np.searchsorted(paired, (units.start, units.stop))
-        sums = products[starts]
-        sums[paired[lo:hi] - units.start] += products[second[lo:hi] - rows.start]
+        sums = self._products[self.unit_starts[units]]
+        sums[paired[lo:hi] - units.start] += self._products[second[lo:hi]]
         return sums
 
     @classmethod
@@ -109,15 +154,14 @@ class Draws:
         # numpy releases the GIL: the rows' cells and the class totals are read while the rows are sorted.
         with ThreadPoolExecutor(max_workers=1) as pool:
             if isinstance(source, SampleContext):
-                gathering = pool.submit(_context_ratios, source)
+                gathering = pool.submit(_context_ratios, source, sample.scheme)
             else:
                 gathering = pool.submit(_population_ratios, source, sample, rows, mask)
-            units = _Units.build(sample, rows, verdicts)
-            (ratios, cell), context = gathering.result()
+            units = Units.build(sample, rows, verdicts)
+            (per_cell, cell), context = gathering.result()
         order, row_bounds, unit_bounds = units.order, units.row_bounds, units.unit_bounds
-        at = order if cell is None else cell[order]
-        ratios = tuple(values[at] for values in ratios)
-        label = _precision_label(sample.scheme, ratios, row_bounds)
+        ratios = RowRatios(per_cell, order if cell is None else cell[order])
+        del cell
         totals = np.zeros((3, 4))
         stratum_mass = np.zeros(3)
         whole_totals = context["totals"] if context["sampling_totals"] is None else context["sampling_totals"]
@@ -125,44 +169,42 @@ class Draws:
             totals[s, list(classes)] = context["totals"][list(classes)]
             stratum_mass[s] = float(np.sum(whole_totals[list(classes)]))
         draws = sample.draws[order if rows is None else rows[order]]
-        # Draw counts are integers: their sums are exact in any order.
-        unit_draws = np.add.reduceat(draws, units.starts) if len(draws) else np.zeros(0, dtype=np.int64)
+        unit_draws = _unit_draws(draws, units)
         if rows is None:
-            cumulative = np.concatenate(([0], np.cumsum(unit_draws)))
-            per_stratum = np.diff(cumulative[unit_bounds[::4]])
+            per_stratum = np.array([unit_draws[unit_bounds[4 * s] : unit_bounds[4 * s + 4]].sum() for s in range(3)])
         else:
             per_stratum = np.bincount(sample.stratum, weights=sample.draws, minlength=3)[:3]
-        is_self = _self_units(unit_bounds)
-        unit_verdicts = _unit_verdicts(verdicts, units.pair_key, units.n, is_self)
-        equivalent, not_equivalent, _ = unit_verdicts
+        judged = units.judged
         return cls(
             draws=draws,
             unit_starts=units.starts,
-            union_over_base=ratios[0],
-            union_over_exp=ratios[1],
-            precision_label=label,
+            ratios=ratios,
+            precision_label=_precision_label(sample.scheme, ratios, row_bounds),
             totals=totals,
             split_rate=float(context["rate_totals"][SPLIT]),
             merge_rate=float(context["rate_totals"][MERGE]),
-            unit_verdicts=unit_verdicts,
-            unit_share=_share(equivalent, equivalent + not_equivalent, is_self),
-            unit_draws=unit_draws.astype(np.float64),
+            verdicts=verdicts,
+            judged=judged,
+            unit_share=_judged_share(verdicts, judged, unit_bounds),
+            unit_draws=unit_draws,
             stratum_mass=stratum_mass,
             stratum_share=per_stratum / max(sample.n_draws, 1),
             row_bounds=row_bounds,
             unit_bounds=unit_bounds,
+            second_rows=units.second_rows,
         )
 
     @property
     def has_unsure(self) -> bool:
-        return bool(self.unit_verdicts[2].any())
+        unsure = self.verdicts.unsure
+        return bool(unsure.any() and unsure[self.judged[1]].any())
 
     def resolved(self, unsure_as: np.ndarray | float) -> Draws:
         """These draws had every unsure verdict said *equivalent* (``unsure_as`` 1) or not (0), per unit."""
         equivalent, not_equivalent, unsure = self.unit_verdicts
         resolved = equivalent + np.asarray(unsure_as, dtype=np.float64) * unsure
-        is_self = _self_units(self.unit_bounds)
-        return replace(self, unit_share=_share(resolved, equivalent + not_equivalent + unsure, is_self))
+        share = _share(resolved, equivalent + not_equivalent + unsure, np.full(len(resolved), np.nan))
+        return replace(self, unit_share=_with_self_pairs(share, self.unit_bounds))
 
     def class_horizon(self, stratum: int, classes: tuple[int, ...], horizon: int) -> float:
         """The planned judged draws of ``classes``: horizon × the stratum's draws × their mass share."""
@@ -172,146 +214,79 @@ class Draws:
         return horizon * self.stratum_share[stratum] * float(self.totals[stratum, list(classes)].sum()) / mass
 
 
-@dataclass(frozen=True)
-class _Units:
-    """Sample rows sorted by ``(stratum, class, unordered pair)`` and their units (distinct pairs)."""
-
-    order: np.ndarray  # sorted position -> row (of the rows in scope)
-    starts: np.ndarray  # first sorted row of each unit
-    pair_key: np.ndarray  # low·n + high of each unit's pair
-    row_bounds: np.ndarray  # (13,): the rows of each (stratum, class)
-    unit_bounds: np.ndarray  # (13,): the units of each (stratum, class)
-    n: int
-
-    @classmethod
-    def build(cls, sample: PairSample, rows: np.ndarray | None, verdicts: PairVerdicts) -> _Units:
-        pick = (lambda values: values) if rows is None else (lambda values: values[rows])  # noqa: E731
-        i, j = pick(sample.i), pick(sample.j)
-        n = int(max(i.max(initial=0), j.max(initial=0), verdicts.b.max(initial=0))) + 1
-        # A pair and its reverse are of one class: with the class in the key, the units of each
-        # (stratum, class) are a contiguous range of codes.
-        group = pick(sample.stratum).astype(np.int64)
-        group *= 4
-        group += pick(sample.pair_class)
-        key = group * n
-        end = np.minimum(i, j)
-        key += end
-        key *= n
-        key += np.maximum(i, j, out=end)
-        order = _stable_order(key, group, i, j, n)
-        key = key[order]
-        first = np.empty(len(key), dtype=bool)
-        first[:1] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        del first
-        row_bounds = np.searchsorted(key, np.arange(13) * (n * n))
-        unit_bounds = np.searchsorted(starts, row_bounds)
-        pair_key = key[starts]
-        pair_key -= np.repeat(np.arange(12) * (n * n), np.diff(unit_bounds))
-        return cls(order, starts, pair_key, row_bounds, unit_bounds, n)
+def _unit_draws(draws: np.ndarray, units: Units) -> np.ndarray:
+    """The draws of each unit's rows, as float64: integer sums, exact in any order."""
+    if units.second_rows is None:
+        return np.add.reduceat(draws, units.starts, dtype=np.float64) if len(draws) else np.zeros(0)
+    unit_draws = draws[units.starts].astype(np.float64)
+    paired, second = units.second_rows
+    unit_draws[paired] += draws[second]
+    return unit_draws
 
 
-def _stable_order(key: np.ndarray, group: np.ndarray, i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
-    """``np.argsort(key, kind="stable")``, twice as fast on a sample in ``(stratum, i, j)`` order (as
-    drawn): there the rows ``i < j`` of each (stratum, class) ascend by key already and the rows
-    ``i > j`` once ordered by ``j`` (radix sorts), leaving runs for numpy's timsort to merge."""
-    reverse = i > j
-    forward, backward = np.flatnonzero(~reverse), np.flatnonzero(reverse)
-    forward = forward[stable_argsort_codes(group[forward], 12)]
-    code = group[backward]
-    code *= n
-    code += j[backward]
-    backward = backward[stable_argsort_codes(code, 12 * n)]
-    laid_out = np.concatenate((forward, backward))
-    runs = key[laid_out]
-    by_key = np.argsort(runs, kind="stable")
-    order, runs = laid_out[by_key], runs[by_key]
-    # The rows of a unit (equal keys) now stand forward row first; a stable sort keeps sample order.
-    tie = np.flatnonzero(runs[1:] == runs[:-1])
-    if (np.diff(tie) == 1).any():  # three rows of one pair: a sample with repeated rows
-        return np.argsort(key, kind="stable")
-    swap = tie[order[tie] > order[tie + 1]]
-    order[swap], order[swap + 1] = order[swap + 1], order[swap]
-    return order
-
-
-def _precision_label(scheme: str, ratios: tuple[np.ndarray, ...], row_bounds: np.ndarray) -> np.ndarray:
+def _precision_label(scheme: str, ratios: RowRatios, row_bounds: np.ndarray) -> np.ndarray:
     """ΔPrecision's ``l_ij`` of each sorted row, set one (stratum, class) range of rows at a time."""
-    union_over_base, union_over_exp = ratios[:2]
-    label = np.empty(len(union_over_base))
+    label = np.empty(len(ratios.cell))
     for g in range(12):
         rows = slice(int(row_bounds[g]), int(row_bounds[g + 1]))
         if rows.start == rows.stop:
             continue
         if g % 4 == MERGE:
-            label[rows] = 1.0 if scheme == "precision" else union_over_exp[rows]
+            label[rows] = 1.0 if scheme == "precision" else ratios.of("exp", rows)
         elif g % 4 == SPLIT:
-            label[rows] = -1.0 if scheme == "precision" else -union_over_base[rows]
-        elif scheme == "precision":
-            label[rows] = ratios[2][rows]  # the sign of 1/weight(Exp) − 1/weight(Base)
-        else:
-            label[rows] = union_over_exp[rows] - union_over_base[rows]
+            if scheme == "precision":
+                label[rows] = -1.0
+            else:
+                np.negative(ratios.of("base", rows), out=label[rows])
+        else:  # precision: the sign of 1/weight(Exp) − 1/weight(Base); otherwise exp − base
+            ratios.gather("sign" if scheme == "precision" else "difference", rows, out=label[rows])
     return label
+
+
+def _ratios_of(union: np.ndarray, base: np.ndarray, exp: np.ndarray, scheme: str) -> dict[str, np.ndarray]:
+    """weight(U)/weight(Base(i)), weight(U)/weight(Exp(i)), and the label of a self or intersection
+    pair: the sign of 1/weight(Exp(i)) − 1/weight(Base(i)) (``precision``), their difference otherwise."""
+    ratios = {"base": union / base, "exp": union / exp}
+    if scheme == "precision":
+        ratios["sign"] = np.sign(1.0 / exp - 1.0 / base)
+    else:
+        ratios["difference"] = ratios["exp"] - ratios["base"]
+    return ratios
 
 
 def _population_ratios(
     population: Population, sample: PairSample, rows: np.ndarray | None, mask: np.ndarray | None
-) -> tuple[tuple[tuple[np.ndarray, ...], np.ndarray], dict]:
-    """Per cell: weight(U)/weight(Base(i)), weight(U)/weight(Exp(i)) and the sign of
-    1/weight(Exp(i)) − 1/weight(Base(i)) (``precision`` only); the cell of each row (in scope, in
-    order); and the context's totals."""
+) -> tuple[tuple[dict[str, np.ndarray], np.ndarray], dict]:
+    """The ratios of :func:`_ratios_of` per cell; the cell of each row (in scope, in order); and the
+    context's totals."""
     sets = population.cell_sets
     cell = population.cell[sample.i if rows is None else sample.i[rows]]
-    per_cell = [sets["union"] / sets["base"], sets["union"] / sets["exp"]]
-    if sample.scheme == "precision":
-        per_cell.append(np.sign(1.0 / sets["exp"] - 1.0 / sets["base"]))
-    return (tuple(per_cell), cell), context_class_totals(population, sample.scheme, mask)
+    per_cell = _ratios_of(sets["union"], sets["base"], sets["exp"], sample.scheme)
+    return (per_cell, cell), context_class_totals(population, sample.scheme, mask)
 
 
-def _context_ratios(context: SampleContext) -> tuple[tuple[tuple[np.ndarray, ...], None], dict]:
+def _context_ratios(context: SampleContext, scheme: str) -> tuple[tuple[dict[str, np.ndarray], None], dict]:
     """:func:`_population_ratios` of a :class:`SampleContext`, per row (``None`` for the cells)."""
-    union, base, exp = context.union, context.base, context.exp
-    ratios = (union / base, union / exp, np.sign(1.0 / exp - 1.0 / base))
+    ratios = _ratios_of(context.union, context.base, context.exp, scheme)
     fields = ("totals", "rate_totals", "sampling_totals")
     return (ratios, None), {name: getattr(context, name) for name in fields}
 
 
-def _self_units(unit_bounds: np.ndarray) -> np.ndarray:
-    """Whether each unit is a self pair (from the unit bounds of each (stratum, class))."""
-    is_self = np.zeros(int(unit_bounds[-1]), dtype=bool)
-    for stratum in range(3):
-        is_self[unit_bounds[4 * stratum + SELF] : unit_bounds[4 * stratum + SELF + 1]] = True
-    return is_self
+def _judged_share(verdicts: PairVerdicts, judged: tuple[np.ndarray, np.ndarray], unit_bounds: np.ndarray) -> np.ndarray:
+    """Each unit's share of equivalent verdicts; NaN without one, 1 for self pairs."""
+    share = np.full(int(unit_bounds[-1]), np.nan)
+    unit, index = judged
+    equivalent = verdicts.equivalent[index]
+    share[unit] = _share(equivalent, equivalent + verdicts.not_equivalent[index], np.full(len(index), np.nan))
+    return _with_self_pairs(share, unit_bounds)
 
 
-def _unit_verdicts(verdicts: PairVerdicts, pair_key: np.ndarray, n: int, is_self: np.ndarray) -> np.ndarray:
-    """Verdict counts (3, units) of each unit's pair (``low·n + high``; ascending within each class);
-    none for self pairs. Counts keep their type: whole verdicts, or fractions (a posterior's share
-    of *equivalent*)."""
-    kind = np.result_type(np.int64, verdicts.equivalent, verdicts.not_equivalent, verdicts.unsure)
-    out = np.zeros((3, len(pair_key)), dtype=kind)
-    if len(verdicts.a) == 0 or len(pair_key) == 0:
-        return out
-    known = verdicts.a * n + verdicts.b
-    # Both are ascending runs (the units' one per (stratum, class)), which a stable sort merges
-    # in about half the time of a binary search per unit: a judged unit's key lands right after
-    # its verdicts' equal key.
-    keys = np.concatenate((known, pair_key))
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    at = np.flatnonzero(keys[1:] == keys[:-1])
-    index, unit = order[at], order[at + 1] - len(known)
-    found = (index < len(known)) & (unit >= 0)
-    found[found] = ~is_self[unit[found]]
-    index, unit = index[found], unit[found]
-    for column, values in zip(out, (verdicts.equivalent, verdicts.not_equivalent, verdicts.unsure)):
-        column[unit] = values[index]
-    return out
+def _share(equivalent: np.ndarray, verdicts: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Share of equivalent verdicts into ``out`` (NaN-filled): left NaN without a verdict."""
+    return np.divide(equivalent, verdicts, out=out, where=verdicts > 0)
 
 
-def _share(equivalent: np.ndarray, verdicts: np.ndarray, is_self: np.ndarray) -> np.ndarray:
-    """Share of equivalent verdicts; NaN without one, 1 for self pairs."""
-    share = np.divide(equivalent, verdicts, out=np.full(len(verdicts), np.nan), where=verdicts > 0)
-    share[is_self] = 1.0
+def _with_self_pairs(share: np.ndarray, unit_bounds: np.ndarray) -> np.ndarray:
+    for lo, hi in self_ranges(unit_bounds):
+        share[lo:hi] = 1.0
     return share

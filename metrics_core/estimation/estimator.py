@@ -14,16 +14,50 @@ from ..sequential import confidence_sequence_half_width, share_confidence_sequen
 from .draws import Draws
 
 
+class _Spread:
+    """A mean's ``Σ v_u² k_u (x_u − m)²`` (spec §6), computed with the other pending ones of its
+    estimator when the first is read: numpy's dot of long vectors wakes a BLAS thread that then
+    spins for a while, so the dots run back to back rather than between the means' passes."""
+
+    def __init__(self, terms: list[tuple[np.ndarray, np.ndarray]], pending: list[_Spread]):
+        self.terms = terms  # (v_u² k_u, (x_u − m)²) of each class
+        self.pending = pending
+        self._value: float | None = None
+        pending.append(self)
+
+    @property
+    def value(self) -> float:
+        if self._value is None:
+            for spread in self.pending:
+                spread._settle()
+            self.pending.clear()
+        return self._value
+
+    def _settle(self) -> None:
+        value = 0.0
+        for vk, squares in self.terms:
+            value += float(np.dot(vk, squares))
+        self._value, self.terms = value, []
+
+
 @dataclass(frozen=True)
 class Mean:
     """A weighted mean over judged draws, with what its interval and sequence need."""
 
     value: float
-    stderr: float
     n_eff: float
     judged_draws: int
     drawn_draws: int
     horizon: float  # planned judged draws of its classes (spec §9)
+    total: float = math.nan  # Σ weights
+    spread: _Spread | None = None  # none: no SE
+
+    @property
+    def stderr(self) -> float:
+        judged = self.judged_draws
+        if self.spread is None or judged <= 1:
+            return math.nan
+        return math.sqrt(judged / (judged - 1) * self.spread.value) / self.total
 
 
 @dataclass(frozen=True)
@@ -45,7 +79,8 @@ class _Frame:
         rows = slice(int(d.row_bounds[group]), int(d.row_bounds[group + 1]))
         units = slice(int(d.unit_bounds[group]), int(d.unit_bounds[group + 1]))
         share = d.unit_share[units]
-        present = ~np.isnan(share)
+        present = np.isnan(share)
+        np.logical_not(present, out=present)
         if present.all():
             present = slice(None)  # views, not copies (self pairs; every pair judged)
         all_draws = d.unit_draws[units]
@@ -67,7 +102,11 @@ class _Frame:
     @cached_property
     def k(self) -> np.ndarray:
         """The spec's ``k_u`` of each present unit: its draws and their within-unit pairs."""
-        return self.unit_draws + (1.0 - self.q) * self.unit_draws * (self.unit_draws - 1.0)
+        # unit_draws + (1 − q)·unit_draws·(unit_draws − 1), in place (products commute exactly)
+        k = np.multiply(self.unit_draws, 1.0 - self.q)
+        k *= self.unit_draws - 1.0
+        k += self.unit_draws
+        return k
 
     @cached_property
     def plain(self) -> _Weights:
@@ -75,7 +114,7 @@ class _Frame:
         return _Weights(self, self.v * self.unit_draws)
 
     def unit_sums(self, d: Draws, values: np.ndarray) -> np.ndarray:
-        """Σ draws·values over the rows of each present unit."""
+        """Σ draws·values over the rows of each present unit (``values`` of this class's rows)."""
         return d.unit_sums(values, self.rows, self.units)[self.present]
 
 
@@ -90,8 +129,10 @@ class _Weights:
 
     @cached_property
     def vk(self) -> np.ndarray:
-        unit_v = self.unit_weight / self.frame.unit_draws
-        return unit_v * unit_v * self.frame.k
+        vk = self.unit_weight / self.frame.unit_draws
+        np.multiply(vk, vk, out=vk)
+        vk *= self.frame.k
+        return vk
 
     @cached_property
     def vk_total(self) -> float:
@@ -108,25 +149,26 @@ class Estimator:
         self.horizon = horizon
         self.points_only = points_only
         self._frames: dict[int, _Frame] = {}
+        self._pending: list[_Spread] = []
 
     def resolved(self, unsure_as: np.ndarray | float) -> Estimator:
         """Point estimates had the unsure verdicts been decided (:meth:`Draws.resolved`)."""
         return Estimator(self.d.resolved(unsure_as), self.z, self.confidence, self.horizon, points_only=True)
 
-    def mean(self, stratum: int, classes: tuple[int, ...], x: str, importance: np.ndarray | None = None) -> Mean:
+    def mean(self, stratum: int, classes: tuple[int, ...], x: str, importance: str | None = None) -> Mean:
         """Weighted mean over the judged draws of ``classes`` in ``stratum`` (spec §6) of ``x``:
         ``"share"``, the share of equivalent verdicts, or ``"precision"``, ΔPrecision's label times it.
 
-        A draw's weight is its class's drawn/judged reweighting times its
-        ``importance`` (1 unless given). In the spec's SE formula ``v_u`` is then the
-        unit's mean weight per draw.
+        A draw's weight is its class's drawn/judged reweighting times its ``importance``
+        (1 unless given: ``"base"`` or ``"exp"``, the :class:`RowRatios` of the rates). In the
+        spec's SE formula ``v_u`` is then the unit's mean weight per draw.
         """
         d = self.d
         frames = [self._frame(stratum * 4 + c) for c in classes]
         horizon = d.class_horizon(stratum, classes, self.horizon)
         judged, drawn = sum(f.judged for f in frames), sum(f.drawn for f in frames)
         if judged == 0:
-            return Mean(math.nan, math.nan, 0.0, 0, drawn, horizon)
+            return Mean(math.nan, 0.0, 0, drawn, horizon)
         parts = []
         for f in frames:
             if not f.judged:
@@ -134,26 +176,29 @@ class Estimator:
             if importance is None:
                 w, weights = f.unit_draws, f.plain
             else:
-                w = f.unit_sums(d, importance)
+                w = f.unit_sums(d, d.ratios.of(importance, f.rows))
                 weights = _Weights(f, f.v * w)
             # A unit's rows share its verdicts: x is the share times a per-row factor at most.
-            wx = w * f.share if x == "share" else f.share * f.unit_sums(d, d.precision_label)
+            if x == "share":
+                wx = w * f.share
+            else:
+                wx = f.unit_sums(d, d.precision_label[f.rows])
+                wx *= f.share
             wx *= f.v
             parts.append((weights, wx))
         total = sum(weights.total for weights, _ in parts)
         m = sum(float(unit_wx.sum()) for _, unit_wx in parts) / total
         if self.points_only:
-            return Mean(m, math.nan, math.nan, judged, drawn, horizon)
-        spread = vk_total = 0.0
+            return Mean(m, math.nan, judged, drawn, horizon)
+        terms, vk_total = [], 0.0
         for weights, unit_wx in parts:
-            deviation = unit_wx / weights.unit_weight
+            deviation = np.divide(unit_wx, weights.unit_weight, out=unit_wx)  # unit_wx is not read again
             deviation -= m
             deviation *= deviation
-            spread += float(np.dot(weights.vk, deviation))
+            terms.append((weights.vk, deviation))
             vk_total += weights.vk_total
-        stderr = math.sqrt(judged / (judged - 1) * spread) / total if judged > 1 else math.nan
         n_eff = total**2 / vk_total
-        return Mean(m, stderr, n_eff, judged, drawn, horizon)
+        return Mean(m, n_eff, judged, drawn, horizon, total, _Spread(terms, self._pending))
 
     def _frame(self, group: int) -> _Frame:
         """The judged units of one (stratum, class) (what :meth:`mean` needs whatever it

@@ -7,7 +7,7 @@ import math
 from ..masses import INTERSECTION, MERGE, SELF, SPLIT
 from ..results import Estimate
 from ..sampling import ALL, DIFF, STABLE
-from .estimator import Estimator
+from .estimator import Estimator, Mean
 
 STRATUM_OF = {
     "jaccard": {c: ALL for c in range(4)},
@@ -26,9 +26,13 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
     d = est.d
     p = "share"
     total = lambda c: float(d.totals[stratum_of[c], c])  # noqa: E731
+    # Every mean before any estimate: their SEs' dot products then run together (estimator._Spread).
     split = est.mean(stratum_of[SPLIT], (SPLIT,), p)
     merge = est.mean(stratum_of[MERGE], (MERGE,), p)
     stable = est.mean(stratum_of[SELF], (SELF, INTERSECTION), p)
+    precision = precision_means(est, stratum_of)
+    split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance="base")
+    merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance="exp")
     out = {
         "GoodSplitDistance": est.indicator(total(SPLIT), split, complement=True),
         "BadSplitDistance": est.indicator(total(SPLIT), split),
@@ -45,9 +49,7 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
         _difference(out["GoodSplitDistance"], out["BadSplitDistance"]),
         _difference(out["GoodMergeDistance"], out["BadMergeDistance"]),
     )
-    out["DeltaPrecision"] = delta_precision(est, stratum_of)
-    split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance=d.union_over_base)
-    merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance=d.union_over_exp)
+    out["DeltaPrecision"] = est.normal(precision)
     out["GoodSplitRate"] = est.indicator(d.split_rate, split_rate, complement=True)
     out["BadSplitRate"] = est.indicator(d.split_rate, split_rate)
     out["GoodMergeRate"] = est.indicator(d.merge_rate, merge_rate)
@@ -57,12 +59,17 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
 
 def delta_precision(est: Estimator, stratum_of: dict[int, int]) -> Estimate:
     """ΔPrecision: each stratum's mean of ``l_ij · 1(i≡j)`` times its exact total, summed."""
+    return est.normal(precision_means(est, stratum_of))
+
+
+def precision_means(est: Estimator, stratum_of: dict[int, int]) -> list[tuple[float, Mean]]:
+    """Each stratum's exact total and mean of ``l_ij · 1(i≡j)``: the parts of ΔPrecision."""
     d = est.d
     x = "precision"
     strata = sorted(set(stratum_of.values()))
-    return est.normal(
-        [(float(d.totals[s].sum()), est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), x)) for s in strata]
-    )
+    return [
+        (float(d.totals[s].sum()), est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), x)) for s in strata
+    ]
 
 
 def _precision_scheme(est: Estimator) -> dict[str, Estimate]:
@@ -70,8 +77,9 @@ def _precision_scheme(est: Estimator) -> dict[str, Estimate]:
     p = "share"
     split = est.mean(ALL, (SPLIT,), p)
     merge = est.mean(ALL, (MERGE,), p)
+    precision = precision_means(est, STRATUM_OF["precision"])
     return {
-        "DeltaPrecision": delta_precision(est, STRATUM_OF["precision"]),
+        "DeltaPrecision": est.normal(precision),
         "GoodSplitRate": est.indicator(d.split_rate, split, complement=True),
         "BadSplitRate": est.indicator(d.split_rate, split),
         "GoodMergeRate": est.indicator(d.merge_rate, merge),

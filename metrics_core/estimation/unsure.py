@@ -30,7 +30,7 @@ def with_unsure_bounds(estimates: dict[str, Estimate], est: Estimator, scheme: s
     # moves with a pair's verdict by Σ over its rows of draws × label (its rows, one per
     # orientation, lie in one cell: they share the label's sign).
     d = est.d
-    pull = np.bincount(d.unit, weights=d.draws * d.precision_label, minlength=d.unit_verdicts.shape[1])
+    pull = np.bincount(d.unit, weights=d.draws * d.precision_label, minlength=len(d.unit_starts))
     positive = (pull > 0).astype(np.float64)
     stratum_of = STRATUM_OF[scheme]
     highest = delta_precision(est.resolved(positive), stratum_of).value
