@@ -5,17 +5,38 @@ Redis is away, a read misses and a write is dropped (with a warning),
 so pages and the API go on (throttles and the sign-in lockout are not enforced meanwhile) instead
 of answering 500. The debounce keys of background work use the strict ``debounce`` cache
 (settings.CACHES): the transactional outbox must see that scheduling failed, to try again later.
+
+Both take their connections from :class:`SharedConnectionPool`.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache
-from redis import RedisError
+from redis import ConnectionPool, RedisError
 
 logger = logging.getLogger(__name__)
+
+
+class SharedConnectionPool(ConnectionPool):
+    """One pool per process and address. Django makes a cache object, and so a pool, per thread,
+    which under ASGI is per request: each request opened its own Redis connections (a TCP
+    handshake and a CLIENT SETINFO each) and dropped them. redis-py's pools are thread-safe and
+    start afresh in a forked child."""
+
+    _pools: dict[tuple, ConnectionPool] = {}
+    _lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs) -> ConnectionPool:
+        key = (url, tuple(sorted((name, repr(value)) for name, value in kwargs.items())))
+        with cls._lock:
+            if key not in cls._pools:
+                cls._pools[key] = super().from_url(url, **kwargs)
+            return cls._pools[key]
 
 
 class FailSoftRedisCache(RedisCache):

@@ -156,12 +156,15 @@ CELERY_BEAT_SCHEDULE = {
 # "default" fails soft while Redis is away (raterapp/cache.py); "debounce" (the pending keys of
 # raterapp/services/scheduling.py) raises, so that the outbox keeps the effect and tries again.
 _DATABASE_CACHE = {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "raterapp_cache"}
+_REDIS_POOL = {"pool_class": "raterapp.cache.SharedConnectionPool"}
 CACHES = {
     "default": (
-        {"BACKEND": "raterapp.cache.FailSoftRedisCache", "LOCATION": REDIS_URL} if REDIS_URL else _DATABASE_CACHE
+        {"BACKEND": "raterapp.cache.FailSoftRedisCache", "LOCATION": REDIS_URL, "OPTIONS": _REDIS_POOL}
+        if REDIS_URL
+        else _DATABASE_CACHE
     ),
     "debounce": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "OPTIONS": dict(_REDIS_POOL)}
         if REDIS_URL
         else dict(_DATABASE_CACHE)
     ),

@@ -37,3 +37,47 @@ def test_settings_give_the_two_caches(settings):
         assert settings.CACHES["default"]["BACKEND"] == "raterapp.cache.FailSoftRedisCache"
         assert settings.CACHES["debounce"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
         assert settings.CACHES["default"]["LOCATION"] == settings.CACHES["debounce"]["LOCATION"] == settings.REDIS_URL
+
+
+def test_the_caches_of_every_thread_share_one_connection_pool_per_address(settings):
+    """Django makes a cache object per thread, and under ASGI per request: without a shared pool
+    each request opened (and dropped) its own Redis connections."""
+    import threading
+
+    from django.core.cache import caches
+
+    if not settings.REDIS_URL:
+        pytest.skip("no Redis: the caches are a table")  # CI has Redis: a skip fails there
+    pools = {}
+
+    def use(name):
+        cache = caches["default"]
+        cache.set(f"pool-probe-{name}", 1)
+        pools[name] = (cache._cache._get_connection_pool(True), caches["debounce"]._cache._get_connection_pool(True))
+
+    threads = [threading.Thread(target=use, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    use("main")
+    assert len({id(pair[0]) for pair in pools.values()}) == 1
+    assert len({id(pair[1]) for pair in pools.values()}) == 1
+    default, debounce = pools["main"]
+    assert default.connection_kwargs == debounce.connection_kwargs  # same address and options
+
+
+def test_a_fresh_cache_object_does_not_open_a_new_connection(settings):
+    from django.core.cache.backends.redis import RedisCacheClient
+
+    if not settings.REDIS_URL:
+        pytest.skip("no Redis: the caches are a table")
+    options = settings.CACHES["default"]["OPTIONS"]
+    first = RedisCacheClient([settings.REDIS_URL], **options)
+    first.set("pool-probe", 1, None)
+    opened = first._get_connection_pool(True)._created_connections
+    for _ in range(5):
+        fresh = RedisCacheClient([settings.REDIS_URL], **options)
+        assert fresh.get("pool-probe", None) == 1
+    assert fresh._get_connection_pool(True) is first._get_connection_pool(True)
+    assert first._get_connection_pool(True)._created_connections == opened
