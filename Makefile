@@ -36,11 +36,14 @@ browser-check:
 	  echo "  Going on without them (they are reported as skipped); CI fails without Chromium."; \
 	fi
 
-# The whole suite (about 13 minutes on 2 cores, two pytest-xdist workers): what CI runs.
+# The whole suite (about 9 minutes on 2 cores): what CI runs. Two pytest-xdist workers run all but
+# the latency tests (marker `alone`), which then run by themselves: what they measure is the
+# product's latency, not the other tests' load.
 test: lint-js $(STAMP) browser-check
 	$(BIN)/ruff check metrics_core raterapp tests bench
 	$(BIN)/ruff format --check metrics_core raterapp bench
-	$(BIN)/python -m pytest -n 2 --dist loadscope
+	$(BIN)/python -m pytest -n 2 --dist loadscope -m "not alone"
+	$(BIN)/python -m pytest -m alone
 
 # Everything but the slow simulations, the process-level tests and the browser tests, on two
 # pytest-xdist workers (tests/settings.py keeps their files, cache keys and queues apart).

@@ -114,8 +114,8 @@ def _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol) -> EmR
     rater_w = np.ones((n_boot, n_raters)) if rater_weight is None else np.atleast_2d(rater_weight)
     said_eq, said_not = (_unit_rater_counts(data, said) for said in (1.0, 0.0))
     # Weighted sure verdicts of each unit, and the raw share of equivalent among them.
-    eq_w = unit_w * (_dot(rater_w, said_eq.T))
-    not_w = unit_w * (_dot(rater_w, said_not.T))
+    eq_w = unit_w * (rater_w @ said_eq.T)
+    not_w = unit_w * (rater_w @ said_not.T)
     judged = eq_w + not_w > 0
     known = ~np.isnan(data.truth)
     free = judged & ~known[None, :]
@@ -128,7 +128,7 @@ def _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol) -> EmR
     groups = np.zeros((n_units, max(n_groups, 1)))
     groups[np.arange(n_units), data.group] = 1.0
     free_w = np.where(free, unit_w, 0.0)
-    group_w = _dot(free_w, groups)
+    group_w = free_w @ groups
     half = smoothing / 2.0
 
     said_both = np.concatenate([said_eq, said_not], axis=1)  # (units, 2·raters)
@@ -136,13 +136,13 @@ def _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol) -> EmR
     def m_step(post: np.ndarray) -> np.ndarray:
         """Sensitivities, specificities and group priors, side by side: (B, 2·raters + groups)."""
         p = np.where(np.isnan(post), 0.0, post)
-        sums = _dot(np.concatenate([p * unit_w, (1.0 - p) * unit_w]), said_both)
+        sums = np.concatenate([p * unit_w, (1.0 - p) * unit_w]) @ said_both
         t_eq, t_not = sums[:n_boot, :n_raters], sums[:n_boot, n_raters:]
         f_eq, f_not = sums[n_boot:, :n_raters], sums[n_boot:, n_raters:]
         sensitivity = (rater_w * t_eq + half) / (rater_w * (t_eq + t_not) + smoothing + _EPS)
         specificity = (rater_w * f_not + half) / (rater_w * (f_eq + f_not) + smoothing + _EPS)
         with np.errstate(invalid="ignore", divide="ignore"):
-            prevalence = np.where(group_w > 0, _dot(free_w * p, groups) / group_w, 0.5)
+            prevalence = np.where(group_w > 0, (free_w * p) @ groups / group_w, 0.5)
         return np.clip(np.concatenate([sensitivity, specificity, prevalence], axis=1), _EPS, 1.0 - _EPS)
 
     said = np.ascontiguousarray(np.concatenate([said_eq, said_not], axis=1).T)  # (2·raters, units)
@@ -160,7 +160,7 @@ def _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol) -> EmR
                 np.concatenate([np.log1p(-specificity), np.log(specificity)], axis=1),
             ]
         ) * np.tile(rater_w, (2, 2))
-        ll = _dot(coefficients, said)
+        ll = coefficients @ said
         log_eq, log_not = log_prior + ll[:n_boot], log_not_prior + ll[n_boot:]
         new = np.where(free, 1.0 / (1.0 + np.exp(np.clip(log_not - log_eq, -700.0, 700.0))), post0)
         return new, log_eq, log_not
@@ -204,9 +204,3 @@ def _unit_rater_counts(data: VerdictData, said: float) -> np.ndarray:
     rows = data.sure & (data.said == said)
     counts = np.bincount(data.unit[rows] * data.n_raters + data.rater[rows], minlength=data.n_units * data.n_raters)
     return counts.reshape(data.n_units, data.n_raters).astype(np.float64)
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Matrix product without BLAS: with an inner dimension of a few raters, BLAS threads cost
-    more than they save, the more so on a busy machine."""
-    return np.einsum("ij,jk->ik", a, b)

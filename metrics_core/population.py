@@ -16,7 +16,6 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from ._validation import as_1d, is_arrow, positive_weights, same_length
@@ -274,6 +273,8 @@ def _factorize(name: str, labels: Any, dtype: type = np.int64) -> tuple[np.ndarr
             return _factorize_arrow(name, pa.array(array, from_pandas=True), dtype)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             pass  # mixed types in an object array
+    import pandas as pd  # the last resort, for object arrays of mixed types: not imported otherwise
+
     codes, uniques = pd.factorize(array, use_na_sentinel=True)
     _reject_missing(name, codes)
     return codes.astype(dtype, copy=False), np.asarray(uniques)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .._validation import as_1d, same_length
 from ..judgements import VERDICTS, _verdict_codes
@@ -31,13 +30,22 @@ def verdict_codes(name: str, verdict: Any) -> np.ndarray:
 def label_codes(name: str, values: Any) -> tuple[np.ndarray, np.ndarray]:
     array = as_1d(name, values)
     if array.dtype.kind in "fO" and len(array):
-        missing = pd.isna(array)
+        missing = _missing(array)
         if missing.any():
             k = int(np.flatnonzero(missing)[0])
             raise ValueError(f"{name}[{k}] is missing: every verdict needs a {name}")
     if len(array) == 0:
         return np.zeros(0, dtype=np.int64), array
     return factorize_labels(name, array)
+
+
+def _missing(array: np.ndarray) -> np.ndarray:
+    """Where ``array`` (floats or objects) holds a missing value (None, NaN, pandas' NA)."""
+    if array.dtype.kind == "f":
+        return np.isnan(array)
+    import pandas as pd  # for object arrays only: the command line's reads never make one
+
+    return pd.isna(array)
 
 
 def rater_verdict_codes(unit: Any, verdict: Any, rater: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

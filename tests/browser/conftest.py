@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,32 @@ def sign_in(page, live_server, username: str, password: str, path: str) -> None:
     page.get_by_label("Password", exact=True).fill(password)
     page.get_by_label("Password", exact=True).press("Enter")
     page.wait_for_url(re.compile(rf"{re.escape(path)}$"))
+
+
+def pages_visited(context, urls, *, prepare=lambda page: None, tabs=6, idle_ms=3000, linger_ms=0):
+    """Load ``urls`` in ``tabs`` tabs at a time and give each page time to run its scripts: until
+    the network is idle, or ``idle_ms`` for pages that poll or stream, then ``linger_ms`` more.
+    ``prepare(page)`` runs once on each tab (e.g. :func:`record_problems`). Yields (url, response,
+    page) as each finishes, before its tab moves on. The tabs wait side by side, not one after
+    another, so a crawl costs about its slowest page per round."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    pages = [context.new_page() for _ in range(min(tabs, len(urls)))]
+    for page in pages:
+        prepare(page)
+    for start in range(0, len(urls), len(pages)):
+        round_ = list(zip(pages, urls[start : start + len(pages)]))
+        responses = [page.goto(url, wait_until="commit") for page, url in round_]
+        deadline = time.monotonic() + idle_ms / 1000
+        for page, _ in round_:
+            page.wait_for_load_state("load")
+            try:
+                page.wait_for_load_state("networkidle", timeout=max(1.0, (deadline - time.monotonic()) * 1000))
+            except PlaywrightTimeoutError:  # a page that polls or streams never goes idle
+                pass
+        if linger_ms:
+            pages[0].wait_for_timeout(linger_ms)
+        for (page, url), response in zip(round_, responses):
+            yield url, response, page
+    for page in pages:
+        page.close()

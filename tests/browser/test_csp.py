@@ -14,7 +14,7 @@ from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-from .conftest import record_problems, serve_portraits, sign_in
+from .conftest import pages_visited, record_problems, serve_portraits, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -70,21 +70,16 @@ def test_no_page_violates_the_content_security_policy(browser, live_server, worl
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.add_init_script(LISTEN)
     serve_portraits(context)
-    page = context.new_page()
     problems: list[str] = []
     # ReDoc's footer logo (its CDN) is attempted and fails offline; picture 5 is a 404 on purpose.
-    record_problems(page, problems, expected=lambda url: url.startswith("https://cdn.redoc.ly/") or url.endswith("/5.svg"))
-    sign_in(page, live_server, users[role].username, f"pw-{role}", PAGES[role][0].format(e=experiment.pk))
+    expected = lambda url: url.startswith("https://cdn.redoc.ly/") or url.endswith("/5.svg")  # noqa: E731
+    sign_in(context.new_page(), live_server, users[role].username, f"pw-{role}", PAGES[role][0].format(e=experiment.pk))
     violations, headers = {}, {}
-    for template in PAGES[role]:
-        path = template.format(e=experiment.pk)
-        response = page.goto(f"{live_server.url}{path}")
+    urls = [f"{live_server.url}{template.format(e=experiment.pk)}" for template in PAGES[role]]
+    prepare = lambda page: record_problems(page, problems, expected=expected)  # noqa: E731
+    for url, response, page in pages_visited(context, urls, prepare=prepare, linger_ms=300):
+        path = url.removeprefix(live_server.url)
         assert response.status == 200, path
-        try:
-            page.wait_for_load_state("networkidle", timeout=3000)
-        except Exception:  # noqa: BLE001 - pages that poll never go idle; their errors are recorded
-            pass
-        page.wait_for_timeout(300)
         violations[path] = page.evaluate("window.__csp")
         headers[path] = response.headers.get("content-security-policy", "")
     context.close()

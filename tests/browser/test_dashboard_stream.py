@@ -98,6 +98,7 @@ def _judge_one(url: str, token: str, experiment, verdict: str) -> None:
     assert _api(url, token, "/api/judgements/", answer)[0] == 201
 
 
+@pytest.mark.alone  # its p95 is the product's, not the other tests' load
 def test_verdicts_reach_the_open_dashboard_by_push_and_an_idle_page_is_silent(
     live_workers, browser, tmp_path, screenshots_dir
 ):

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from django.conf import global_settings, settings
 
-from tests.browser.conftest import record_problems
+from tests.browser.conftest import pages_visited, record_problems
 from tests.e2e.conftest import _database_url
 
 from .processes import free_port, http_status, wait_until
@@ -279,16 +279,12 @@ def test_every_page_and_api_get_of_every_role_in_production_mode(production, bro
 
     problems: list[str] = []
     # A role's 403 or 404 is its answer; a 500, or a static file the manifest does not know, is not.
-    record_problems(page, problems, expected_response=lambda r: r.status < 500 and "/static/" not in r.url)
+    expected = lambda r: r.status < 500 and "/static/" not in r.url  # noqa: E731
     statuses = {}
-    for template in _pages():
-        path = _filled(template, values)
-        response = page.goto(f"{production.url}{path}", wait_until="load")
-        statuses[path] = response.status
-        try:
-            page.wait_for_load_state("networkidle", timeout=3000)
-        except Exception:  # noqa: BLE001 - a page that keeps polling is fine; its errors are recorded
-            pass
+    urls = [f"{production.url}{_filled(template, values)}" for template in _pages()]
+    prepare = lambda tab: record_problems(tab, problems, expected_response=expected)  # noqa: E731
+    for url, response, _ in pages_visited(context, urls, prepare=prepare):
+        statuses[url.removeprefix(production.url)] = response.status
     for template in _api_gets():
         path = _filled(template, values)
         statuses[path] = context.request.get(f"{production.url}{path}").status
