@@ -300,7 +300,7 @@ def run(args, pairs: int | None) -> dict:
             "replication": args.replication,
             "raters": args.raters,
             "workers": int(command[command.index("--workers") + 1]),
-            "web_threads": int(env.get("WEB_THREADS", 4)),
+            "web_threads": int(env.get("WEB_THREADS", 1)),
             "loop": "separate next-pair" if args.separate else "verdict with next",
             "seconds": round(seconds, 1),
             "next_pair": summary(samples, "next-pair", seconds),

@@ -1,7 +1,7 @@
 """The web server's entry point: gunicorn with uvicorn workers (docker-compose.yml), uvicorn alone
 in the demo. Django serves every view under ASGI; only the dashboard's live stream
 (:mod:`raterapp.api.events`) is asynchronous, the sync views run in a thread per request, at most
-``WEB_THREADS`` of them at once per worker."""
+``WEB_THREADS`` of them in Django at once per worker."""
 
 import asyncio
 import os
@@ -21,45 +21,89 @@ STREAM = re.compile(r"^/api/experiments/[^/]+/events/$")
 
 
 class SyncViewsHandler(ASGIHandler):
-    """Django's ASGI handler for the sync views: the middleware chain is built as under WSGI and
-    entered once, in the request's thread. Built for ASGI, as Django builds it, a request crossed
-    between the event loop and its thread for each sync-only middleware and for each
-    ``process_request`` and ``process_response`` of the others: a dozen crossings a request, a
-    large share of the rating loop's CPU."""
+    """Django's ASGI handler for the sync views, with two changes.
+
+    The middleware chain is built as under WSGI and entered once, in the request's thread. Built
+    for ASGI, as Django builds it, a request crossed between the event loop and its thread for
+    each sync-only middleware and for each ``process_request`` and ``process_response`` of the
+    others: a dozen crossings a request, a large share of the rating loop's CPU.
+
+    At most ``limit`` requests (0: no limit) are in Django at once; the others wait in the event
+    loop, where waiting costs nothing. Without it every request gets a thread at once, and on a
+    few cores they share the GIL: each one's time in Django (``Server-Timing``) stretches with
+    their number, and so do the row locks they hold. A request takes its turn once its body has
+    arrived, so a slow client's upload holds up no other, and keeps it until its response is
+    sent, except a streamed one (an export), whose chunks go out at the client's pace.
+    """
+
+    def __init__(self, *, limit: int = 0):
+        super().__init__()
+        self.limit = limit
+        self._slots: asyncio.Semaphore | None = None  # made inside the worker's event loop
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
         self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
 
+    async def handle(self, scope, receive, send):
+        if self.limit <= 0:
+            return await super().handle(scope, receive, send)
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.limit)
+        turn = _Turn(self._slots)
 
-class ConcurrencyLimit:
-    """At most ``limit`` requests of this process in Django at once; the others wait in the event
-    loop, where waiting costs nothing. Without it every request gets a thread at once, and on a
-    few cores they share the GIL: each one's time in Django (``Server-Timing``) stretches with
-    their number, and so do the row locks they hold. The live streams wait on Redis, not on a
-    thread, and last minutes: they are not counted, and go to ``streams`` (Django's own handler,
-    which runs async views in the event loop) when given."""
+        async def receive_then_take_turn():
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                await turn.take()
+            return message
 
-    def __init__(self, app, *, limit: int, streams=None):
-        self.app = app
-        self.streams = streams or app
-        self.limit = limit
-        self._slots: asyncio.Semaphore | None = None  # made inside the worker's event loop
+        async def send_streamed_without_turn(message):
+            if message["type"] == "http.response.body" and message.get("more_body", False):
+                turn.give_back()
+            await send(message)
+
+        try:
+            return await super().handle(scope, receive_then_take_turn, send_streamed_without_turn)
+        finally:
+            turn.give_back()
+
+
+class _Turn:
+    """A request's slot of a semaphore: taken at most once, given back at most once."""
+
+    def __init__(self, slots: asyncio.Semaphore):
+        self.slots = slots
+        self.state = "waiting"
+
+    async def take(self) -> None:
+        if self.state == "waiting":
+            await self.slots.acquire()
+            self.state = "held"
+
+    def give_back(self) -> None:
+        if self.state == "held":
+            self.slots.release()
+        self.state = "done"
+
+
+class StreamsApart:
+    """The live streams (they wait on Redis, not on a thread, and last minutes) to ``streams``,
+    Django's own handler, which runs async views in the event loop; everything else to ``views``."""
+
+    def __init__(self, views, *, streams):
+        self.views = views
+        self.streams = streams
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and STREAM.match(scope["path"]):
             return await self.streams(scope, receive, send)
-        if self.limit <= 0 or scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.limit)
-        async with self._slots:
-            return await self.app(scope, receive, send)
+        return await self.views(scope, receive, send)
 
 
 django_application = get_asgi_application()  # django.setup(); serves the streams
 
 from django.conf import settings  # noqa: E402 - configured by get_asgi_application()
 
-views_application = SyncViewsHandler()
-application = ConcurrencyLimit(views_application, limit=settings.WEB_THREADS, streams=django_application)
+views_application = SyncViewsHandler(limit=settings.WEB_THREADS)
+application = StreamsApart(views_application, streams=django_application)

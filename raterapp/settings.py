@@ -95,8 +95,9 @@ if env.bool("DB_POOL", default=False) and DATABASES["default"]["ENGINE"].endswit
     }
 # Requests a web worker runs in Django at once under ASGI (raterapp/asgi.py; 0: no limit); the
 # rest wait in the worker's event loop, not in threads that fight for the GIL. The live streams
-# are not counted.
-WEB_THREADS = env.int("WEB_THREADS", default=4)
+# are not counted. One: the rating loop's requests are short and CPU-bound in Python, so a second
+# thread only stretches both (bench/results/judging.md); parallelism comes from the workers.
+WEB_THREADS = env.int("WEB_THREADS", default=1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")

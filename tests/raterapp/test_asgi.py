@@ -48,32 +48,113 @@ def test_the_embedded_sqlite_has_no_pool_under_asgi(tmp_path):
     assert "pool" not in asgi["db"]["OPTIONS"]
 
 
-def test_the_asgi_application_runs_at_most_web_threads_requests_at_once_streams_aside():
-    from raterapp.asgi import ConcurrencyLimit
+def _scope(path: str, method: str = "GET") -> dict:
+    return {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": [(b"host", b"testserver")],
+        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+    }  # fmt: skip
 
-    running, most, finished = 0, 0, []
 
-    async def app(scope, receive, send):
-        nonlocal running, most
-        running += 1
-        most = max(most, running)
-        await asyncio.sleep(0.05 if scope["path"].startswith("/slow") else 0.01)
-        running -= 1
-        finished.append(scope["path"])
+async def _served(app, path: str, *, body_after: float = 0.0, body_sent_in: float = 0.0) -> list[str]:
+    """One request through ``app``: its body arrives after ``body_after`` s, and the client takes
+    ``body_sent_in`` s to read each chunk of the response's body. The ASGI messages sent, by type."""
+    sent, asked = [], []
 
-    limited = ConcurrencyLimit(app, limit=3)
+    async def receive():
+        if not asked:
+            asked.append(True)
+            await asyncio.sleep(body_after)
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.Event().wait()  # no disconnect: the handler stops listening once it answered
+
+    async def send(message):
+        if message["type"] == "http.response.body" and message.get("body"):
+            await asyncio.sleep(body_sent_in)
+        sent.append(message["type"])
+
+    await app(_scope(path), receive, send)
+    return sent
+
+
+def _views_counted(limit: int):
+    """A SyncViewsHandler whose middleware and view (``get_response_async``) only count how many
+    requests are in them at once, and take 50 ms on /slow/ paths, 10 ms on others; /export/
+    paths answer with a streamed response of two chunks, the others with a plain one."""
+    from django.http import HttpResponse, StreamingHttpResponse
+
+    from raterapp.asgi import SyncViewsHandler
+
+    handler = SyncViewsHandler(limit=limit)
+    handler.inside, handler.most, handler.finished = 0, 0, []
+
+    async def get_response_async(request):
+        handler.inside += 1
+        handler.most = max(handler.most, handler.inside)
+        await asyncio.sleep(0.05 if request.path.startswith("/slow/") else 0.01)
+        handler.inside -= 1
+        handler.finished.append(request.path)
+        if request.path.startswith("/export/"):
+
+            async def chunks():
+                yield b"first chunk"
+                yield b"second chunk"
+
+            return StreamingHttpResponse(chunks())
+        return HttpResponse(b"answer")
+
+    handler.get_response_async = get_response_async
+    return handler
+
+
+def test_at_most_web_threads_requests_are_in_django_at_once():
+    handler = _views_counted(limit=3)
 
     async def main():
-        slow = [limited({"type": "http", "path": f"/slow/{k}"}, None, None) for k in range(3)]
-        quick = [limited({"type": "http", "path": f"/api/judgements/{k}"}, None, None) for k in range(10)]
-        stream = limited({"type": "http", "path": "/api/experiments/1/events/"}, None, None)
-        await asyncio.gather(*slow, *quick, stream)
+        slow = [_served(handler, f"/slow/{k}") for k in range(3)]
+        quick = [_served(handler, f"/api/judgements/{k}") for k in range(10)]
+        return await asyncio.gather(*slow, *quick)
+
+    answers = asyncio.run(main())
+    assert handler.most == 3
+    assert all(sent == ["http.response.start", "http.response.body"] for sent in answers)
+    assert sorted(handler.finished[:3]) == ["/slow/0", "/slow/1", "/slow/2"]  # the quick ones waited their turn
+    unlimited = _views_counted(limit=0)
+
+    async def all_at_once():
+        await asyncio.gather(*[_served(unlimited, f"/x/{k}") for k in range(10)])
+
+    asyncio.run(all_at_once())
+    assert unlimited.most == 10
+
+
+def test_a_slow_upload_or_download_holds_up_no_other_request():
+    """A request takes its turn once its body has arrived, and a streamed response (an export)
+    goes out without one; a plain response keeps the turn until it is sent."""
+    handler = _views_counted(limit=1)
+
+    async def beside(first):
+        task = asyncio.create_task(first)
+        await asyncio.sleep(0.05)
+        await asyncio.wait_for(_served(handler, "/api/judgements/"), timeout=0.15)
+        assert not task.done()
+        return await task
+
+    async def main():
+        await beside(_served(handler, "/upload/", body_after=0.3))  # the client still uploading
+        await beside(_served(handler, "/export/", body_sent_in=0.3))  # the client still downloading
+        plain = asyncio.create_task(_served(handler, "/answer/", body_sent_in=0.3))
+        await asyncio.sleep(0.05)
+        waiting = asyncio.create_task(_served(handler, "/api/judgements/"))
+        await asyncio.sleep(0.15)
+        assert not waiting.done()  # a plain answer is sent within its turn
+        await asyncio.gather(plain, waiting)
 
     asyncio.run(main())
-    assert most == 4  # three requests at a time, and the stream beside them
-    # The stream did not wait for a slot held by the slow requests; the quick ones did.
-    assert finished.index("/api/experiments/1/events/") < 3
-    assert all(finished.index(f"/api/judgements/{k}") > 2 for k in range(10))
+    assert handler.finished == [
+        "/api/judgements/", "/upload/", "/export/", "/api/judgements/", "/answer/", "/api/judgements/"
+    ]  # fmt: skip
+    assert handler.most == 1
 
 
 def _asgi_get(app, path: str) -> int:
@@ -89,11 +170,7 @@ def _asgi_get(app, path: str) -> int:
     async def send(message):
         messages.append(message)
 
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
-    }  # fmt: skip
+    scope = _scope(path)
     asyncio.run(app(scope, receive, send))
     return next(m["status"] for m in messages if m["type"] == "http.response.start")
 
@@ -128,7 +205,8 @@ def test_the_application_sends_streams_to_djangos_handler_and_the_rest_to_the_sy
     from raterapp import asgi
 
     assert type(asgi.views_application) is asgi.SyncViewsHandler
-    assert asgi.application.app is asgi.views_application
+    assert asgi.views_application.limit == 1  # WEB_THREADS' default
+    assert asgi.application.views is asgi.views_application
     assert asgi.application.streams is asgi.django_application
     seen = []
 
@@ -138,7 +216,7 @@ def test_the_application_sends_streams_to_djangos_handler_and_the_rest_to_the_sy
 
         return app
 
-    routed = asgi.ConcurrencyLimit(recorder("views"), limit=2, streams=recorder("streams"))
+    routed = asgi.StreamsApart(recorder("views"), streams=recorder("streams"))
     for path in ("/api/experiments/7/events/", "/api/judgements/", "/experiments/7/"):
         asyncio.run(routed({"type": "http", "path": path}, None, None))
     assert seen == [
