@@ -36,7 +36,7 @@ browser-check:
 	  echo "  Going on without them (they are reported as skipped); CI fails without Chromium."; \
 	fi
 
-# The whole suite (about 9 minutes on 2 cores): what CI runs. Two pytest-xdist workers run all but
+# The whole suite (about 11 minutes on 2 cores): what CI runs. Two pytest-xdist workers run all but
 # the latency tests (marker `alone`), which then run by themselves: what they measure is the
 # product's latency, not the other tests' load.
 test: lint-js $(STAMP) browser-check

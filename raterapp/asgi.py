@@ -33,7 +33,7 @@ class SyncViewsHandler(ASGIHandler):
     few cores they share the GIL: each one's time in Django (``Server-Timing``) stretches with
     their number, and so do the row locks they hold. A request takes its turn once its body has
     arrived, so a slow client's upload holds up no other, and keeps it until its response is
-    sent, except a streamed one (an export), whose chunks go out at the client's pace.
+    sent, except a streamed one, whose chunks go out at the client's pace.
     """
 
     def __init__(self, *, limit: int = 0):
