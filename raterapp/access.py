@@ -8,12 +8,14 @@ experiments, ``admin`` (or a superuser) manages raters and budgets.
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from .models import Experiment, Judgement, PairTask, SampledPair
+from .selectors.rows import column_count, columns, instance_from_row, table
 
 RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)
@@ -32,16 +34,24 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
     return set(roles)
 
 
-def roles_annotations(user_field: str) -> dict:
-    """One ``Exists`` per role of the user at ``user_field``: a query that reads a user (the
-    token or session lookup) brings their roles along, and :func:`roles_remember` keeps them."""
-    memberships = get_user_model().groups.through.objects
-    return {f"role_{role}": Exists(memberships.filter(user=OuterRef(user_field), group__name=role)) for role in ROLES}
+def user_with_roles_sql(user_alias: str) -> str:
+    """The select list of a user (at ``user_alias``, a ``User`` table alias) and, last, whether
+    they have each role: a query that reads a user (the token or session lookup) brings their
+    roles along, and :func:`user_with_roles_from_row` keeps them."""
+    memberships, groups = table(get_user_model().groups.through), table(Group)
+    roles = ", ".join(
+        f"EXISTS(SELECT 1 FROM {memberships} m JOIN {groups} g ON g.id = m.group_id"
+        f" WHERE m.user_id = {user_alias}.id AND g.name = '{role}')"
+        for role in ROLES
+    )
+    return f"{columns(get_user_model(), user_alias)}, {roles}"
 
 
-def roles_remember(user, row) -> None:
-    """Keep on ``user`` the roles read with :func:`roles_annotations` into ``row``."""
-    user._raterapp_roles = frozenset(role for role in ROLES if getattr(row, f"role_{role}"))
+def user_with_roles_from_row(values):
+    """The user of a row's slice read with :func:`user_with_roles_sql`, their roles remembered."""
+    user = instance_from_row(get_user_model(), values[: -len(ROLES)])
+    user._raterapp_roles = frozenset(role for role, has in zip(ROLES, values[-len(ROLES) :], strict=True) if has)
+    return user
 
 
 def has_role(user, role: str) -> bool:
@@ -83,13 +93,48 @@ def experiments_open_to_rater(user) -> QuerySet[Experiment]:
     )
 
 
+# The rule of experiments_open_to_rater, for the loop's lookups below, written out (one query
+# each, without the ORM's cost); tests/raterapp/test_access_rules.py holds the two to one answer.
+_OPEN_TO_RATER = """e.status = %(rating)s AND (
+    (e.open_to_all_raters AND NOT EXISTS (SELECT 1 FROM {assigned} a WHERE a.experiment_id = e.id))
+    OR EXISTS (SELECT 1 FROM {assigned} a WHERE a.experiment_id = e.id AND a.user_id = %(rater)s))"""
+# Read by no rating request, and the largest columns.
+_EXPERIMENT_UNREAD = ("impact", "ground_truth_metrics")
+
+
+def _id(value) -> int | None:
+    """``value`` as a row id, or ``None`` where it can name no row (not a whole number, or beyond 64 bits)."""
+    try:
+        value = int(value)
+    except (ValueError, TypeError):
+        return None
+    return value if -(2**63) <= value < 2**63 else None
+
+
+def _open_to_rater_read(user, sql: str, params: dict):
+    if not has_role(user, RATER):
+        return None
+    open_to_rater = _OPEN_TO_RATER.format(assigned=table(Experiment.assigned_raters.through))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql.format(experiment=columns(Experiment, "e", leave_out=_EXPERIMENT_UNREAD), open_to_rater=open_to_rater),
+            {**params, "rating": Experiment.Status.RATING, "rater": user.pk},
+        )
+        return cursor.fetchone()
+
+
 def access_experiment_for_rater(user, experiment_id: int) -> Experiment:
     """Raters may judge an experiment open for rating that is open to them (see
     :func:`experiments_open_to_rater`)."""
-    try:
-        return experiments_open_to_rater(user).get(pk=experiment_id)
-    except (Experiment.DoesNotExist, ValueError, TypeError):
-        raise Http404("No such experiment.") from None
+    experiment_id = _id(experiment_id)
+    row = experiment_id is not None and _open_to_rater_read(
+        user,
+        f"SELECT {{experiment}} FROM {table(Experiment)} e WHERE e.id = %(id)s AND {{open_to_rater}}",
+        {"id": experiment_id},
+    )
+    if not row:
+        raise Http404("No such experiment.")
+    return instance_from_row(Experiment, row, leave_out=_EXPERIMENT_UNREAD)
 
 
 def access_rater_for_admin(user, rater_id: int):
@@ -103,13 +148,21 @@ def access_rater_for_admin(user, rater_id: int):
 
 
 def access_task_for_rater(user, task_id: int) -> PairTask:
-    """A pair task of an experiment open for rating and to this rater (404 otherwise)."""
-    try:
-        return PairTask.objects.select_related("experiment").get(
-            pk=task_id, experiment__in=experiments_open_to_rater(user)
-        )
-    except (PairTask.DoesNotExist, ValueError, TypeError):
-        raise Http404("No such pair.") from None
+    """A pair task of an experiment open for rating and to this rater (404 otherwise), with its
+    experiment."""
+    task_id = _id(task_id)
+    row = task_id is not None and _open_to_rater_read(
+        user,
+        f"SELECT {columns(PairTask, 't')}, {{experiment}} FROM {table(PairTask)} t"
+        f" JOIN {table(Experiment)} e ON e.id = t.experiment_id WHERE t.id = %(id)s AND {{open_to_rater}}",
+        {"id": task_id},
+    )
+    if not row:
+        raise Http404("No such pair.")
+    width = column_count(PairTask)
+    task = instance_from_row(PairTask, row[:width])
+    task.experiment = instance_from_row(Experiment, row[width:], leave_out=_EXPERIMENT_UNREAD)
+    return task
 
 
 def access_judgement_for_rater(user, judgement_id: int) -> Judgement:

@@ -6,7 +6,8 @@ so pages and the API go on (throttles and the sign-in lockout are not enforced m
 of answering 500. The debounce keys of background work use the strict ``debounce`` cache
 (settings.CACHES): the transactional outbox must see that scheduling failed, to try again later.
 
-Both take their connections from :class:`SharedConnectionPool`.
+Both take their connections from :class:`SharedConnectionPool`, through one client per pool
+(:class:`SharedRedisCache`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import logging
 import threading
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis import ConnectionPool, RedisError
 
 logger = logging.getLogger(__name__)
@@ -39,7 +40,29 @@ class SharedConnectionPool(ConnectionPool):
             return cls._pools[key]
 
 
-class FailSoftRedisCache(RedisCache):
+class _SharedClientCacheClient(RedisCacheClient):
+    """Django's client builds a ``redis.Redis`` (with its two hundred response callbacks) for
+    every operation, a tenth of a millisecond each, twice or more per API request (throttle,
+    debounce). A ``redis.Redis`` holds no connection of its own and is thread-safe, so each pool
+    keeps one."""
+
+    def get_client(self, key=None, *, write=False):
+        pool = self._get_connection_pool(write)
+        client = getattr(pool, "_raterapp_client", None)
+        if client is None:
+            client = pool._raterapp_client = self._client(connection_pool=pool)
+        return client
+
+
+class SharedRedisCache(RedisCache):
+    """Django's Redis cache, one client per connection pool."""
+
+    def __init__(self, server, params):
+        super().__init__(server, params)
+        self._class = _SharedClientCacheClient
+
+
+class FailSoftRedisCache(SharedRedisCache):
     def _soft(self, operation: str, fallback, call, *args, **kwargs):
         try:
             return call(*args, **kwargs)

@@ -165,7 +165,7 @@ CACHES = {
         else _DATABASE_CACHE
     ),
     "debounce": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "OPTIONS": dict(_REDIS_POOL)}
+        {"BACKEND": "raterapp.cache.SharedRedisCache", "LOCATION": REDIS_URL, "OPTIONS": dict(_REDIS_POOL)}
         if REDIS_URL
         else dict(_DATABASE_CACHE)
     ),

@@ -25,6 +25,7 @@ from raterapp.models import (
     RaterProfile,
     sampled_q,
 )
+from raterapp.selectors.rows import table
 from raterapp.vocabulary import QueueClosedReason
 
 CARD_FIELDS = ("title", "description", "image_url", "url", "attributes")
@@ -100,22 +101,18 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
     }
 
 
-def _table(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
 _PROGRESS = f"""
 SELECT p.daily_quota, p.total_quota, c.judged, COALESCE(c.today, 0), COALESCE(c.mine, 0), COALESCE(c.session, 0),
-    (SELECT count(*) FROM {_table(Lease)} l WHERE l.rater_id = %(rater)s AND l.expires_at > %(now)s),
-    (SELECT g.verdicts_left FROM {_table(ExperimentProgress)} g WHERE g.experiment_id = %(experiment)s)
+    (SELECT count(*) FROM {table(Lease)} l WHERE l.rater_id = %(rater)s AND l.expires_at > %(now)s),
+    (SELECT g.verdicts_left FROM {table(ExperimentProgress)} g WHERE g.experiment_id = %(experiment)s)
 FROM (
     SELECT count(*) AS judged,
         SUM(CASE WHEN j.created_at >= %(today)s THEN 1 ELSE 0 END) AS today,
         SUM(CASE WHEN t.experiment_id = %(experiment)s THEN 1 ELSE 0 END) AS mine,
         SUM(CASE WHEN t.experiment_id = %(experiment)s AND j.created_at >= %(since)s THEN 1 ELSE 0 END) AS session
-    FROM {_table(Judgement)} j JOIN {_table(PairTask)} t ON t.id = j.task_id
+    FROM {table(Judgement)} j JOIN {table(PairTask)} t ON t.id = j.task_id
     WHERE j.rater_id = %(rater)s
-) c LEFT JOIN {_table(RaterProfile)} p ON p.user_id = %(rater)s
+) c LEFT JOIN {table(RaterProfile)} p ON p.user_id = %(rater)s
 """
 
 

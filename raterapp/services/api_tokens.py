@@ -11,14 +11,17 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import timedelta
+from functools import cache
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
-from raterapp.access import ADMIN, has_role, roles_annotations, roles_remember
+from raterapp.access import ADMIN, has_role, user_with_roles_from_row, user_with_roles_sql
 from raterapp.models import ApiToken, AuditEntry
+from raterapp.selectors.rows import column_count, columns, instance_from_row, table
 from raterapp.services.audit import audit_record
 
 KEY_PREFIX = "rt_"
@@ -63,17 +66,26 @@ def api_token_authenticate(*, key: str) -> ApiToken | None:
     """The live token of ``key`` with its user (and the user's roles, read in the same query), or
     ``None`` (unknown, revoked). An expired token is returned as it is: the caller says why it
     refuses it."""
-    token = (
-        ApiToken.objects.select_related("user")
-        .annotate(**roles_annotations("user"))
-        .filter(key_hash=api_token_key_hash(key), revoked_at__isnull=True)
-        .first()
-    )
-    if token is not None:
-        roles_remember(token.user, token)
-    if token is not None and token.expires_at > timezone.now():
+    with connection.cursor() as cursor:
+        cursor.execute(_authenticate_sql(), [api_token_key_hash(key)])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    width = column_count(ApiToken)
+    token = instance_from_row(ApiToken, row[:width])
+    token.user = user_with_roles_from_row(row[width:])
+    if token.expires_at > timezone.now():
         _last_used_touch(token)
     return token
+
+
+@cache
+def _authenticate_sql() -> str:
+    tokens, users = table(ApiToken), table(get_user_model())
+    return (
+        f"SELECT {columns(ApiToken, 't')}, {user_with_roles_sql('u')}"
+        f" FROM {tokens} t JOIN {users} u ON u.id = t.user_id WHERE t.key_hash = %s AND t.revoked_at IS NULL"
+    )
 
 
 def _last_used_touch(token: ApiToken) -> None:

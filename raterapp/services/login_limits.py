@@ -17,8 +17,10 @@ from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
 
-from raterapp.access import roles_annotations, roles_remember
+from raterapp.access import user_with_roles_from_row, user_with_roles_sql
+from raterapp.selectors.rows import table
 
 
 def _key(username: str) -> str:
@@ -58,10 +60,17 @@ class LockoutModelBackend(ModelBackend):
 
     def get_user(self, user_id):
         """The session's user with their roles, in one query."""
-        user = get_user_model()._default_manager.annotate(**roles_annotations("pk")).filter(pk=user_id).first()
-        if user is None:
+        try:
+            user_id = get_user_model()._meta.pk.to_python(user_id)
+        except ValidationError:
             return None
-        roles_remember(user, user)
+        users = table(get_user_model())
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {user_with_roles_sql('u')} FROM {users} u WHERE u.id = %s", [user_id])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        user = user_with_roles_from_row(row)
         return user if self.user_can_authenticate(user) else None
 
 

@@ -3,9 +3,8 @@
 import pytest
 import redis
 from django.conf import settings as django_settings
-from django.core.cache.backends.redis import RedisCache
 
-from raterapp.cache import FailSoftRedisCache
+from raterapp.cache import FailSoftRedisCache, SharedRedisCache
 
 # Nothing listens here (the process-level tests of this branch use 17100-17189).
 DEAD_REDIS = "redis://127.0.0.1:17199/0"
@@ -29,14 +28,14 @@ def test_every_operation_on_a_redis_that_is_away_answers_as_a_miss_or_a_dropped_
 
 def test_the_strict_cache_raises(caplog):
     with pytest.raises(redis.exceptions.ConnectionError):
-        RedisCache(DEAD_REDIS, {}).add("k", 1)
+        SharedRedisCache(DEAD_REDIS, {}).add("k", 1)
 
 
 def test_settings_give_the_two_caches(settings):
     assert set(settings.CACHES) == {"default", "debounce"}
     if settings.REDIS_URL:
         assert settings.CACHES["default"]["BACKEND"] == "raterapp.cache.FailSoftRedisCache"
-        assert settings.CACHES["debounce"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+        assert settings.CACHES["debounce"]["BACKEND"] == "raterapp.cache.SharedRedisCache"
         assert settings.CACHES["default"]["LOCATION"] == settings.CACHES["debounce"]["LOCATION"] == settings.REDIS_URL
 
 
@@ -52,12 +51,13 @@ def test_the_caches_of_every_thread_share_one_connection_pool_per_address(settin
 
     from django.core.cache import caches
 
-    pools = {}
+    pools, clients = {}, {}
 
     def use(name):
         cache = caches["default"]
-        cache.set(f"pool-probe-{name}", 1)
+        cache.set(f"pool-probe-{name}", name)
         pools[name] = (cache._cache._get_connection_pool(True), caches["debounce"]._cache._get_connection_pool(True))
+        clients[name] = (cache._cache.get_client(write=True), caches["debounce"]._cache.get_client(write=True))
 
     threads = [threading.Thread(target=use, args=(n,)) for n in range(3)]
     for thread in threads:
@@ -69,6 +69,10 @@ def test_the_caches_of_every_thread_share_one_connection_pool_per_address(settin
     assert len({id(pair[1]) for pair in pools.values()}) == 1
     default, debounce = pools["main"]
     assert default.connection_kwargs == debounce.connection_kwargs  # same address and options
+    # and one client each: Django built one for every operation
+    assert len({id(client) for pair in clients.values() for client in pair}) == 1
+    assert clients["main"][0].connection_pool is default
+    assert [caches["default"].get(f"pool-probe-{name}") for name in (0, 1, 2, "main")] == [0, 1, 2, "main"]
 
 
 @needs_redis

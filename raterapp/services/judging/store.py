@@ -32,13 +32,10 @@ from raterapp.models import (
     RaterProfile,
     RetractedJudgement,
 )
+from raterapp.selectors.rows import table
 
 from .errors import JudgementRefused
 from .spending import BUDGET_SPENT, POOL_SPENT, BudgetSpent
-
-
-def _table(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
 
 
 def _row(sql: str, params: dict) -> tuple:
@@ -51,19 +48,19 @@ def _at(value: datetime):
     return connection.ops.adapt_datetimefield_value(value)
 
 
-HAS_QUOTA = f"""EXISTS(SELECT 1 FROM {_table(RaterProfile)} p
+HAS_QUOTA = f"""EXISTS(SELECT 1 FROM {table(RaterProfile)} p
     WHERE p.user_id = %(rater)s AND (p.daily_quota IS NOT NULL OR p.total_quota IS NOT NULL))"""
 RATER_STATE = f"""
 SELECT
-    EXISTS(SELECT 1 FROM {_table(RaterProfile)} p WHERE p.user_id = %(rater)s AND p.paused),
+    EXISTS(SELECT 1 FROM {table(RaterProfile)} p WHERE p.user_id = %(rater)s AND p.paused),
     {HAS_QUOTA},
-    (SELECT e.open_to_all_raters FROM {_table(Experiment)} e WHERE e.id = %(experiment)s),
-    EXISTS(SELECT 1 FROM {_table(Experiment.assigned_raters.through)} a WHERE a.experiment_id = %(experiment)s),
-    EXISTS(SELECT 1 FROM {_table(Experiment.assigned_raters.through)} a
+    (SELECT e.open_to_all_raters FROM {table(Experiment)} e WHERE e.id = %(experiment)s),
+    EXISTS(SELECT 1 FROM {table(Experiment.assigned_raters.through)} a WHERE a.experiment_id = %(experiment)s),
+    EXISTS(SELECT 1 FROM {table(Experiment.assigned_raters.through)} a
         WHERE a.experiment_id = %(experiment)s AND a.user_id = %(rater)s),
-    EXISTS(SELECT 1 FROM {_table(Lease)} l WHERE l.rater_id = %(rater)s AND l.expires_at > %(now)s
-        AND (SELECT t.experiment_id FROM {_table(PairTask)} t WHERE t.id = l.task_id) = %(experiment)s),
-    EXISTS(SELECT 1 FROM {_table(ExperimentBudget)} b WHERE b.experiment_id = %(experiment)s
+    EXISTS(SELECT 1 FROM {table(Lease)} l WHERE l.rater_id = %(rater)s AND l.expires_at > %(now)s
+        AND (SELECT t.experiment_id FROM {table(PairTask)} t WHERE t.id = l.task_id) = %(experiment)s),
+    EXISTS(SELECT 1 FROM {table(ExperimentBudget)} b WHERE b.experiment_id = %(experiment)s
         AND (b.max_verdicts IS NOT NULL OR b.pool_id IS NOT NULL OR b.paused))
 """
 RATER_STATE_FIELDS = ("paused", "has_quota", "open_to_all", "any_assigned", "mine", "holds", "budget_limited")
@@ -79,10 +76,10 @@ def rater_state(*, experiment_id: int, rater, now: datetime) -> dict:
 
 SUBMIT_STATE = f"""
 SELECT
-    (SELECT l.expires_at <= %(now)s FROM {_table(Lease)} l WHERE l.task_id = %(task)s AND l.rater_id = %(rater)s),
-    EXISTS(SELECT 1 FROM {_table(Judgement)} j WHERE j.task_id = %(task)s AND j.rater_id = %(rater)s),
-    EXISTS(SELECT 1 FROM {_table(Judgement)} j WHERE j.client_id = %(client_id)s)
-        OR EXISTS(SELECT 1 FROM {_table(RetractedJudgement)} r WHERE r.client_id = %(client_id)s),
+    (SELECT l.expires_at <= %(now)s FROM {table(Lease)} l WHERE l.task_id = %(task)s AND l.rater_id = %(rater)s),
+    EXISTS(SELECT 1 FROM {table(Judgement)} j WHERE j.task_id = %(task)s AND j.rater_id = %(rater)s),
+    EXISTS(SELECT 1 FROM {table(Judgement)} j WHERE j.client_id = %(client_id)s)
+        OR EXISTS(SELECT 1 FROM {table(RetractedJudgement)} r WHERE r.client_id = %(client_id)s),
     {HAS_QUOTA}
 """
 SUBMIT_STATE_FIELDS = ("lease_expired", "judged", "client_id_used", "has_quota")
@@ -102,16 +99,16 @@ TASK_COLUMNS = ("id", "experiment_id", "item_a_id", "item_b_id", "rank", "wanted
 QUEUE_NEXT = f"""
 SELECT {", ".join(f"t.{c}" for c in TASK_COLUMNS)}, {", ".join(f"a.{c}" for c in CARD_COLUMNS)},
     {", ".join(f"b.{c}" for c in CARD_COLUMNS)}
-FROM {_table(PairTask)} t
-    JOIN {_table(Item)} a ON a.id = t.item_a_id
-    JOIN {_table(Item)} b ON b.id = t.item_b_id
+FROM {table(PairTask)} t
+    JOIN {table(Item)} a ON a.id = t.item_a_id
+    JOIN {table(Item)} b ON b.id = t.item_b_id
 WHERE t.experiment_id = %(experiment)s AND t.gold_answer = '' AND t.retired_at IS NULL
     AND t.verdicts < t.wanted AND t.rank > %(after)s
-    AND NOT EXISTS (SELECT 1 FROM {_table(Judgement)} j WHERE j.task_id = t.id AND j.rater_id = %(rater)s)
-    AND NOT EXISTS (SELECT 1 FROM {_table(PairReport)} r WHERE r.task_id = t.id AND r.rater_id = %(rater)s)
-    AND NOT EXISTS (SELECT 1 FROM {_table(Lease)} l
+    AND NOT EXISTS (SELECT 1 FROM {table(Judgement)} j WHERE j.task_id = t.id AND j.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM {table(PairReport)} r WHERE r.task_id = t.id AND r.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM {table(Lease)} l
         WHERE l.task_id = t.id AND l.rater_id = %(rater)s AND l.expires_at > %(now)s)
-    AND t.verdicts < t.wanted - (SELECT count(*) FROM {_table(Lease)} l
+    AND t.verdicts < t.wanted - (SELECT count(*) FROM {table(Lease)} l
         WHERE l.task_id = t.id AND l.expires_at > %(now)s AND l.rater_id <> %(rater)s)
 ORDER BY t.rank
 LIMIT 1
@@ -137,12 +134,12 @@ def queue_next(*, experiment_id: int, rater, now: datetime, after: int | None) -
 
 
 LEASE_TAKE = f"""
-INSERT INTO {_table(Lease)} (task_id, rater_id, token, expires_at, created_at)
-SELECT t.id, %(rater)s, %(token)s, %(expires)s, %(now)s FROM {_table(PairTask)} t
+INSERT INTO {table(Lease)} (task_id, rater_id, token, expires_at, created_at)
+SELECT t.id, %(rater)s, %(token)s, %(expires)s, %(now)s FROM {table(PairTask)} t
 WHERE t.id = %(task)s
-    AND NOT EXISTS (SELECT 1 FROM {_table(Judgement)} j WHERE j.task_id = t.id AND j.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM {table(Judgement)} j WHERE j.task_id = t.id AND j.rater_id = %(rater)s)
     AND (t.gold_answer <> '' OR t.verdicts + (
-        SELECT count(*) FROM {_table(Lease)} l
+        SELECT count(*) FROM {table(Lease)} l
         WHERE l.task_id = t.id AND l.expires_at > %(now)s AND l.rater_id <> %(rater)s
     ) < t.wanted)
 ON CONFLICT (task_id, rater_id) DO UPDATE
@@ -169,35 +166,35 @@ def lease_take(*, task: PairTask, rater, now: datetime) -> Lease | None:
 
 VERDICT_STORE = f"""
 WITH t AS (
-    UPDATE {_table(PairTask)} SET verdicts = verdicts + 1
+    UPDATE {table(PairTask)} SET verdicts = verdicts + 1
     WHERE id = %(task)s AND (gold_answer <> '' OR verdicts < wanted)
     RETURNING id, experiment_id, gold_answer <> '' AS gold
 ), j AS (
-    INSERT INTO {_table(Judgement)} (task_id, rater_id, verdict, comment, client_id, created_at)
+    INSERT INTO {table(Judgement)} (task_id, rater_id, verdict, comment, client_id, created_at)
     SELECT t.id, %(rater)s, %(verdict)s, %(comment)s, %(client_id)s, %(now)s FROM t
     RETURNING id
 ), b AS (
-    UPDATE {_table(ExperimentBudget)} budget SET spent = budget.spent + 1 FROM t, j
+    UPDATE {table(ExperimentBudget)} budget SET spent = budget.spent + 1 FROM t, j
     WHERE budget.experiment_id = t.experiment_id AND (budget.max_verdicts IS NULL OR budget.spent < budget.max_verdicts)
     RETURNING budget.pool_id, budget.cost_per_verdict, t.experiment_id, t.gold
 ), p AS (
-    UPDATE {_table(BudgetPool)} pool SET spent = pool.spent + 1 FROM b
+    UPDATE {table(BudgetPool)} pool SET spent = pool.spent + 1 FROM b
     WHERE pool.id = b.pool_id AND pool.spent < pool.max_verdicts
     RETURNING pool.id
 ), ledger AS (
-    INSERT INTO {_table(BudgetLedgerEntry)} (kind, experiment_id, pool_id, rater_id, verdict, amount, cost, created_at)
+    INSERT INTO {table(BudgetLedgerEntry)} (kind, experiment_id, pool_id, rater_id, verdict, amount, cost, created_at)
     SELECT %(spend)s, b.experiment_id, b.pool_id, %(rater)s, %(client_id)s, 1, b.cost_per_verdict, %(now)s FROM b
     RETURNING id
 ), progress AS (
-    UPDATE {_table(ExperimentProgress)} progress SET verdicts_left = progress.verdicts_left - 1 FROM b
+    UPDATE {table(ExperimentProgress)} progress SET verdicts_left = progress.verdicts_left - 1 FROM b
     WHERE progress.experiment_id = b.experiment_id AND NOT b.gold
     RETURNING progress.id
 ), outbox AS (
-    INSERT INTO {_table(OutboxMessage)} (kind, target_id, created_at, attempts, last_error)
+    INSERT INTO {table(OutboxMessage)} (kind, target_id, created_at, attempts, last_error)
     SELECT %(refresh)s, b.experiment_id, %(now)s, 0, '' FROM b WHERE NOT b.gold
     RETURNING id
 ), lease AS (
-    DELETE FROM {_table(Lease)} WHERE task_id = %(task)s AND rater_id = %(rater)s
+    DELETE FROM {table(Lease)} WHERE task_id = %(task)s AND rater_id = %(rater)s
     RETURNING id
 )
 SELECT (SELECT id FROM j), (SELECT count(*) FROM b), (SELECT pool_id FROM b), (SELECT count(*) FROM p),

@@ -1,0 +1,110 @@
+"""The rating loop's lookups are written in SQL (``raterapp.selectors.rows``); the ORM keeps the
+same rules for lists and pages. Here both give one answer over every case, and the SQL reads the
+same instances (and roles) as the ORM."""
+
+import itertools
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.http import Http404
+
+from raterapp.access import (
+    access_experiment_for_rater,
+    access_task_for_rater,
+    experiments_open_to_rater,
+    user_roles,
+)
+from raterapp.models import Experiment, Item, PairTask
+from raterapp.services.api_tokens import api_token_authenticate, api_token_create
+from raterapp.services.login_limits import LockoutModelBackend
+from tests.raterapp.factories import ExperimentFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+STATUSES = [Experiment.Status.RATING, Experiment.Status.SAMPLING, Experiment.Status.DONE]
+ASSIGNED = ["nobody", "me", "another", "both"]
+
+
+def _task_of(experiment):
+    a, b = (
+        Item.objects.create(
+            experiment=experiment, item_id=name, position=k, base_cluster="b", exp_cluster="e", weight=1.0
+        )
+        for k, name in enumerate("ab")
+    )
+    return PairTask.objects.create(experiment=experiment, item_a=a, item_b=b, rank=0, wanted=1)
+
+
+def _found(access, user, key) -> bool:
+    try:
+        access(user, key)
+    except Http404:
+        return False
+    return True
+
+
+def test_the_written_out_lookups_open_exactly_what_experiments_open_to_rater_opens():
+    me, another = UserFactory(roles=["rater"]), UserFactory(roles=["rater"])
+    engineer = UserFactory(roles=["engineer"])
+    cases = {}
+    for status, open_to_all, assigned in itertools.product(STATUSES, [True, False], ASSIGNED):
+        experiment = ExperimentFactory(status=status, open_to_all_raters=open_to_all)
+        experiment.assigned_raters.add(
+            *{"nobody": [], "me": [me], "another": [another], "both": [me, another]}[assigned]
+        )
+        cases[(status, open_to_all, assigned)] = (experiment, _task_of(experiment))
+    for user in (me, another, engineer):
+        open_ids = set(experiments_open_to_rater(user).values_list("pk", flat=True))
+        for case, (experiment, task) in cases.items():
+            expected = experiment.pk in open_ids
+            assert _found(access_experiment_for_rater, user, experiment.pk) == expected, (user, case)
+            assert _found(access_task_for_rater, user, task.pk) == expected, (user, case)
+    # the ORM's rule opens some and closes others here, so the comparison above means something
+    assert 0 < experiments_open_to_rater(me).count() < len(cases)
+    assert not experiments_open_to_rater(engineer).exists()
+
+
+@pytest.mark.parametrize("key", [None, "", "abc", "1.5", 10**30, -1])
+def test_ids_that_name_nothing_answer_404(key):
+    rater = UserFactory(roles=["rater"])
+    with pytest.raises(Http404):
+        access_experiment_for_rater(rater, key)
+    with pytest.raises(Http404):
+        access_task_for_rater(rater, key)
+
+
+def test_the_lookups_read_what_the_orm_reads_and_defer_the_large_columns():
+    rater = UserFactory(roles=["rater"])
+    experiment = ExperimentFactory(
+        status=Experiment.Status.RATING, question="Same <b>thing</b>?", impact={"n": 1}, ground_truth_metrics={"f": 2}
+    )
+    task = _task_of(experiment)
+    read = access_task_for_rater(rater, task.pk)
+    assert read == task and read.experiment == experiment
+    stored = PairTask.objects.select_related("experiment").get(pk=task.pk)
+    for field in PairTask._meta.concrete_fields:
+        assert getattr(read, field.attname) == getattr(stored, field.attname), field.name
+    assert read.experiment.get_deferred_fields() == {"impact", "ground_truth_metrics"}
+    for field in Experiment._meta.concrete_fields:
+        assert getattr(read.experiment, field.attname) == getattr(stored.experiment, field.attname), field.name
+    alone = access_experiment_for_rater(rater, experiment.pk)
+    assert (alone.question, alone.created_at, alone.impact) == (experiment.question, experiment.created_at, {"n": 1})
+
+
+@pytest.mark.parametrize("roles", [[], ["rater"], ["engineer", "admin"], ["rater", "engineer", "admin"]])
+def test_token_and_session_users_come_with_the_roles_their_groups_give(roles):
+    user = UserFactory(roles=roles, email="u@example.org")
+    _, key = api_token_create(actor=user)
+    by_token = api_token_authenticate(key=key).user
+    by_session = LockoutModelBackend().get_user(str(user.pk))
+    fresh = get_user_model().objects.get(pk=user.pk)
+    for read in (by_token, by_session):
+        assert read == user and read.email == "u@example.org" and read.date_joined == fresh.date_joined
+        assert user_roles(read) == user_roles(fresh) == set(roles)
+
+
+def test_a_session_naming_no_user_has_none():
+    backend = LockoutModelBackend()
+    assert backend.get_user("not a number") is None
+    assert backend.get_user("987654321") is None
+    assert api_token_authenticate(key="rt_nothing") is None
