@@ -21,7 +21,7 @@ from .experiments import (
     new_experiment_open_to_all,
     upload_path,
 )
-from .judgements import Judgement, PairReport, RaterProfile, RetractedJudgement, ReusedVerdict
+from .judgements import Judgement, PairReport, RaterProfile, RaterVerdictCount, RetractedJudgement, ReusedVerdict
 from .operations import ApiToken, AuditEntry, OutboxMessage
 from .pairs import ExperimentProgress, Lease, PairTask, PairTaskQuerySet, SampledPair, sampled_q
 
@@ -51,6 +51,7 @@ __all__ = [
     "QuestionVersion",
     "RaterAwareEstimate",
     "RaterProfile",
+    "RaterVerdictCount",
     "RetractedJudgement",
     "ReusedVerdict",
     "SampleBatch",

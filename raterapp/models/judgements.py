@@ -24,6 +24,20 @@ class Judgement(models.Model):
         indexes = [models.Index(fields=["rater", "created_at"], name="judgement_rater_time")]
 
 
+class RaterVerdictCount(models.Model):
+    """How many verdicts (own judgements, gold ones included) a rater has in an experiment, so
+    that no request counts a rater's whole history. Kept by database triggers on every insert
+    and delete of a :class:`Judgement`, whatever writes it (migration 0021); a judgement never
+    changes task or rater."""
+
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="+")
+    verdicts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rater", "experiment"], name="rater_verdict_count_once")]
+
+
 class ReusedVerdict(models.Model):
     """A verdict of another experiment of the workspace that answers a task of this one (abcde-spec §11):
     counted in its estimates like its own, charged to no budget. Recorded when the pair is sampled."""

@@ -23,6 +23,7 @@ from raterapp.models import (
     PairReport,
     PairTask,
     RaterProfile,
+    RaterVerdictCount,
     sampled_q,
 )
 from raterapp.selectors.rows import table
@@ -101,18 +102,24 @@ def rater_progress_get(*, experiment: Experiment, rater, session_start: datetime
     }
 
 
+# The rater's verdicts in all, today, in the experiment and in it since the session started: the
+# counts of every experiment and of this one are rows (RaterVerdictCount); today's and the
+# session's verdicts are ranges of the (rater, created_at) index. No request counts a rater's
+# whole history (110 ms at 100,000 verdicts).
+_COUNTS = f"""
+    (SELECT COALESCE(SUM(c.verdicts), 0) FROM {table(RaterVerdictCount)} c WHERE c.rater_id = %(rater)s),
+    (SELECT count(*) FROM {table(Judgement)} j WHERE j.rater_id = %(rater)s AND j.created_at >= %(today)s),
+    COALESCE((SELECT c.verdicts FROM {table(RaterVerdictCount)} c
+        WHERE c.rater_id = %(rater)s AND c.experiment_id = %(experiment)s), 0),
+    (SELECT count(*) FROM {table(Judgement)} j JOIN {table(PairTask)} t ON t.id = j.task_id
+        WHERE j.rater_id = %(rater)s AND j.created_at >= %(since)s AND t.experiment_id = %(experiment)s)"""
+_COUNT_FIELDS = ("total", "today", "mine", "session")
+
 _PROGRESS = f"""
-SELECT p.daily_quota, p.total_quota, c.judged, COALESCE(c.today, 0), COALESCE(c.mine, 0), COALESCE(c.session, 0),
+SELECT p.daily_quota, p.total_quota, {_COUNTS},
     (SELECT count(*) FROM {table(Lease)} l WHERE l.rater_id = %(rater)s AND l.expires_at > %(now)s),
     (SELECT g.verdicts_left FROM {table(ExperimentProgress)} g WHERE g.experiment_id = %(experiment)s)
-FROM (
-    SELECT count(*) AS judged,
-        SUM(CASE WHEN j.created_at >= %(today)s THEN 1 ELSE 0 END) AS today,
-        SUM(CASE WHEN t.experiment_id = %(experiment)s THEN 1 ELSE 0 END) AS mine,
-        SUM(CASE WHEN t.experiment_id = %(experiment)s AND j.created_at >= %(since)s THEN 1 ELSE 0 END) AS session
-    FROM {table(Judgement)} j JOIN {table(PairTask)} t ON t.id = j.task_id
-    WHERE j.rater_id = %(rater)s
-) c LEFT JOIN {table(RaterProfile)} p ON p.user_id = %(rater)s
+FROM (SELECT 1) one LEFT JOIN {table(RaterProfile)} p ON p.user_id = %(rater)s
 """
 
 
@@ -178,14 +185,16 @@ def rater_summary_get(*, rater) -> dict:
 
 def _rater_counts(*, rater, experiment: Experiment | None = None, session_start: datetime | None = None) -> dict:
     """The rater's verdicts in all, today, in the experiment and in it since ``session_start``: one query."""
-    in_experiment = Q(task__experiment=experiment) if experiment is not None else Q(pk__in=[])
-    since = session_start or timezone.now()
-    return Judgement.objects.filter(rater=rater).aggregate(
-        total=Count("pk"),
-        today=Count("pk", filter=Q(created_at__gte=_today_start())),
-        mine=Count("pk", filter=in_experiment),
-        session=Count("pk", filter=in_experiment & Q(created_at__gte=since)),
-    )
+    at = connection.ops.adapt_datetimefield_value
+    params = {
+        "rater": rater.pk,
+        "experiment": experiment.pk if experiment is not None else None,
+        "today": at(_today_start()),
+        "since": at(session_start or timezone.now()),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {_COUNTS}", params)
+        return dict(zip(_COUNT_FIELDS, cursor.fetchone(), strict=True))
 
 
 def _has_quota(profile: RaterProfile | None) -> bool:
@@ -208,16 +217,16 @@ def experiments_open_for_rating(*, rater) -> list[dict]:
         wanted=Coalesce(Sum("tasks__wanted", filter=sampled_q("tasks__") & Q(tasks__retired_at__isnull=True)), 0),
         received=Coalesce(Sum("tasks__verdicts", filter=sampled_q("tasks__") & Q(tasks__retired_at__isnull=True)), 0),
     )
-    mine = dict(
-        Judgement.objects.filter(rater=rater, task__experiment__status=Experiment.Status.RATING)
-        .values("task__experiment")
-        .annotate(n=Count("pk"))
-        .values_list("task__experiment", "n")
-    )
+    mine = dict(_verdict_counts(rater=rater).values_list("experiment", "verdicts"))
     return [
         {"experiment": e, "remaining": e.wanted - e.received, "mine": mine.get(e.pk, 0)}
         for e in experiments.order_by("-created_at", "-pk")
     ]
+
+
+def _verdict_counts(*, rater) -> QuerySet[RaterVerdictCount]:
+    """The rater's verdict counts in experiments open for rating, where they gave any."""
+    return RaterVerdictCount.objects.filter(rater=rater, experiment__status=Experiment.Status.RATING, verdicts__gt=0)
 
 
 def _today_start() -> datetime:
@@ -304,13 +313,7 @@ def rater_home_rows(*, rater) -> list[dict]:
 
 
 def _experiments_taken_away(*, rater, shown: set[int]) -> list[dict]:
-    judged = (
-        Judgement.objects.filter(rater=rater, task__experiment__status=Experiment.Status.RATING)
-        .exclude(task__experiment__in=shown)
-        .values("task__experiment")
-        .annotate(n=Count("pk"))
-    )
-    mine = {row["task__experiment"]: row["n"] for row in judged}
+    mine = dict(_verdict_counts(rater=rater).exclude(experiment__in=shown).values_list("experiment", "verdicts"))
     return [
         {"experiment": e, "remaining": None, "mine": mine[e.pk], "blocked": QueueClosedReason.NOT_ASSIGNED}
         for e in Experiment.objects.filter(pk__in=mine).order_by("-created_at", "-pk")

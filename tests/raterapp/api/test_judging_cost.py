@@ -69,7 +69,9 @@ def client_with_token(rater) -> APIClient:
     return client
 
 
-AGGREGATE_OVER_TASKS = re.compile(r'(COUNT|SUM)\([^)]*\)[^;]*?\bFROM "raterapp_pairtask"', re.IGNORECASE)
+# An aggregate whose own FROM is the tasks table: no "(" between them, so that a count over another
+# table in a subquery (SQLite's lease count of one task) is not taken for one.
+AGGREGATE_OVER_TASKS = re.compile(r'(COUNT|SUM)\([^)]*\)[^;(]*?\bFROM "raterapp_pairtask"', re.IGNORECASE)
 
 
 def test_next_pair_and_submit_cost_the_same_queries_at_1k_and_100k_pairs():
@@ -85,8 +87,10 @@ def test_next_pair_and_submit_cost_the_same_queries_at_1k_and_100k_pairs():
         # Every request of an endpoint costs the same, at either size (the token's last use is
         # stamped once a minute, on the first request only).
         assert counts[small.pk][1:] == counts[large.pk][1:] == [counts[small.pk][1]] * (ROUNDS - 1), counts
-        # next-pair 9 and submit 11 on PostgreSQL (18 and 27 before; test_judging_queries pins them)
-        assert counts[small.pk][1] <= {"next-pair": 18, "submit": 27}[endpoint], counts
+        # next-pair 9 and submit 11 on PostgreSQL (18 and 27 before; test_judging_queries pins them);
+        # SQLite takes a verdict's writes one statement each
+        limit = {"next-pair": 18, "submit": 27 if connection.vendor == "postgresql" else 32}[endpoint]
+        assert counts[small.pk][1] <= limit, counts
         for sql in itertools.chain.from_iterable(by_size[large.pk][endpoint]):
             assert not AGGREGATE_OVER_TASKS.search(sql), sql
     if connection.vendor == "postgresql":
