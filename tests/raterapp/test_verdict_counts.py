@@ -1,6 +1,6 @@
 """A rater's verdicts per experiment are a row (RaterVerdictCount), kept by database triggers on
 every insert and delete of a judgement, so that the rating loop's progress and quota checks never
-count a rater's whole history (110 ms a request at 100,000 verdicts)."""
+count a rater's whole history (32 ms a request at 100,000 verdicts)."""
 
 import importlib
 import uuid
