@@ -7,6 +7,8 @@ experiments, ``admin`` (or a superuser) manages raters and budgets.
 
 from __future__ import annotations
 
+from functools import cache
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
@@ -93,13 +95,33 @@ def experiments_open_to_rater(user) -> QuerySet[Experiment]:
     )
 
 
-# The rule of experiments_open_to_rater, for the loop's lookups below, written out (one query
-# each, without the ORM's cost); tests/raterapp/test_access_rules.py holds the two to one answer.
-_OPEN_TO_RATER = """e.status = %(rating)s AND (
-    (e.open_to_all_raters AND NOT EXISTS (SELECT 1 FROM {assigned} a WHERE a.experiment_id = e.id))
-    OR EXISTS (SELECT 1 FROM {assigned} a WHERE a.experiment_id = e.id AND a.user_id = %(rater)s))"""
 # Read by no rating request, and the largest columns.
 _EXPERIMENT_UNREAD = ("impact", "ground_truth_metrics")
+
+
+def _open_to_rater_sql() -> str:
+    """The rule of :func:`experiments_open_to_rater` on the experiment aliased ``e``, written out for
+    the loop's lookups below (one query each, without the ORM's cost);
+    tests/raterapp/test_access_rules.py holds the two to one answer."""
+    assigned = table(Experiment.assigned_raters.through)
+    return f"""e.status = %(rating)s AND (
+    (e.open_to_all_raters AND NOT EXISTS (SELECT 1 FROM {assigned} a WHERE a.experiment_id = e.id))
+    OR EXISTS (SELECT 1 FROM {assigned} a WHERE a.experiment_id = e.id AND a.user_id = %(rater)s))"""
+
+
+@cache
+def _experiment_for_rater_sql() -> str:
+    experiment = columns(Experiment, "e", leave_out=_EXPERIMENT_UNREAD)
+    return f"SELECT {experiment} FROM {table(Experiment)} e WHERE e.id = %(id)s AND {_open_to_rater_sql()}"
+
+
+@cache
+def _task_for_rater_sql() -> str:
+    task, experiment = columns(PairTask, "t"), columns(Experiment, "e", leave_out=_EXPERIMENT_UNREAD)
+    return (
+        f"SELECT {task}, {experiment} FROM {table(PairTask)} t JOIN {table(Experiment)} e ON e.id = t.experiment_id"
+        f" WHERE t.id = %(id)s AND {_open_to_rater_sql()}"
+    )
 
 
 def _id(value) -> int | None:
@@ -111,28 +133,21 @@ def _id(value) -> int | None:
     return value if -(2**63) <= value < 2**63 else None
 
 
-def _open_to_rater_read(user, sql: str, params: dict):
-    if not has_role(user, RATER):
+def _open_to_rater_read(user, sql: str, row_id) -> tuple | None:
+    """The row of ``sql`` (one of the lookups above) for ``row_id``, if open to this rater."""
+    row_id = _id(row_id)
+    if row_id is None or not has_role(user, RATER):
         return None
-    open_to_rater = _OPEN_TO_RATER.format(assigned=table(Experiment.assigned_raters.through))
     with connection.cursor() as cursor:
-        cursor.execute(
-            sql.format(experiment=columns(Experiment, "e", leave_out=_EXPERIMENT_UNREAD), open_to_rater=open_to_rater),
-            {**params, "rating": Experiment.Status.RATING, "rater": user.pk},
-        )
+        cursor.execute(sql, {"id": row_id, "rating": Experiment.Status.RATING, "rater": user.pk})
         return cursor.fetchone()
 
 
 def access_experiment_for_rater(user, experiment_id: int) -> Experiment:
     """Raters may judge an experiment open for rating that is open to them (see
     :func:`experiments_open_to_rater`)."""
-    experiment_id = _id(experiment_id)
-    row = experiment_id is not None and _open_to_rater_read(
-        user,
-        f"SELECT {{experiment}} FROM {table(Experiment)} e WHERE e.id = %(id)s AND {{open_to_rater}}",
-        {"id": experiment_id},
-    )
-    if not row:
+    row = _open_to_rater_read(user, _experiment_for_rater_sql(), experiment_id)
+    if row is None:
         raise Http404("No such experiment.")
     return instance_from_row(Experiment, row, leave_out=_EXPERIMENT_UNREAD)
 
@@ -150,14 +165,8 @@ def access_rater_for_admin(user, rater_id: int):
 def access_task_for_rater(user, task_id: int) -> PairTask:
     """A pair task of an experiment open for rating and to this rater (404 otherwise), with its
     experiment."""
-    task_id = _id(task_id)
-    row = task_id is not None and _open_to_rater_read(
-        user,
-        f"SELECT {columns(PairTask, 't')}, {{experiment}} FROM {table(PairTask)} t"
-        f" JOIN {table(Experiment)} e ON e.id = t.experiment_id WHERE t.id = %(id)s AND {{open_to_rater}}",
-        {"id": task_id},
-    )
-    if not row:
+    row = _open_to_rater_read(user, _task_for_rater_sql(), task_id)
+    if row is None:
         raise Http404("No such pair.")
     width = column_count(PairTask)
     task = instance_from_row(PairTask, row[:width])

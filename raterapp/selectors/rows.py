@@ -2,9 +2,10 @@
 user with their roles, the experiment or task a rater may judge) are written out in SQL: on those
 requests the ORM took longer to build each query than PostgreSQL took to answer it.
 
-:func:`table` names a model's table and :func:`columns` its columns under a table alias; :func:`instance_from_row` turns
-those columns of a fetched row back into an instance, through the fields' own converters (a JSON
-field's text becomes its value), as the ORM would. Columns left out are deferred.
+:func:`table` names a model's table and :func:`columns` its columns under a table alias;
+:func:`instance_from_row` turns those columns of a fetched row back into an instance, through the
+fields' own converters (a JSON field's text becomes its value), as the ORM would. Columns left out
+are deferred.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ other caller of ``authenticate``) and explained by the sign-in form.
 
 from __future__ import annotations
 
+import functools
 import time
 
 from django.conf import settings
@@ -48,6 +49,11 @@ def login_failures_clear(*, username: str) -> None:
     cache.delete(_key(username))
 
 
+@functools.cache
+def _session_user_sql() -> str:
+    return f"SELECT {user_with_roles_sql('u')} FROM {table(get_user_model())} u WHERE u.id = %s"
+
+
 class LockoutModelBackend(ModelBackend):
     """Django's backend, refusing a locked-out username before its password is checked."""
 
@@ -64,9 +70,8 @@ class LockoutModelBackend(ModelBackend):
             user_id = get_user_model()._meta.pk.to_python(user_id)
         except ValidationError:
             return None
-        users = table(get_user_model())
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT {user_with_roles_sql('u')} FROM {users} u WHERE u.id = %s", [user_id])
+            cursor.execute(_session_user_sql(), [user_id])
             row = cursor.fetchone()
         if row is None:
             return None
