@@ -155,12 +155,13 @@ def fit_dawid_skene(
 
 def fit_from_em(data: VerdictData, result: Any) -> DawidSkeneFit:
     """The fit of the first (point) replicate of an :func:`em_fit` result on ``data``."""
+    n_raters = len(data.rater_labels)
     return DawidSkeneFit(
         raters=data.rater_labels,
         sensitivity=result.sensitivity[0],
         specificity=result.specificity[0],
-        sure_verdicts=np.bincount(data.rater[data.sure], minlength=data.n_raters),
-        unsure_verdicts=np.bincount(data.rater[~data.sure], minlength=data.n_raters),
+        sure_verdicts=np.bincount(data.rater[data.sure], minlength=n_raters),
+        unsure_verdicts=np.bincount(data.rater[~data.sure], minlength=n_raters),
         prevalence=result.prevalence[0],
         posterior=result.posterior[0],
         iterations=result.iterations,

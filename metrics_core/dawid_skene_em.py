@@ -22,16 +22,9 @@ class VerdictData:
     rater_labels: np.ndarray
 
     @property
-    def n_units(self) -> int:
-        return len(self.truth)
-
-    @property
-    def n_raters(self) -> int:
-        return len(self.rater_labels)
-
-    @property
-    def n_groups(self) -> int:
-        return int(self.group.max(initial=-1)) + 1
+    def shape(self) -> tuple[int, int, int]:
+        """Units, raters and groups: codes of each run from 0 (a group may have no unit)."""
+        return len(self.truth), len(self.rater_labels), int(self.group.max(initial=-1)) + 1
 
 
 _EPS = 1e-12
@@ -71,7 +64,7 @@ def em_fit(
     from the fit of the data). Every sum over verdicts is a product with the (units, raters)
     verdict counts, so an iteration costs O(B · units · raters) in a few matrix products.
     """
-    with_verdicts = np.zeros(data.n_units, dtype=bool)
+    with_verdicts = np.zeros(len(data.truth), dtype=bool)
     with_verdicts[data.unit[data.sure]] = True
     if with_verdicts.all():
         return _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol)
@@ -100,15 +93,16 @@ def em_fit(
         max_iter,
         tol,
     )
-    posterior = np.broadcast_to(data.truth, (fit.posterior.shape[0], data.n_units)).copy()
+    n_units, _, n_groups = data.shape
+    posterior = np.broadcast_to(data.truth, (fit.posterior.shape[0], n_units)).copy()
     posterior[:, kept] = fit.posterior
-    prevalence = np.full((fit.posterior.shape[0], data.n_groups), np.nan)
+    prevalence = np.full((fit.posterior.shape[0], n_groups), np.nan)
     prevalence[:, : fit.prevalence.shape[1]] = fit.prevalence
     return replace(fit, posterior=posterior, prevalence=prevalence)
 
 
 def _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol) -> EmResult:
-    n_units, n_raters, n_groups = data.n_units, data.n_raters, data.n_groups
+    n_units, n_raters, n_groups = data.shape
     unit_w = data.weight[None, :] if unit_weight is None else np.atleast_2d(unit_weight) * data.weight
     n_boot = unit_w.shape[0]
     rater_w = np.ones((n_boot, n_raters)) if rater_weight is None else np.atleast_2d(rater_weight)
@@ -202,5 +196,6 @@ def _em(data, unit_weight, rater_weight, start, smoothing, max_iter, tol) -> EmR
 def _unit_rater_counts(data: VerdictData, said: float) -> np.ndarray:
     """(units, raters): how many sure verdicts each rater gave each unit that said ``said``."""
     rows = data.sure & (data.said == said)
-    counts = np.bincount(data.unit[rows] * data.n_raters + data.rater[rows], minlength=data.n_units * data.n_raters)
-    return counts.reshape(data.n_units, data.n_raters).astype(np.float64)
+    n_units, n_raters, _ = data.shape
+    counts = np.bincount(data.unit[rows] * n_raters + data.rater[rows], minlength=n_units * n_raters)
+    return counts.reshape(n_units, n_raters).astype(np.float64)

@@ -193,18 +193,19 @@ def _bootstrap(
 ) -> tuple[dict[str, np.ndarray], int]:
     """Every metric in each of ``n_boot`` replicates over pairs (within groups) and raters."""
     data = units.data
+    n_units, n_raters, _ = data.shape
     members = [np.flatnonzero(units.group == g) for g in range(14)]
     members = [m for m in members if len(m)]
     out: dict[str, list[np.ndarray]] = {}
     converged = 0
     for start in range(0, n_boot, _BLOCK):
         size = min(_BLOCK, n_boot - start)
-        unit_weight = np.zeros((size, data.n_units))
+        unit_weight = np.zeros((size, n_units))
         for m in members:
             unit_weight[:, m] = rng.multinomial(len(m), np.full(len(m), 1.0 / len(m)), size=size)
-        rater_weight = np.ones((size, data.n_raters))
+        rater_weight = np.ones((size, n_raters))
         if resample_raters:
-            rater_weight = rng.multinomial(data.n_raters, np.full(data.n_raters, 1.0 / data.n_raters), size=size)
+            rater_weight = rng.multinomial(n_raters, np.full(n_raters, 1.0 / n_raters), size=size)
         fit = em_fit(
             data,
             unit_weight=unit_weight,

@@ -56,9 +56,9 @@ _VANTAGE_COLUMNS = (
 def sample_pairs(
     items: DaskItems,
     *,
+    rng: np.random.Generator,
     n_draws: int,
     scheme: str = "jaccard",
-    rng: np.random.Generator,
     diff_share: float = 0.5,
 ) -> pd.DataFrame:
     """Draw ``n_draws`` pairs with replacement, as :func:`metrics_core.sample_pairs` does.

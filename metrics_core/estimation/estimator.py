@@ -233,16 +233,13 @@ class Estimator:
             max(multiplier * cs_high, value),
         )
 
-    def _share_sequence(self, mean: Mean) -> tuple[float, float]:
-        if not mean.horizon > 0:
+    def _share_sequence(self, m: Mean) -> tuple[float, float]:
+        """The share's sequence ``m ± ...`` (spec §9); none without a horizon."""
+        if not m.horizon > 0:
             return math.nan, math.nan
+        n = m.judged_draws
         return share_confidence_sequence(
-            share=mean.value,
-            stderr=mean.stderr,
-            n_eff=mean.n_eff,
-            judged=mean.judged_draws,
-            horizon=mean.horizon,
-            confidence=self.confidence,
+            share=m.value, stderr=m.stderr, n_eff=m.n_eff, judged=n, horizon=m.horizon, confidence=self.confidence
         )
 
     def _sequence_half_width(self, stderr: float, judged: int, horizon: float) -> float:

@@ -72,7 +72,7 @@ def expected_cluster_completeness(table: Contingency) -> float:
     recall = both / table.row_weight[row]
     starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
     none_earlier = exclusive_group_product(1.0 - precision, starts)
-    per_category = np.bincount(row, weights=recall * precision * none_earlier, minlength=table.n_rows)
+    per_category = np.bincount(row, weights=recall * precision * none_earlier, minlength=table.shape[0])
     return float(per_category.mean())
 
 

@@ -47,12 +47,9 @@ class Contingency:
     unit_weights: bool
 
     @property
-    def n_rows(self) -> int:
-        return len(self.row_weight)
-
-    @property
-    def n_cols(self) -> int:
-        return len(self.col_weight)
+    def shape(self) -> tuple[int, int]:
+        """Truth clusters by predicted clusters."""
+        return len(self.row_weight), len(self.col_weight)
 
     @property
     def total_weight(self) -> float:
@@ -64,11 +61,11 @@ class Contingency:
 
     def row_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of a per-cell quantity over each truth cluster."""
-        return np.bincount(self.row, weights=values, minlength=self.n_rows)
+        return np.bincount(self.row, weights=values, minlength=self.shape[0])
 
     def col_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of a per-cell quantity over each predicted cluster."""
-        return np.bincount(self.col, weights=values, minlength=self.n_cols)
+        return np.bincount(self.col, weights=values, minlength=self.shape[1])
 
 
 def contingency_from_population(population: Population) -> Contingency:

@@ -14,7 +14,7 @@ def normalized_mutual_information(table: Contingency) -> float | None:
     scikit-learn returns 1.0 there). The logarithm base cancels out. The result is
     clipped to [0, 1], which only removes rounding: mathematically MI ≤ min(H(T), H(C)).
     """
-    if table.n_rows == 1 and table.n_cols == 1:
+    if table.shape == (1, 1):
         return None
     total = table.total_weight
     log_total = np.log(total)

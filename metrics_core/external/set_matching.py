@@ -31,17 +31,17 @@ def purity_measures(table: Contingency) -> dict[str, float]:
     row_weight, col_weight = table.row_weight[table.row], table.col_weight[table.col]
     f_mass = 2.0 * table.weight * row_weight / (row_weight + col_weight)  # w(t) · F(t, c)
     return {
-        "Purity": float(group_max(table.col, table.n_cols, table.weight).sum() / total),
-        "InversePurity": float(group_max(table.row, table.n_rows, table.weight).sum() / total),
-        "FMeasure": float(group_max(table.row, table.n_rows, f_mass).sum() / total),
+        "Purity": float(group_max(table.col, table.shape[1], table.weight).sum() / total),
+        "InversePurity": float(group_max(table.row, table.shape[0], table.weight).sum() / total),
+        "FMeasure": float(group_max(table.row, table.shape[0], f_mass).sum() / total),
     }
 
 
 def pivoted_accuracies(table: Contingency) -> dict[str, float | None]:
     """PivotedAccuracy, NormalizedPivotedAccuracy and NormalizedClusteringAccuracy (weighted)."""
-    k = table.n_rows
+    k, n_cols = table.shape
     result: dict[str, float | None] = dict.fromkeys(ACCURACIES)
-    if table.n_cols != k:
+    if n_cols != k:
         return result
     best = max_matching_total(table.row, table.col, table.weight, k)
     if best is not None:

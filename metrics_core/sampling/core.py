@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import as_1d, one_of
 from ..masses import INTERSECTION, MERGE, SELF, SPLIT
@@ -67,11 +68,11 @@ class PairSample:
         population: Population,
         *,
         scheme: str,
-        i: Any,
-        j: Any,
-        draws: Any,
-        pair_class: Any = None,
-        stratum: Any = None,
+        i: ArrayLike,
+        j: ArrayLike,
+        draws: ArrayLike,
+        pair_class: ArrayLike | None = None,
+        stratum: ArrayLike | None = None,
         diff_share: float | None = None,
         repeated: bool = False,
     ) -> PairSample:
