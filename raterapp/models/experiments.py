@@ -46,6 +46,11 @@ class QuestionVersion(models.Model):
         return version
 
 
+def location_field(help_text: str) -> models.CharField:
+    """Data read where it lies (a folder or fsspec URL), instead of an upload; empty: uploaded."""
+    return models.CharField(max_length=1000, blank=True, help_text=help_text)
+
+
 class Experiment(models.Model):
     class Scheme(models.TextChoices):
         JACCARD = "jaccard", "Jaccard (JDD §7)"
@@ -53,6 +58,9 @@ class Experiment(models.Model):
         PRECISION = "precision", "ΔPrecision's natural distribution"
 
     class Status(models.TextChoices):
+        """Where the experiment is: queued, the preparation's three steps (validating, computing
+        impact, sampling), then rating, done or failed; a failed one can be prepared again."""
+
         QUEUED = "queued", "Queued"
         VALIDATING = "validating", "Validating the upload"
         COMPUTING_IMPACT = "computing_impact", "Computing impact metrics"
@@ -150,15 +158,11 @@ class Experiment(models.Model):
         DASK = "dask", "Dask (the population stays on the Dask cluster)"
 
     engine = models.CharField(max_length=10, choices=Engine.choices, default=Engine.MEMORY)
-    items_location = models.CharField(
-        max_length=1000,
-        blank=True,
-        help_text="Partitioned Parquet items (a folder or fsspec URL) instead of an upload (Dask engine).",
+    items_location = location_field(
+        "Partitioned Parquet items (a folder or fsspec URL) instead of an upload (Dask engine)."
     )
-    catalogue_location = models.CharField(
-        max_length=1000,
-        blank=True,
-        help_text="A Parquet catalogue (folder or fsspec URL) instead of an upload; only sampled items are read.",
+    catalogue_location = location_field(
+        "A Parquet catalogue (folder or fsspec URL) instead of an upload; only sampled items are read."
     )
     impact = models.JSONField(null=True, blank=True, help_text="metrics_core impact output (overall).")
     ground_truth_metrics = models.JSONField(
@@ -224,6 +228,10 @@ class UploadedFile(models.Model):
     """An input file of an experiment, kept as uploaded."""
 
     class Kind(models.TextChoices):
+        """Which input the file is, one form and API field each: the items (or Base and Exp,
+        with optional weights), the optional catalogue and the optional ground truth for
+        calibration."""
+
         ITEMS = "items", "Items with base_cluster and exp_cluster"
         BASE = "base", "Base clustering"
         EXP = "exp", "Exp clustering"

@@ -18,6 +18,10 @@ class OutboxMessage(models.Model):
     """
 
     class Kind(models.TextChoices):
+        """The side effect: one Celery task each (``raterapp/tasks.py``), handed to the
+        broker by ``services/outbox.py`` right after the commit, or by the reconciler when the
+        broker was away."""
+
         EXPERIMENT_PREPARE = "experiment_prepare", "Prepare an experiment"
         SAMPLE_BATCH_DRAW = "sample_batch_draw", "Draw a sample batch"
         ESTIMATES_REFRESH = "estimates_refresh", "Refresh the estimates"
