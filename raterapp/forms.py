@@ -7,30 +7,20 @@ from django.conf import settings
 
 from raterapp.models import Experiment, UploadedFile
 from raterapp.services.budgets import MAX_REPLICATION
+from raterapp.vocabulary import INPUT_COLUMNS, PARAMETER_HELP, input_help
 
-ITEMS_COLUMNS = "item_id, base_cluster, exp_cluster, and optionally weight"
-CLUSTERING_COLUMNS = "item_id, cluster_id"
-WEIGHTS_COLUMNS = "item_id, weight"
-CATALOGUE_COLUMNS = "item_id, title; optionally description, image_url, url; any further column is a slice attribute"
-FILE_FORMATS = ".csv or .parquet"
 ACCEPT = ".csv,.parquet"
-
-SCHEME_HELP = (
-    "Jaccard: pairs drawn as in the JaccardDistance decomposition (the usual choice). "
-    "Stratified: a share of the draws from the pairs the change affects (diff), the rest from stable pairs. "
-    "ΔPrecision: pairs drawn from the distribution ΔPrecision is defined on."
-)
 
 
 ABOUT_FIELDS = ("name", "kind", "description", "question", "guidelines", "workspace", "reuse_verdicts")
 DRAW_FIELDS = ("n_draws", "diff_share", "replication", "confidence", "seed")
 
 
-def _file_field(*, label: str, columns: str) -> forms.FileField:
+def _file_field(kind: str, *, label: str) -> forms.FileField:
     return forms.FileField(
         label=label,
         required=False,
-        help_text=f"Columns: {columns}. Formats: {FILE_FORMATS}.",
+        help_text=input_help(kind),
         widget=forms.ClearableFileInput(attrs={"accept": ACCEPT}),
     )
 
@@ -66,47 +56,42 @@ class ExperimentCreateForm(forms.Form):
         help_text="Experiments of one workspace use one catalogue's item ids and share verdicts; empty: its own.",
     )
     reuse_verdicts = forms.BooleanField(
-        label="Reuse verdicts",
         required=False,
         initial=True,
         help_text="Pairs already judged in the workspace under the same question and guidelines need no new verdicts.",
     )
     scheme = forms.ChoiceField(
-        choices=Experiment.Scheme.choices, initial=Experiment.Scheme.JACCARD, help_text=SCHEME_HELP
+        choices=Experiment.Scheme.choices, initial=Experiment.Scheme.JACCARD, help_text=PARAMETER_HELP["scheme"]
     )
-    n_draws = forms.IntegerField(
-        label="Number of draws", initial=2000, help_text="Pair draws, with replacement. Distinct pairs become tasks."
-    )
-    diff_share = forms.FloatField(
-        label="Diff share", initial=0.5, help_text="Stratified scheme only: share of the draws from the diff stratum."
-    )
-    replication = forms.IntegerField(initial=1, help_text="Verdicts wanted per pair.")
-    seed = forms.IntegerField(required=False, help_text="Leave empty for a random seed; it is stored either way.")
-    confidence = forms.FloatField(initial=0.95, help_text="Confidence level of the intervals, e.g. 0.95.")
+    n_draws = forms.IntegerField(label="Number of draws", initial=2000, help_text=PARAMETER_HELP["n_draws"])
+    diff_share = forms.FloatField(label="Diff share", initial=0.5, help_text=PARAMETER_HELP["diff_share"])
+    replication = forms.IntegerField(initial=1, help_text=PARAMETER_HELP["replication"])
+    seed = forms.IntegerField(required=False, help_text=PARAMETER_HELP["seed"])
+    confidence = forms.FloatField(initial=0.95, help_text=PARAMETER_HELP["confidence"])
 
-    items = _file_field(label="Items file", columns=ITEMS_COLUMNS)
+    items = _file_field("items", label="Items file")
     items_location = forms.CharField(
         label="Or items at a location",
         required=False,
         max_length=1000,
         help_text=(
-            "A folder or URL of Parquet files (" + ITEMS_COLUMNS + ") under one of the server's DATA_LOCATIONS, "
+            "A folder or URL of Parquet files ("
+            + INPUT_COLUMNS["items"]
+            + ") under one of the server's DATA_LOCATIONS, "
             "for populations too large to upload; prepared on Dask."
         ),
     )
-    base = _file_field(label="Base clustering", columns=CLUSTERING_COLUMNS)
-    exp = _file_field(label="Exp clustering", columns=CLUSTERING_COLUMNS)
-    weights = _file_field(label="Weights (optional)", columns=WEIGHTS_COLUMNS)
-    catalogue = _file_field(label="Catalogue", columns=CATALOGUE_COLUMNS)
+    base = _file_field("base", label="Base clustering")
+    exp = _file_field("exp", label="Exp clustering")
+    weights = _file_field("weights", label="Weights (optional)")
+    catalogue = _file_field("catalogue", label="Catalogue")
     catalogue_location = forms.CharField(
         label="Or the catalogue at a location",
         required=False,
         max_length=1000,
         help_text="With items at a location: a Parquet catalogue under DATA_LOCATIONS; only sampled items are read.",
     )
-    ground_truth = _file_field(
-        label="Ground-truth clustering (optional)", columns=CLUSTERING_COLUMNS + " — calibrates the estimates"
-    )
+    ground_truth = _file_field("ground_truth", label="Ground-truth clustering (optional)")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -9,6 +9,7 @@ several empty), so its default applies.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from pathlib import Path
@@ -31,6 +32,16 @@ class _Env(environ.Env):
                 raise ImproperlyConfigured(f"Set the {var} environment variable")
             return default
         return super().get_value(var, cast=cast, default=default, parse_default=parse_default)
+
+    def seconds(self, var: str, default: float) -> float:
+        """A duration, as ``default``'s type (int or float); refused at start unless a finite number ≥ 0."""
+        try:
+            value = self.get_value(var, cast=type(default), default=default)
+        except ValueError:
+            value = math.nan
+        if not 0 <= value < math.inf:
+            raise ImproperlyConfigured(f"{var} must be a number of seconds ≥ 0, got {self.ENVIRON.get(var)!r}")
+        return value
 
 
 def _secret_key_from_file(path: str) -> str:
@@ -121,15 +132,15 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Redis hands an unacknowledged message to another worker after this many seconds: longer than the
 # longest task (the preparations' one-hour limit), or a running preparation would start twice. A
 # whole worker lost mid-task is re-queued sooner by the heartbeat reconciler (below).
-CELERY_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=7200)
+CELERY_VISIBILITY_TIMEOUT = env.seconds("CELERY_VISIBILITY_TIMEOUT", 7200)
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
 # Periodic tasks (celery beat). raterapp/services/preparation_control.py: preparations whose
 # heartbeat stopped are re-queued (resuming at their step) or, after PREPARATION_MAX_ATTEMPTS
 # runs, failed with a message.
-PREPARATION_HEARTBEAT_SECONDS = env.float("PREPARATION_HEARTBEAT_SECONDS", default=10.0)
-PREPARATION_STALL_SECONDS = env.int("PREPARATION_STALL_SECONDS", default=60)
-PREPARATION_RECONCILE_SECONDS = env.float("PREPARATION_RECONCILE_SECONDS", default=20.0)
+PREPARATION_HEARTBEAT_SECONDS = env.seconds("PREPARATION_HEARTBEAT_SECONDS", 10.0)
+PREPARATION_STALL_SECONDS = env.seconds("PREPARATION_STALL_SECONDS", 60)
+PREPARATION_RECONCILE_SECONDS = env.seconds("PREPARATION_RECONCILE_SECONDS", 20.0)
 PREPARATION_MAX_ATTEMPTS = env.int("PREPARATION_MAX_ATTEMPTS", default=3)
 # Memory a preparation may take beyond what its worker process holds when it starts (an address-space
 # limit in the process, lifted afterwards): past it the experiment fails saying so, instead of the
@@ -138,10 +149,10 @@ PREPARATION_MEMORY_LIMIT_MB = env.int("PREPARATION_MEMORY_LIMIT_MB", default=819
 # Celery beat (docker-compose.yml's "beat", the demo's supervisor): the reconciler dispatches
 # side effects the broker missed (raterapp/services/reconcile.py). A run not started within one
 # interval is dropped: the next one does the same work.
-RECONCILE_INTERVAL_SECONDS = env.float("RECONCILE_INTERVAL_SECONDS", default=10.0)
+RECONCILE_INTERVAL_SECONDS = env.seconds("RECONCILE_INTERVAL_SECONDS", 10.0)
 # Estimates that lag the verdicts for longer than this count as stale: the dashboard says so and
 # the reconciler recomputes them (a normal refresh takes ESTIMATES_DEBOUNCE_SECONDS and a moment).
-ESTIMATES_STALE_SECONDS = env.float("ESTIMATES_STALE_SECONDS", default=15.0)
+ESTIMATES_STALE_SECONDS = env.seconds("ESTIMATES_STALE_SECONDS", 15.0)
 CELERY_BEAT_SCHEDULE = {
     "reconcile": {
         "task": "raterapp.reconcile",
@@ -173,7 +184,7 @@ CACHES = {
 
 # raterapp/services/login_limits.py: wrong passwords before a username is locked out, and for how long.
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
-LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
+LOGIN_LOCKOUT_SECONDS = env.seconds("LOGIN_LOCKOUT_SECONDS", 900)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -314,8 +325,8 @@ else:
     CONTENT_SECURITY_POLICY = _CSP
 
 # Raters' leases on pairs and the live estimates channel.
-LEASE_SECONDS = env.int("LEASE_SECONDS", default=120)
-UNDO_SECONDS = env.int("UNDO_SECONDS", default=600)
+LEASE_SECONDS = env.seconds("LEASE_SECONDS", 120)
+UNDO_SECONDS = env.seconds("UNDO_SECONDS", 600)
 
 # What a new experiment starts with; admins change both per experiment afterwards (its budget,
 # its assigned raters or "open to all raters"). NEW_EXPERIMENT_BUDGET: the verdicts its budget
@@ -334,21 +345,21 @@ if NEW_EXPERIMENT_OPEN_TO not in {"assigned", "all"}:
     raise ImproperlyConfigured("NEW_EXPERIMENT_OPEN_TO must be 'assigned' or 'all'")
 # Most of the time from a verdict to the open dashboards: a burst within it shares one recompute.
 # At most one recompute per experiment runs and one waits, whatever the pace of verdicts.
-ESTIMATES_DEBOUNCE_SECONDS = env.float("ESTIMATES_DEBOUNCE_SECONDS", default=0.25)
+ESTIMATES_DEBOUNCE_SECONDS = env.seconds("ESTIMATES_DEBOUNCE_SECONDS", 0.25)
 # The dashboard's live stream (raterapp/api/events.py): a comment every EVENTS_HEARTBEAT_SECONDS
 # keeps proxies from closing an idle stream; the server re-reads the dashboard's version at that
 # pace too (for changes nothing publishes: edits, batches), and ends a stream after
 # EVENTS_LIFETIME_SECONDS (the browser reconnects with Last-Event-ID).
-EVENTS_HEARTBEAT_SECONDS = env.float("EVENTS_HEARTBEAT_SECONDS", default=15.0)
-EVENTS_LIFETIME_SECONDS = env.float("EVENTS_LIFETIME_SECONDS", default=600.0)
+EVENTS_HEARTBEAT_SECONDS = env.seconds("EVENTS_HEARTBEAT_SECONDS", 15.0)
+EVENTS_LIFETIME_SECONDS = env.seconds("EVENTS_LIFETIME_SECONDS", 600.0)
 # ΔRecall and IQ: a bootstrap of this many replicates (seconds at 100k draws), so it runs
 # in its own task after the snapshots, at most once per DERIVED_DEBOUNCE_SECONDS.
 DERIVED_BOOTSTRAP_REPLICATES = env.int("DERIVED_BOOTSTRAP_REPLICATES", default=1000)
-DERIVED_DEBOUNCE_SECONDS = env.float("DERIVED_DEBOUNCE_SECONDS", default=2.0)
+DERIVED_DEBOUNCE_SECONDS = env.seconds("DERIVED_DEBOUNCE_SECONDS", 2.0)
 # The rater-aware estimates (Dawid–Skene, abcde-spec §13) refit the raters in every replicate.
 RATER_AWARE_BOOTSTRAP_REPLICATES = env.int("RATER_AWARE_BOOTSTRAP_REPLICATES", default=200)
 # At most one refit per this many seconds: a burst of verdicts shares one (the fit takes seconds).
-RATER_AWARE_DEBOUNCE_SECONDS = env.float("RATER_AWARE_DEBOUNCE_SECONDS", default=10.0)
+RATER_AWARE_DEBOUNCE_SECONDS = env.seconds("RATER_AWARE_DEBOUNCE_SECONDS", 10.0)
 
 # Populations beyond one machine (metrics_core.dask_backend): with a scheduler address the
 # worker's preparation of Parquet items (upload or location) runs on that Dask cluster; without

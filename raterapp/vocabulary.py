@@ -189,6 +189,35 @@ TERMS: tuple[tuple[str, str], ...] = (
 )
 
 
+# A new experiment's input files and parameters, as the create page and the API describe them.
+INPUT_COLUMNS: dict[str, str] = {
+    "items": "item_id, base_cluster, exp_cluster, and optionally weight",
+    "base": "item_id, cluster_id",
+    "exp": "item_id, cluster_id",
+    "weights": "item_id, weight",
+    "catalogue": "item_id, title; optionally description, image_url, url; any further column is a slice attribute",
+    "ground_truth": "item_id, cluster_id — calibrates the estimates",
+}
+INPUT_FORMATS = ".csv or .parquet"
+PARAMETER_HELP: dict[str, str] = {
+    "scheme": (
+        "Jaccard: pairs drawn as in the JaccardDistance decomposition (the usual choice). "
+        "Stratified: a share of the draws from the pairs the change affects (diff), the rest from stable pairs. "
+        "ΔPrecision: pairs drawn from the distribution ΔPrecision is defined on."
+    ),
+    "n_draws": "Pair draws, with replacement. Distinct pairs become tasks.",
+    "diff_share": "Stratified scheme only: share of the draws from the diff stratum.",
+    "replication": "Verdicts wanted per pair.",
+    "seed": "Leave empty for a random seed; it is stored either way.",
+    "confidence": "Confidence level of the intervals, e.g. 0.95.",
+}
+
+
+def input_help(kind: str) -> str:
+    """What an input file holds: ``Columns: …. Formats: ….``"""
+    return f"Columns: {INPUT_COLUMNS[kind]}. Formats: {INPUT_FORMATS}."
+
+
 class QueueClosedReason(models.TextChoices):
     """Why a rater gets no pair of an experiment now: the next-pair API's ``reason``, the rater
     home's ``blocked`` and the judging services' ``QueueClosed.reason``."""

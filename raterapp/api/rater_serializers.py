@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from raterapp.models import Experiment
 from raterapp.selectors.raters import FLAGS
 
 from .serializers.judging import QuotaSerializer
@@ -63,7 +64,7 @@ class RaterSerializer(RaterStatsSerializer):
 class AssignedExperimentSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Experiment.Status.choices)
 
 
 class RaterDetailSerializer(RaterSerializer):

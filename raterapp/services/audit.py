@@ -20,12 +20,12 @@ def audit_record(
 ) -> AuditEntry:
     return AuditEntry.objects.create(
         actor=actor if actor is not None and actor.is_authenticated else None,
+        old_value=_text(old),
+        new_value=_text(new),
         action=action,
         subject_id=subject_id,
         experiment_id=experiment_id,
         field=field,
-        old_value=_text(old),
-        new_value=_text(new),
         reason=reason,
     )
 

@@ -179,3 +179,19 @@ def test_the_content_security_policy_comes_from_the_environment(tmp_path):
     directives = trial["CONTENT_SECURITY_POLICY_REPORT_ONLY"]["DIRECTIVES"]
     assert directives["img-src"] == ["'self'", "https://img.example.org"]
     assert directives["report-uri"] == ["https://reports.example.org/csp"]
+
+
+@pytest.mark.parametrize(("name", "value"), [("LEASE_SECONDS", "-1"), ("EVENTS_LIFETIME_SECONDS", "nan"),
+                                             ("ESTIMATES_DEBOUNCE_SECONDS", "inf")])  # fmt: skip
+def test_a_duration_that_is_not_a_finite_number_of_seconds_refuses_to_start(tmp_path, name, value):
+    with pytest.raises(RuntimeError, match=f"{name} must be a number of seconds ≥ 0, got"):
+        settings_loaded({"SECRET_KEY": "k", name: value}, "DEBUG", tmp_path=tmp_path)
+
+
+def test_durations_keep_the_type_of_their_default(tmp_path):
+    loaded = settings_loaded(
+        {"SECRET_KEY": "k", "LEASE_SECONDS": "90", "ESTIMATES_DEBOUNCE_SECONDS": "0"},
+        "LEASE_SECONDS", "ESTIMATES_DEBOUNCE_SECONDS", "EVENTS_HEARTBEAT_SECONDS", tmp_path=tmp_path,
+    )  # fmt: skip
+    assert loaded == {"LEASE_SECONDS": 90, "ESTIMATES_DEBOUNCE_SECONDS": 0.0, "EVENTS_HEARTBEAT_SECONDS": 15.0}
+    assert isinstance(loaded["LEASE_SECONDS"], int) and isinstance(loaded["ESTIMATES_DEBOUNCE_SECONDS"], float)

@@ -11,11 +11,11 @@ from raterapp.services.budgets import MAX_REPLICATION
 class BudgetPoolSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    max_verdicts = serializers.IntegerField()
+    max_verdicts = serializers.IntegerField(help_text="Verdicts the pool pays for in all.")
     spent = serializers.IntegerField()
     remaining = serializers.IntegerField()
-    paused = serializers.BooleanField()
-    experiments = serializers.ListField(child=serializers.IntegerField())
+    paused = serializers.BooleanField(help_text="No new pairs are leased while paused.")
+    experiments = serializers.ListField(child=serializers.IntegerField(), help_text="Ids of its experiments.")
 
 
 class BudgetPlanRowSerializer(serializers.Serializer):

@@ -11,12 +11,14 @@ from raterapp.models import Judgement
 
 
 class EstimateSerializer(serializers.Serializer):
-    value = serializers.FloatField(allow_null=True)
-    stderr = serializers.FloatField(allow_null=True)
-    ci_low = serializers.FloatField(allow_null=True)
+    value = serializers.FloatField(allow_null=True, help_text="The estimate (abcde-spec §6); null: undefined.")
+    stderr = serializers.FloatField(allow_null=True, help_text="Its standard error; null: undefined.")
+    ci_low = serializers.FloatField(
+        allow_null=True, help_text="Confidence interval at the experiment's confidence: valid at one look."
+    )
     ci_high = serializers.FloatField(allow_null=True)
-    judged_draws = serializers.IntegerField()
-    drawn_draws = serializers.IntegerField()
+    judged_draws = serializers.IntegerField(help_text="Draws it rests on that have a verdict.")
+    drawn_draws = serializers.IntegerField(help_text="Draws it rests on, judged or not.")
     cs_low = serializers.FloatField(
         allow_null=True, required=False, help_text="Confidence sequence (abcde-spec §9): valid at every look."
     )
@@ -76,7 +78,7 @@ class JudgementExportSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Judgement.Verdict.choices)
     task = serializers.IntegerField()
     rater = serializers.IntegerField()
-    comment = serializers.CharField()
+    comment = serializers.CharField(help_text="The rater's comment; empty when none.")
     created_at = serializers.DateTimeField()
     reused = serializers.BooleanField(help_text="Given in another experiment of the workspace (abcde-spec §11).")
     source_experiment = serializers.IntegerField(allow_null=True, help_text="The experiment a reused verdict is from.")

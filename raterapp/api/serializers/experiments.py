@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from raterapp.models import Experiment, ImpactGroup, UploadedFile
 from raterapp.services.preparation_control import preparation_stalled
+from raterapp.vocabulary import PARAMETER_HELP, input_help
 
 FILE_KINDS = tuple(UploadedFile.Kind.values)
 # Upload fields renamed, by their old name: accepted for one release, flagged deprecated (README).
@@ -49,12 +50,14 @@ class ExperimentCreateSerializer(serializers.Serializer):
     )
     question = serializers.CharField(required=False, max_length=500)
     guidelines = serializers.CharField(required=False, allow_blank=True)
-    scheme = serializers.ChoiceField(choices=Experiment.Scheme.choices, required=False)
-    n_draws = serializers.IntegerField(required=False)
-    diff_share = serializers.FloatField(required=False)
-    replication = serializers.IntegerField(required=False)
-    seed = serializers.IntegerField(required=False)
-    confidence = serializers.FloatField(required=False)
+    scheme = serializers.ChoiceField(
+        choices=Experiment.Scheme.choices, required=False, help_text=PARAMETER_HELP["scheme"]
+    )
+    n_draws = serializers.IntegerField(required=False, help_text=PARAMETER_HELP["n_draws"])
+    diff_share = serializers.FloatField(required=False, help_text=PARAMETER_HELP["diff_share"])
+    replication = serializers.IntegerField(required=False, help_text=PARAMETER_HELP["replication"])
+    seed = serializers.IntegerField(required=False, help_text=PARAMETER_HELP["seed"])
+    confidence = serializers.FloatField(required=False, help_text=PARAMETER_HELP["confidence"])
     workspace = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -66,14 +69,12 @@ class ExperimentCreateSerializer(serializers.Serializer):
     reuse_verdicts = serializers.BooleanField(
         required=False, default=True, help_text="Take verdicts of the workspace and offer its own (default true)."
     )
-    items = serializers.FileField(required=False)
-    base = serializers.FileField(required=False)
-    exp = serializers.FileField(required=False)
-    weights = serializers.FileField(required=False)
-    catalogue = serializers.FileField(required=False)
-    ground_truth = serializers.FileField(
-        required=False, help_text="Optional ground-truth clustering: item_id, cluster_id; calibrates the estimates."
-    )
+    items = serializers.FileField(required=False, help_text=input_help("items"))
+    base = serializers.FileField(required=False, help_text=input_help("base"))
+    exp = serializers.FileField(required=False, help_text=input_help("exp"))
+    weights = serializers.FileField(required=False, help_text="Optional. " + input_help("weights"))
+    catalogue = serializers.FileField(required=False, help_text=input_help("catalogue"))
+    ground_truth = serializers.FileField(required=False, help_text="Optional. " + input_help("ground_truth"))
     gold = serializers.FileField(
         required=False, help_text="Deprecated: the old name of ground_truth, accepted for one release."
     )

@@ -27,7 +27,7 @@ class GoldAccuracySerializer(serializers.Serializer):
     rater = serializers.IntegerField()
     username = serializers.CharField()
     answered = serializers.IntegerField(help_text="Gold questions answered.")
-    unsure = serializers.IntegerField()
+    unsure = serializers.IntegerField(help_text="Answered unsure: not counted in the accuracy.")
     correct = serializers.IntegerField()
     accuracy = serializers.FloatField(allow_null=True, help_text="Correct among sure answers.")
     ci_low = serializers.FloatField(allow_null=True, help_text="Wilson interval at the experiment's confidence.")
