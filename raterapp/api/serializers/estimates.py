@@ -14,10 +14,13 @@ class EstimateSerializer(serializers.Serializer):
     value = serializers.FloatField(allow_null=True, help_text="The estimate (abcde-spec §6); null: undefined.")
     stderr = serializers.FloatField(allow_null=True, help_text="Its standard error; null: undefined.")
     ci_low = serializers.FloatField(
-        allow_null=True, help_text="Confidence interval at the experiment's confidence: valid at one look."
+        allow_null=True,
+        help_text="The fixed-n interval at the experiment's confidence (abcde-spec §6): valid at one look.",
     )
     ci_high = serializers.FloatField(allow_null=True)
-    judged_draws = serializers.IntegerField(help_text="Draws it rests on that have a verdict.")
+    judged_draws = serializers.IntegerField(
+        help_text="Draws it rests on that had a verdict (self pairs count as judged)."
+    )
     drawn_draws = serializers.IntegerField(help_text="Draws it rests on, judged or not.")
     cs_low = serializers.FloatField(
         allow_null=True, required=False, help_text="Confidence sequence (abcde-spec §9): valid at every look."
