@@ -40,7 +40,8 @@ class _Env(environ.Env):
         except ValueError:
             value = math.nan
         if not 0 <= value < math.inf:
-            raise ImproperlyConfigured(f"{var} must be a number of seconds ≥ 0, got {self.ENVIRON.get(var)!r}")
+            number = "a whole number" if isinstance(default, int) else "a number"
+            raise ImproperlyConfigured(f"{var} must be {number} of seconds ≥ 0, got {self.ENVIRON.get(var)!r}")
         return value
 
 

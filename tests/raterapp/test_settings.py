@@ -181,10 +181,12 @@ def test_the_content_security_policy_comes_from_the_environment(tmp_path):
     assert directives["report-uri"] == ["https://reports.example.org/csp"]
 
 
-@pytest.mark.parametrize(("name", "value"), [("LEASE_SECONDS", "-1"), ("EVENTS_LIFETIME_SECONDS", "nan"),
-                                             ("ESTIMATES_DEBOUNCE_SECONDS", "inf")])  # fmt: skip
-def test_a_duration_that_is_not_a_finite_number_of_seconds_refuses_to_start(tmp_path, name, value):
-    with pytest.raises(RuntimeError, match=f"{name} must be a number of seconds ≥ 0, got"):
+@pytest.mark.parametrize(("name", "value", "number"), [
+    ("LEASE_SECONDS", "-1", "a whole number"), ("LEASE_SECONDS", "1.5", "a whole number"),
+    ("EVENTS_LIFETIME_SECONDS", "nan", "a number"), ("ESTIMATES_DEBOUNCE_SECONDS", "inf", "a number"),
+])  # fmt: skip
+def test_a_duration_that_is_not_a_finite_number_of_seconds_refuses_to_start(tmp_path, name, value, number):
+    with pytest.raises(RuntimeError, match=f"{name} must be {number} of seconds ≥ 0, got '{value}'"):
         settings_loaded({"SECRET_KEY": "k", name: value}, "DEBUG", tmp_path=tmp_path)
 
 
