@@ -281,7 +281,7 @@ USE_X_FORWARDED_PORT = env.bool("USE_X_FORWARDED_PORT", default=False)
 # escape the rate.
 REST_FRAMEWORK["NUM_PROXIES"] = env.int("API_NUM_PROXIES", default=1 if HTTPS else 0)
 # Strict-Transport-Security, only over https: browsers then refuse plain http for this long.
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
+SECURE_HSTS_SECONDS = env.seconds("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
@@ -385,7 +385,7 @@ UPLOAD_MAX_FIELD_CHARS = env.int("UPLOAD_MAX_FIELD_CHARS", default=10_000)
 # too_fast: median seconds per verdict below RATER_MIN_SECONDS, over at least
 # RATER_MIN_TIMED_VERDICTS timed verdicts; low_gold_accuracy: gold accuracy below
 # RATER_MIN_GOLD_ACCURACY on at least RATER_MIN_GOLD_ANSWERS sure gold answers.
-RATER_MIN_SECONDS = env.float("RATER_MIN_SECONDS", default=2.0)
+RATER_MIN_SECONDS = env.seconds("RATER_MIN_SECONDS", 2.0)
 RATER_MIN_TIMED_VERDICTS = env.int("RATER_MIN_TIMED_VERDICTS", default=10)
 RATER_MIN_GOLD_ACCURACY = env.float("RATER_MIN_GOLD_ACCURACY", default=0.7)
 RATER_MIN_GOLD_ANSWERS = env.int("RATER_MIN_GOLD_ANSWERS", default=10)
