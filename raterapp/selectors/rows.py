@@ -30,6 +30,12 @@ def _converters(model, leave_out: tuple[str, ...]) -> tuple:
     return tuple(converted)
 
 
+@cache
+def _attnames(model, leave_out: tuple[str, ...]) -> frozenset[str]:
+    """The columns read, as ``Model.from_db`` looks them up (once per model field when some are deferred)."""
+    return frozenset(field.attname for field in _fields(model, leave_out))
+
+
 def table(model) -> str:
     """``model``'s table, quoted for SQL."""
     return connection.ops.quote_name(model._meta.db_table)
@@ -48,10 +54,9 @@ def column_count(model, *, leave_out: tuple[str, ...] = ()) -> int:
 
 def instance_from_row(model, values, *, leave_out: tuple[str, ...] = ()):
     """An instance of ``model`` from ``values``, a row's slice read with :func:`columns`."""
-    fields = _fields(model, leave_out)
     row = []
     for (column, converters), value in zip(_converters(model, leave_out), values, strict=True):
         for converter in converters:
             value = converter(value, column, connection)
         row.append(value)
-    return model.from_db(DEFAULT_DB_ALIAS, [field.attname for field in fields], row)
+    return model.from_db(DEFAULT_DB_ALIAS, _attnames(model, leave_out), row)
