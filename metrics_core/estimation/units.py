@@ -165,8 +165,10 @@ def _unit_ranges(unit_bounds: np.ndarray, with_self: bool) -> list[tuple[int, in
 
 def _unit_of_position(position: np.ndarray, ranges: list[tuple[int, int, int]]) -> np.ndarray:
     """The unit of each position in the ranges laid end to end."""
-    first = np.cumsum([0] + [hi - lo for _, lo, hi in ranges])[:-1]
-    shift = np.array([lo for _, lo, _ in ranges]) - first
+    # intp even when ``ranges`` is empty (a slice whose only units are self pairs): numpy would
+    # make an empty list float64 and refuse to add it to the integer positions.
+    first = np.cumsum([0] + [hi - lo for _, lo, hi in ranges], dtype=np.intp)[:-1]
+    shift = np.array([lo for _, lo, _ in ranges], dtype=np.intp) - first
     if len(shift) and (shift == shift[0]).all():  # contiguous ranges (one scheme's non-self classes)
         position += shift[0]
         return position

@@ -204,3 +204,16 @@ def test_slice_codes_are_checked():
         mc.estimate_quality_by_slice(
             pop, sample, verdicts, slice_of_item=np.full(pop.n_items, 2), labels=["a", "b"]
         )
+
+
+def test_a_slice_whose_pairs_are_all_self_pairs_is_estimated():
+    """A slice with no judgeable unit while verdicts exist elsewhere (the demo's derived refresh
+    raised a numpy casting error on it for every slice attribute)."""
+    pop = mc.population_from_labels([0, 0, 0, 1, 1], [0, 0, 1, 1, 1])
+    sample = mc.PairSample.from_columns(pop, scheme="jaccard", i=[0, 2, 1], j=[0, 1, 2], draws=[3, 2, 1])
+    verdicts = mc.verdicts_from_judgements([1], [2], ["not_equivalent"])
+    only_self, judged = mc.estimate_quality_by_slice(
+        pop, sample, verdicts, slice_of_item=[0, 1, 1, 1, 1], labels=["only self", "judged"]
+    )
+    assert only_self.metric["GoodSplitDistance"].drawn_draws == 0
+    assert judged.metric["GoodSplitDistance"].value > 0
