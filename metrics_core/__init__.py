@@ -64,11 +64,15 @@ from .sampling import (
     concatenate_samples,
     couple_sample,
     coupling_rng,
+    draw_positions,
     item_positions,
     jaccard_contributions,
+    labelled_draws,
+    labelled_prefix,
     pair_classes_of,
     pair_probabilities,
     pairs_for_judgement,
+    pairs_in_draw_order,
     sample_coupled,
     sample_pairs,
 )
@@ -170,6 +174,11 @@ __all__ = [
     "item_positions",
     "pair_probabilities",
     "sample_coupled",
+    # Judging in draw order (abcde-spec §14)
+    "draw_positions",
+    "labelled_draws",
+    "labelled_prefix",
+    "pairs_in_draw_order",
     # Raters who err, transitivity (abcde-spec §13)
     "DawidSkeneFit",
     "InconsistentTriangle",

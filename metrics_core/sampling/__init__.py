@@ -43,6 +43,7 @@ from .coupling import (
 )
 from .draw import allocate_draws, pick_classes, sample_pairs
 from .judging import jaccard_contributions, pairs_for_judgement
+from .order import draw_positions, first_positions, labelled_draws, labelled_prefix, pairs_in_draw_order
 
 __all__ = [
     "ALL",
@@ -62,11 +63,16 @@ __all__ = [
     "concatenate_samples",
     "couple_sample",
     "coupling_rng",
+    "draw_positions",
+    "first_positions",
     "item_positions",
     "jaccard_contributions",
+    "labelled_draws",
+    "labelled_prefix",
     "pair_classes_of",
     "pair_probabilities",
     "pairs_for_judgement",
+    "pairs_in_draw_order",
     "pick_classes",
     "sample_coupled",
     "sample_pairs",

@@ -33,8 +33,11 @@ def batch_rng(*, seed: int, batch: int) -> np.random.Generator:
 
 
 def batch_order_rng(*, seed: int, batch: int) -> np.random.Generator:
-    """The random stream that orders the new tasks of batch ``batch`` (:func:`pairs_for_judgement`).
+    """The random stream that orders batch ``batch``'s draws and so its new tasks (abcde-spec §14).
 
+    Experiments judged in draw order take from it the permutation of the batch's draws
+    (:func:`~.order.draw_positions`); experiments created before draw order took the random
+    order of the batch's new tasks from it (:func:`pairs_for_judgement`).
     Batch 0 is ``np.random.default_rng(seed + 1)`` (the order of an experiment's first tasks);
     batch ``b ≥ 1`` is ``SeedSequence(seed, spawn_key=(b, 1))``, independent of the draws.
 
