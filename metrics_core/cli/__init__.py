@@ -35,6 +35,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.subparser.error("--diff-share is only meaningful with --scheme stratified")
     if args.command == "estimate" and args.gold and not args.raters:
         args.subparser.error("--gold is only meaningful with --raters dawid-skene")
+    if args.command == "estimate" and args.recall_base_range[0] > args.recall_base_range[1]:
+        args.subparser.error("argument --recall-base-range: LO must not exceed HI")
     if getattr(args, "scheduler", None) and args.engine != "dask":
         parser.error("--scheduler is only meaningful with --engine dask")
     try:

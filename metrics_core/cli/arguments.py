@@ -68,6 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--recall-base", metavar="R", type=_unit_parameter, help="Recall_Base; default 0.6/0.8")
     estimate.add_argument("--precision-base", metavar="P", type=_unit_parameter, help="Precision_Base: Variant 2")
     estimate.add_argument(
+        "--recall-base-range",
+        nargs=2,
+        metavar=("LO", "HI"),
+        type=_unit_parameter,
+        default=(0.4, 0.8),
+        help="the Recall_Base range assumed when --recall-base is not given: DeltaRecall and IQ's "
+        "interval is the union of the intervals over it (default 0.4 0.8)",
+    )
+    estimate.add_argument(
         "--raters",
         choices=("dawid-skene",),
         default=None,

@@ -51,6 +51,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
         rng=np.random.default_rng(args.seed),
         confidence=args.confidence,
         recall_base=args.recall_base,
+        recall_base_range=tuple(args.recall_base_range),
         precision_base=args.precision_base,
         n_boot=args.n_boot,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,19 +26,33 @@ from .diagram import (
     unit_parameter,
 )
 from .equations import diagram_arrays
+from .ranges import DEFAULT_RECALL_BASE_RANGE, percentile_union, propagated_extremes, recall_base_grid
 
 DERIVED_METRICS: tuple[str, ...] = ("DeltaRecall", "IQ")
+
+
+@dataclass(frozen=True)
+class RangeEstimate(Estimate):
+    """An :class:`Estimate` of ΔRecall or IQ with the ``Recall_Base(AffectedItems)`` range it assumes.
+
+    ``recall_base_low == recall_base_high`` when one value was given (a ground truth's).
+    """
+
+    recall_base_low: float = math.nan
+    recall_base_high: float = math.nan
 
 
 @dataclass(frozen=True)
 class DerivedMetrics:
     """ΔRecall(T) and IQ with bootstrap intervals, and the diagram they come from.
 
-    ``estimates`` maps ``DeltaRecall`` and ``IQ`` to :class:`Estimate`: the value read
-    from the diagram of the point estimates, the bootstrap percentile interval
-    (widened to contain the value if it does not), the bootstrap standard deviation as
-    ``stderr``, and the judged and drawn draws of the sample. ``undefined_replicates``
-    counts the replicates with no value (a class left without judged draws).
+    ``estimates`` maps ``DeltaRecall`` and ``IQ`` to :class:`RangeEstimate`: the value read
+    from the diagram of the point estimates; the union of the bootstrap percentile intervals
+    over the ``Recall_Base`` range (widened to contain the value if it does not); the
+    bootstrap standard deviation at the value's ``Recall_Base`` as ``stderr``; the sequence
+    and unsure bounds propagated from the inputs' (:mod:`.ranges`); the range assumed; and
+    the judged and drawn draws of the sample. ``undefined_replicates`` counts the replicates
+    with no value at the value's ``Recall_Base`` (a class left without judged draws).
     """
 
     scheme: str
@@ -92,6 +106,7 @@ def derived_metrics(
     rng: np.random.Generator,
     confidence: float = 0.95,
     recall_base: float | None = None,
+    recall_base_range: tuple[float, float] = DEFAULT_RECALL_BASE_RANGE,
     precision_base: float | None = None,
     n_boot: int = 1000,
     recall_grid: Any = None,
@@ -113,8 +128,14 @@ def derived_metrics(
     confidence : float
         Level of the percentile intervals, in (0, 1).
     recall_base : float in (0, 1], optional
-        ``Recall_Base(AffectedItems)``; default the 60%/80% rule of MQM §3.3, applied to
-        the point estimate and to each replicate's diagram.
+        ``Recall_Base(AffectedItems)`` when it is known (a ground truth's): the range is that
+        one value. Default: the 60%/80% rule of MQM §3.3 gives the value's (clamped into
+        ``recall_base_range``; ``recall_base_rule`` is then ``"range"``), applied to the point
+        estimate and to each replicate's diagram for ``stderr``.
+    recall_base_range : (low, high) in (0, 1], low ≤ high
+        The ``Recall_Base`` assumed when it is not given (abcde-spec §14; default 40-80%):
+        ``ci_low``/``ci_high`` are the union of the bootstrap intervals over it, ``cs_low``/
+        ``cs_high`` the extremes over it and over the inputs' sequences (:mod:`.ranges`).
     precision_base : float in (0, 1], optional
         ``Precision_Base(AffectedItems)``: Variant 2. Default Variant 1 (from ΔPrecision).
     n_boot : int
@@ -153,6 +174,7 @@ def derived_metrics(
     rng = generator("rng", rng)
     if recall_base is not None:
         recall_base = unit_parameter("recall_base", recall_base)
+    range_low, range_high = _recall_base_range(recall_base, recall_base_range)
     if precision_base is not None:
         precision_base = unit_parameter("precision_base", precision_base)
     if resampling not in RESAMPLING:
@@ -161,24 +183,40 @@ def derived_metrics(
     quality = quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)
     exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
     diagram = affected_item_diagram_from_metrics(quality, exact, recall_base=recall_base, precision_base=precision_base)
+    if (
+        recall_base is None
+        and not math.isnan(diagram.recall_base)
+        and not range_low <= diagram.recall_base <= range_high
+    ):
+        # The rule's 60%/80% lies outside the owner's range: the value at the nearest end of it.
+        recall_base = min(max(diagram.recall_base, range_low), range_high)
+        diagram = replace(
+            diagram.with_parameters(recall_base=recall_base, precision_base=precision_base), recall_base_rule="range"
+        )
 
     replicates = replicate_inputs(draws, sample.scheme, n_boot=n_boot, rng=rng, within=resampling)
-    arrays = diagram_arrays(
-        affected_weight_fraction=exact["AffectedWeightFraction"],
-        good_split_rate=replicates["GoodSplitRate"],
-        bad_split_rate=replicates["BadSplitRate"],
-        good_merge_rate=replicates["GoodMergeRate"],
-        bad_merge_rate=replicates["BadMergeRate"],
-        delta_precision=replicates["DeltaPrecision"],
-        weight_fraction_of_base_cluster=exact["WeightFractionOfBaseCluster"],
-        jaccard_distance=exact["JaccardDistance"],
-        recall_base=recall_base,
-        precision_base=precision_base,
+    inputs = {
+        "affected_weight_fraction": exact["AffectedWeightFraction"],
+        "weight_fraction_of_base_cluster": exact["WeightFractionOfBaseCluster"],
+        "jaccard_distance": exact["JaccardDistance"],
+        "precision_base": precision_base,
+    }
+    rates = ("GoodSplitRate", "BadSplitRate", "GoodMergeRate", "BadMergeRate", "DeltaPrecision")
+    at_value = diagram_arrays(**inputs, **_keywords(replicates, rates), recall_base=recall_base)
+    grid = recall_base_grid(range_low, range_high)
+    over_range = diagram_arrays(
+        **inputs, **_keywords({k: replicates[k][:, None] for k in rates}, rates), recall_base=grid[None, :]
+    )
+    sequence = propagated_extremes(quality, exact, ("cs_low", "cs_high"), grid, precision_base)
+    unsure = propagated_extremes(
+        quality, exact, ("unsure_low", "unsure_high"), np.array([diagram.recall_base]), precision_base
     )
     estimates, undefined = {}, {}
     for name in DERIVED_METRICS:
-        values = np.broadcast_to(arrays[name], (n_boot,))
-        estimates[name], undefined[name] = _bootstrap_estimate(diagram.values[name], values, confidence, quality)
+        values = np.broadcast_to(at_value[name], (n_boot,))
+        estimate, undefined[name] = _bootstrap_estimate(diagram.values[name], values, confidence, quality)
+        union = percentile_union(np.broadcast_to(over_range[name], (n_boot, len(grid))), confidence)
+        estimates[name] = _over_range(estimate, union, sequence[name], unsure[name], (range_low, range_high))
     return DerivedMetrics(
         scheme=sample.scheme,
         confidence=confidence,
@@ -190,6 +228,61 @@ def derived_metrics(
         undefined_replicates=undefined,
         resampling=resampling,
     )
+
+
+def _recall_base_range(recall_base: float | None, given: tuple[float, float]) -> tuple[float, float]:
+    """The range assumed: the given Recall_Base alone, else ``given`` validated."""
+    if recall_base is not None:
+        return recall_base, recall_base
+    try:
+        low, high = given
+    except (TypeError, ValueError):
+        raise ValueError(f"recall_base_range must be a pair (low, high); got {given!r}") from None
+    low, high = unit_parameter("recall_base_range low", low), unit_parameter("recall_base_range high", high)
+    if low > high:
+        raise ValueError(f"recall_base_range must have low <= high; got {given!r}")
+    return low, high
+
+
+_KEYWORDS = {
+    "GoodSplitRate": "good_split_rate",
+    "BadSplitRate": "bad_split_rate",
+    "GoodMergeRate": "good_merge_rate",
+    "BadMergeRate": "bad_merge_rate",
+    "DeltaPrecision": "delta_precision",
+}
+
+
+def _keywords(values: Mapping[str, np.ndarray], names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The inputs by :func:`diagram_arrays`' keywords."""
+    return {_KEYWORDS[name]: values[name] for name in names}
+
+
+def _over_range(
+    estimate: Estimate,
+    union: tuple[float, float],
+    sequence: tuple[float, float],
+    unsure: tuple[float, float],
+    recall_bases: tuple[float, float],
+) -> RangeEstimate:
+    """The estimate at the value's Recall_Base widened over the range: the interval to the union
+    (and the value), the sequence to contain the interval, the unsure bounds to contain the value."""
+    value = estimate.value
+    ci = cs = (math.nan, math.nan)
+    if not math.isnan(value) and not (math.isnan(union[0]) and math.isnan(estimate.ci_low)):
+        ci = _span(*union, estimate.ci_low, estimate.ci_high, value)
+    if not math.isnan(value) and not math.isnan(sequence[0] + sequence[1]):
+        cs = _span(*sequence, *ci, value)
+    low, high = (math.nan, math.nan) if math.isnan(value + unsure[0] + unsure[1]) else _span(*unsure, value)
+    return RangeEstimate(
+        value, estimate.stderr, *ci, estimate.judged_draws, estimate.drawn_draws, *cs, low, high, *recall_bases
+    )
+
+
+def _span(*values: float) -> tuple[float, float]:
+    """The least and greatest of the defined ``values``."""
+    defined = [x for x in values if not math.isnan(x)]
+    return min(defined), max(defined)
 
 
 def _bootstrap_estimate(

@@ -61,6 +61,7 @@ DIFF_SHARE_ONLY_STRATIFIED = "--diff-share is only meaningful with --scheme stra
 ESTIMATE_KEYS = [
     "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws", "cs_low", "cs_high", "unsure_low", "unsure_high",
 ]
+RANGE_KEYS = ["recall_base_low", "recall_base_high"]
 
 
 def read_table(path):
@@ -238,8 +239,9 @@ def test_estimate_keys_values_and_consistency(tiny, tmp_path, scheme):
     assert result["exact"] == run_json("impact", tiny)["metrics"]
     estimates = result["estimates"]
     assert list(estimates) == (PRECISION_KEYS if scheme == "precision" else JACCARD_KEYS) + ["DeltaRecall", "IQ"]
-    for estimate in estimates.values():
-        assert list(estimate) == ESTIMATE_KEYS
+    for name, estimate in estimates.items():
+        # ΔRecall and IQ also carry the Recall_Base range they assume.
+        assert list(estimate) == ESTIMATE_KEYS + (RANGE_KEYS if name in ("DeltaRecall", "IQ") else [])
         # 1e-12: the interval ends are computed separately from the value (rounding).
         assert estimate["ci_low"] - 1e-12 <= estimate["value"] <= estimate["ci_high"] + 1e-12
     assert all(math.isfinite(x) for x in numbers_in(result))
@@ -256,11 +258,9 @@ def test_estimate_keys_values_and_consistency(tiny, tmp_path, scheme):
     }
     # No verdict is unsure: the unsure range is the value; the sequence spans the interval.
     for name, estimate in estimates.items():
-        if name in ("DeltaRecall", "IQ"):  # bootstrap metrics: no sequence, no unsure range
-            assert [estimate[k] for k in ESTIMATE_KEYS[-4:]] == [None] * 4
-            continue
         assert estimate["unsure_low"] == estimate["value"] == estimate["unsure_high"], name
         assert estimate["cs_low"] <= estimate["ci_low"] + 1e-12 and estimate["ci_high"] <= estimate["cs_high"] + 1e-12, name
+    assert [estimates[name][k] for name in ("DeltaRecall", "IQ") for k in RANGE_KEYS] == [0.4, 0.8] * 2
     assert estimates["BadSplitRate"]["value"] == 0.0
     assert estimates["GoodMergeRate"]["value"] == approx(exact["MergeRate"])
     assert estimates["GoodSplitRate"]["value"] + estimates["BadSplitRate"]["value"] == approx(exact["SplitRate"])

@@ -554,7 +554,9 @@ def test_bootstrap_intervals_cover_the_limit_of_the_estimator(scheme, exact_draw
         sample = mc.sample_pairs(pop, n_draws=COVERAGE_DRAWS, scheme=scheme, rng=rng)
         x, y = mc.pairs_for_judgement(sample, rng=rng)
         verdicts = mc.verdicts_from_judgements(*random_verdict_rows(rng, pop, gold, x, y, unsure_rate=UNSURE_RATE))
-        derived = mc.derived_metrics(pop, sample, verdicts, rng=rng, n_boot=COVERAGE_BOOT)
+        # At the target's Recall_Base: the interval conditional on it (a range widens it, test_derived_range).
+        derived = mc.derived_metrics(pop, sample, verdicts, rng=rng, n_boot=COVERAGE_BOOT,
+                                     recall_base_range=(target.recall_base,) * 2)
         for name, truth in (("DeltaRecall", target.delta_recall), ("IQ", target.iq)):
             e = derived[name]
             covered[name] += e.ci_low <= truth <= e.ci_high
@@ -594,12 +596,13 @@ def test_cli_estimate_prints_delta_recall_and_iq_deterministically(tiny_judged):
     for name in ("DeltaRecall", "IQ"):
         assert list(first["estimates"][name]) == [
             "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws",
-            "cs_low", "cs_high", "unsure_low", "unsure_high",
+            "cs_low", "cs_high", "unsure_low", "unsure_high", "recall_base_low", "recall_base_high",
         ]
         e = first["estimates"][name]
-        # A bootstrap percentile interval has no confidence sequence; the unsure range is not computed.
-        assert [e[k] for k in ("cs_low", "cs_high", "unsure_low", "unsure_high")] == [None] * 4
-        assert e["ci_low"] <= e["value"] <= e["ci_high"] and e["drawn_draws"] == 400
+        # The sequence spans the interval over the range; no verdict is unsure, so the unsure range is the value.
+        assert e["cs_low"] <= e["ci_low"] <= e["value"] <= e["ci_high"] <= e["cs_high"] and e["drawn_draws"] == 400
+        assert e["unsure_low"] == e["value"] == e["unsure_high"]
+        assert (e["recall_base_low"], e["recall_base_high"]) == (0.4, 0.8)
     derived = first["derived"]
     assert (derived["variant"], derived["recall_base_rule"], derived["bootstrap"]["n_boot"]) == (1, "default", 1000)
     assert derived["diagram"]["values"]["DeltaRecall"] == first["estimates"]["DeltaRecall"]["value"]
@@ -620,3 +623,31 @@ def test_cli_estimate_prints_delta_recall_and_iq_deterministically(tiny_judged):
     done = run("estimate", *tiny_judged, "--recall-base", "0")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.endswith("argument --recall-base: must be in (0, 1], got '0'\n")
+
+
+def test_cli_recall_base_range_widens_the_interval_to_the_union(tiny_judged):
+    """``--recall-base-range LO HI``: the value stays at the 60% rule, the interval is the union of the
+    intervals at LO, at HI and between (each one the interval ``--recall-base R`` prints), and
+    ``--recall-base`` makes the range that one value."""
+    default = run_json("estimate", *tiny_judged, "--n-boot", 300)
+    narrow = run_json("estimate", *tiny_judged, "--n-boot", 300, "--recall-base-range", 0.6, 0.6)
+    wide = run_json("estimate", *tiny_judged, "--n-boot", 300, "--recall-base-range", 0.3, 0.9)
+    ends = [run_json("estimate", *tiny_judged, "--n-boot", 300, "--recall-base", r) for r in (0.3, 0.6, 0.9)]
+    for name in mc.DERIVED_METRICS:
+        d, n, w = (x["estimates"][name] for x in (default, narrow, wide))
+        assert d["value"] == n["value"] == w["value"]
+        assert (n["recall_base_low"], n["recall_base_high"], w["recall_base_low"], w["recall_base_high"]) == (
+            0.6, 0.6, 0.3, 0.9)
+        assert (n["ci_low"], n["ci_high"]) == (ends[1]["estimates"][name]["ci_low"], ends[1]["estimates"][name]["ci_high"])
+        assert w["ci_low"] <= d["ci_low"] <= n["ci_low"] and n["ci_high"] <= d["ci_high"] <= w["ci_high"]
+        for end in ends:
+            e = end["estimates"][name]
+            assert w["ci_low"] <= e["ci_low"] and e["ci_high"] <= w["ci_high"]
+            assert e["recall_base_low"] == e["recall_base_high"] == end["derived"]["recall_base"]
+        assert w["cs_low"] <= w["ci_low"] and w["ci_high"] <= w["cs_high"]
+    # Here ΔRecall moves with Recall_Base: the range widens its interval.
+    assert wide["estimates"]["DeltaRecall"]["ci_high"] - wide["estimates"]["DeltaRecall"]["ci_low"] > (
+        narrow["estimates"]["DeltaRecall"]["ci_high"] - narrow["estimates"]["DeltaRecall"]["ci_low"]) + 0.01
+    for bad, message in ((["0.8", "0.4"], "LO must not exceed HI"), (["0", "0.5"], "must be in (0, 1], got '0'")):
+        done = run("estimate", *tiny_judged, "--recall-base-range", *bad)
+        assert done.returncode == 2 and done.stdout == "" and message in done.stderr
