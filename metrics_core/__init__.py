@@ -45,7 +45,7 @@ from .impact import (
     impact_per_item,
 )
 from .judgements import VERDICTS, PairVerdicts, verdicts_from_judgements
-from .planning import PLAN_KINDS, Plan, judgements_to_target, plan_to_half_width
+from .planning import PLAN_KINDS, Plan, judgements_to_target, plan_to_half_width, settle_plan
 from .population import Population, population_from_labels
 from .rater_agreement import RaterAgreement, rater_agreement
 from .rater_aware import RaterAwareQuality, estimate_quality_rater_aware
@@ -136,6 +136,7 @@ __all__ = [
     "horizon_rho_squared",
     "judged_for_half_width",
     "plan_to_half_width",
+    "settle_plan",
     "share_confidence_sequence",
     "cohens_kappa",
     "derived_metrics",

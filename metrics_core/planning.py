@@ -7,12 +7,19 @@ it is optimistic early on, when ``h`` itself is uncertain.
 
 :func:`plan_to_half_width` turns that into judged draws, verdicts and money for the fixed
 interval or for the confidence sequence (abcde-spec §9, §10), before the owner draws more.
+
+:func:`settle_plan` forecasts the verdicts that settle a decision (§9): not the draws at which
+the sequence, centred on today's estimate, would clear the margin (optimistic when the estimate
+is near the margin, and blind to the verdicts spent on the metric's other classes), but the
+median over futures the data allow.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from ._validation import one_of, positive_int
 from .results import Estimate, FlatResult
@@ -150,3 +157,118 @@ def plan_to_half_width(
 def _ceil(value: float) -> float:
     """Rounded up, but not for a rounding error: (0.04/0.02)² is 4.000000000000001."""
     return float(math.ceil(value * (1 - 1e-12)))
+
+
+# The futures of :func:`settle_plan`: enough paths for a median to ~2%, on a log grid to 10⁴·n.
+SETTLE_PATHS, SETTLE_STEPS, SETTLE_SPAN = 2000, 400, 1e4
+
+
+def settle_plan(
+    *,
+    estimate: Estimate,
+    margin: float,
+    horizon: int,
+    draws_per_pair: float,
+    replication: int,
+    class_share: float = 1.0,
+    cost_per_verdict: float = 0.0,
+    confidence: float = 0.95,
+) -> Plan:
+    """The judged draws, verdicts and money expected to settle a decision (abcde-spec §9, §10).
+
+    The decision settles at the first look whose sequence lies above ``δ``, below ``−δ`` or
+    inside ``[−δ, δ]`` (:func:`metrics_core.decide`). Where that happens depends on the truth,
+    which today's estimate ``m`` knows only to within ``σ̂/sqrt(n)``: an estimate one standard
+    error from the margin may be on either side of it. The forecast is the median, over
+    ``SETTLE_PATHS`` futures, of the judged draws at which the sequence first settles, each
+    future drawing its true value from ``N(m, σ̂²/n)`` and its running mean as a Brownian path
+    from today's; the half-width follows the sequence's own boundary
+    (:func:`~metrics_core.sequential.confidence_sequence_factor`, ρ fixed by ``horizon``), not
+    ``1/sqrt(n)``. ``σ̂`` is the sequence's (``cs_half_width / factor · sqrt(n)``), held.
+    Deterministic: the futures come from a fixed seed.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        Today's estimate of the deciding metric, with its sequence.
+    margin : float
+        The equivalence margin ``δ ≥ 0``.
+    horizon : int
+        The metric's planned judged draws, which fix its sequence's ρ.
+    draws_per_pair : float
+        Judged draws of the sample a verdicted pair brings (≥ 1).
+    replication : int
+        Verdicts wanted per pair.
+    class_share : float
+        The metric's share of the sample's draws (its ``drawn_draws`` over the sample's draws),
+        in (0, 1]: a verdict on a pair of another class does not move the metric.
+    cost_per_verdict, confidence
+        As in :func:`plan_to_half_width`.
+
+    Returns
+    -------
+    Plan
+        ``judged_draws``: more judged draws of the sample (the metric's, divided by
+        ``class_share``); ``verdicts`` and ``cost`` from them as in :func:`plan_to_half_width`.
+        ``reached`` (all 0) when today's sequence already decides; ``nan`` with nothing to
+        extrapolate from; ``inf`` when fewer than half the futures settle within 10⁴ times
+        today's judged draws (the truth may sit on the margin).
+
+    Examples
+    --------
+    >>> e = Estimate(0.05, 0.02, 0.01, 0.09, 400, 500, -0.02, 0.12)
+    >>> plan = settle_plan(estimate=e, margin=0.0, horizon=500, draws_per_pair=1.25, replication=1)
+    >>> plan
+    Plan(judged_draws=296.0, verdicts=237.0, cost=0.0, reached=False)
+
+    When the metric holds half of the sample's draws, twice the judged draws:
+
+    >>> half = settle_plan(estimate=e, margin=0.0, horizon=500, draws_per_pair=1.25, replication=1, class_share=0.5)
+    >>> round(half.judged_draws / plan.judged_draws, 2)
+    2.0
+    """
+    margin = float(margin)
+    if not (margin >= 0 and math.isfinite(margin)):
+        raise ValueError(f"margin must be a non-negative number, got {margin!r}")
+    if not draws_per_pair >= 1:
+        raise ValueError(f"draws_per_pair must be at least 1, got {draws_per_pair!r}")
+    if not 0 < class_share <= 1:
+        raise ValueError(f"class_share must be in (0, 1], got {class_share!r}")
+    replication = positive_int("replication", replication)
+    horizon = positive_int("horizon", horizon)
+    if not cost_per_verdict >= 0:
+        raise ValueError(f"cost_per_verdict must be non-negative, got {cost_per_verdict!r}")
+    n = int(estimate.judged_draws)
+    value, half_width = estimate.value, estimate.cs_half_width
+    if n == 0 or not (math.isfinite(value) and math.isfinite(half_width)):
+        return Plan(math.nan, math.nan, math.nan, False)
+    if _settled(np.array([value]), np.array([half_width]), margin)[0]:
+        return Plan(0.0, 0.0, 0.0, True)
+    sigma = half_width / confidence_sequence_factor(judged=n, horizon=horizon, confidence=confidence) * math.sqrt(n)
+    metric_draws = _median_settle(value, sigma, n, margin, horizon, confidence) - n
+    if not math.isfinite(metric_draws):
+        return Plan(math.inf, math.inf, math.inf, False)
+    more = _ceil(max(metric_draws, 1.0) / class_share)
+    verdicts = _ceil(more / draws_per_pair * replication)
+    return Plan(more, verdicts, verdicts * cost_per_verdict, False)
+
+
+def _median_settle(value: float, sigma: float, n: int, margin: float, horizon: int, confidence: float) -> float:
+    """The median judged draws at which the futures' sequences first settle (``inf`` past the grid)."""
+    rng = np.random.default_rng(20240917)
+    t = n * np.exp(np.linspace(0.0, math.log(SETTLE_SPAN), SETTLE_STEPS + 1)[1:])
+    steps = np.diff(t, prepend=float(n))
+    path = np.cumsum(rng.standard_normal((SETTLE_PATHS, SETTLE_STEPS)) * np.sqrt(steps), axis=1)
+    truth = value + sigma / math.sqrt(n) * rng.standard_normal((SETTLE_PATHS, 1))
+    mean = (n * value + (t - n) * truth + sigma * path) / t
+    half_width = sigma * confidence_sequence_factor(judged=t, horizon=horizon, confidence=confidence) / np.sqrt(t)
+    settled = _settled(mean, np.broadcast_to(half_width, mean.shape), margin)
+    first = np.where(settled.any(axis=1), t[np.argmax(settled, axis=1)], math.inf)
+    return float(np.median(first))
+
+
+def _settled(value: np.ndarray, half_width: np.ndarray, margin: float) -> np.ndarray:
+    """Whether ``value ± half_width`` decides (:func:`metrics_core.decide`'s outcomes)."""
+    low, high = value - half_width, value + half_width
+    inside = (-margin <= low) & (high <= margin) if margin > 0 else np.zeros(value.shape, dtype=bool)
+    return (low > margin) | (high < -margin) | inside
