@@ -123,6 +123,40 @@ def truth_from_gold(population: Population, gold_labels: Any) -> dict[str, float
     }
 
 
+# The same quantity computed two ways (an estimate's weighted sums, the gold's sums over cells)
+# agrees only to the last bits: an estimate and an interval end clipped at 0 or 1 are compared
+# with the truth within this (relative, with an absolute floor near 0).
+TRUTH_REL_TOLERANCE, TRUTH_ABS_TOLERANCE = 1e-9, 1e-12
+
+
+def estimate_against_truth(*, value: float | None, low: float | None, high: float | None, exact: float | None) -> dict:
+    """An estimate beside the exact value: its ``error`` and whether its interval ``holds`` it.
+
+    Both within floating-point tolerance: an error smaller than that is 0, and an exact value
+    that ties an interval end (a bound clipped at 0 or 1, say) is held. ``None`` where a number
+    is missing or not finite.
+
+    Examples
+    --------
+    >>> estimate_against_truth(value=1.0, low=0.9, high=1.0, exact=1.0000000000000002)
+    {'error': 0.0, 'holds': True}
+    >>> estimate_against_truth(value=0.5, low=0.4, high=0.6, exact=0.61)
+    {'error': -0.10999999999999999, 'holds': False}
+    """
+    known = lambda x: x is not None and math.isfinite(x)  # noqa: E731
+    error = None
+    if known(value) and known(exact):
+        error = 0.0 if _tie(value, exact) else value - exact
+    holds = None
+    if known(low) and known(high) and known(exact):
+        holds = low <= exact <= high or _tie(exact, low) or _tie(exact, high)
+    return {"error": error, "holds": holds}
+
+
+def _tie(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=TRUTH_REL_TOLERANCE, abs_tol=TRUTH_ABS_TOLERANCE)
+
+
 def _gold_weights(pop: Population, gold_labels: Any) -> dict[str, np.ndarray]:
     """Per item: weight(Base(i) ∩ Ideal(i)), (Exp ∩ Ideal), (Base ∩ Exp ∩ Ideal) and weight(Ideal(i))."""
     if len(gold_labels) != pop.n_items:

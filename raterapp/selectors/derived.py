@@ -17,6 +17,7 @@ from metrics_core import (
     metric_direction,
     metrics_for_scheme,
 )
+from metrics_core.gold import estimate_against_truth
 from metrics_core.results import json_number
 from raterapp.models import DerivedEstimate, Experiment
 from raterapp.selectors.experiments import newest_first
@@ -46,13 +47,64 @@ def derived_latest_id(*, experiment: Experiment) -> int | None:
 
 
 def derived_latest_of(*, experiment_ids: list[int]) -> dict[int, dict]:
-    """The latest ΔRecall and IQ estimates of each experiment, in two queries whatever their number."""
+    """The latest ΔRecall and IQ of each experiment, in two queries whatever their number:
+    ``{"estimates": ..., "assumption": the Recall_Base assumed, in words}``."""
     latest = DerivedEstimate.objects.filter(experiment=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
     ids = dict(Experiment.objects.filter(pk__in=experiment_ids).annotate(d=Subquery(latest)).values_list("pk", "d"))
     rows = DerivedEstimate.objects.filter(pk__in=[d for d in ids.values() if d]).values_list(
-        "experiment", "payload__estimates"
+        "experiment", "payload__estimates", "payload__recall_base", "payload__recall_base_source"
     )
-    return {experiment: estimates for experiment, estimates in rows}
+    return {
+        experiment: {
+            "estimates": estimates,
+            "assumption": recall_base_assumption(
+                {"estimates": estimates, "recall_base": recall_base, "recall_base_source": source}
+            ),
+        }
+        for experiment, estimates, recall_base, source in rows
+    }
+
+
+def recall_base_assumption(payload: dict) -> str:
+    """The Recall_Base(AffectedItems) that ΔRecall and IQ rest on, in words (abcde-spec §14):
+    "assuming Recall_Base 40–80%", or "at the ground truth's Recall_Base 46.7%". Results stored
+    before the range existed were at the diagram's one Recall_Base."""
+    estimate = (payload.get("estimates") or {}).get("DeltaRecall") or {}
+    low, high = estimate.get("recall_base_low"), estimate.get("recall_base_high")
+    if low is None or high is None:
+        low = high = payload.get("recall_base")
+    if low is None:
+        return "assuming an unknown Recall_Base"
+    if payload.get("recall_base_source") == "ground_truth":
+        return f"at the ground truth's Recall_Base {_percent(low)}%"
+    if low == high:
+        return f"assuming Recall_Base {_percent(low)}%"
+    return f"assuming Recall_Base {_percent(low)}–{_percent(high)}%"
+
+
+def derived_cell_text(latest: dict | None) -> str | None:
+    """The experiment list's ΔRecall and IQ: each number with its interval when there is one, then the
+    assumption; None when neither has a value (never an empty "[, ]")."""
+    if not latest:
+        return None
+    parts = []
+    for name, digits in (("DeltaRecall", 3), ("IQ", 2)):
+        e = (latest.get("estimates") or {}).get(name) or {}
+        if e.get("value") is None:
+            continue
+        text = f"{metric_label(name)} {_signed(e['value'], digits)}"
+        if e.get("ci_low") is not None and e.get("ci_high") is not None:
+            text += f" [{_signed(e['ci_low'], digits)}, {_signed(e['ci_high'], digits)}]"
+        parts.append(text)
+    return f"{' · '.join(parts)}, {latest['assumption']}" if parts else None
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f}".removesuffix(".0")
+
+
+def _signed(value: float, digits: int) -> str:
+    return f"{value:.{digits}f}".replace("-", "−")
 
 
 def derived_panel_get(*, derived: DerivedEstimate | None) -> dict | None:
@@ -62,12 +114,22 @@ def derived_panel_get(*, derived: DerivedEstimate | None) -> dict | None:
         return None
     p = derived.payload
     values = p["diagram"]["values"]
+    assumption = recall_base_assumption(p)
     return {
         "id": derived.pk,
         "created_at": derived.created_at.isoformat(),
         "judgements": derived.judgements,
         "seconds": derived.seconds,
-        "estimates": {name: estimate_reading(name, p["estimates"][name]) for name in ("DeltaRecall", "IQ")},
+        "estimates": {
+            name: {
+                **estimate_reading(name, p["estimates"][name]),
+                **_range_of(p["estimates"][name]),
+                "assumption": assumption,
+            }
+            for name in ("DeltaRecall", "IQ")
+        },
+        "assumption": assumption,
+        "recall_base_source": p.get("recall_base_source", "owner"),
         "meanings": MEANINGS,
         "variant": p["variant"],
         "recall_base": p["recall_base"],
@@ -116,9 +178,11 @@ def calibration_panel_get(*, experiment: Experiment, quality: QualityEstimates |
     calibration = (derived.payload.get("calibration") if derived is not None else None) or None
     derived_rows = []
     if calibration is not None:
+        assumption = recall_base_assumption(derived.payload)
         for name in ("DeltaRecall", "IQ"):
             estimate = derived.payload["estimates"][name]
-            derived_rows.append({"metric": name, **_estimate_beside(estimate, calibration["truth"][name])})
+            beside = _estimate_beside(estimate, calibration["truth"][name])
+            derived_rows.append({"metric": name, **beside, "assumption": assumption})
     return {"quality": rows, "derived": derived_rows, "calibration": calibration, "truth": ground_truth["truth"]}
 
 
@@ -137,14 +201,19 @@ def estimate_reading(name: str, stored: dict) -> dict:
     }
 
 
+def _range_of(stored: dict) -> dict:
+    """The Recall_Base range a stored ΔRecall or IQ assumed (None for results stored before ranges)."""
+    return {key: stored.get(key) for key in ("recall_base_low", "recall_base_high")}
+
+
 def _estimate_beside(estimate: dict, exact: float | None) -> dict:
     low, high = estimate.get("ci_low"), estimate.get("ci_high")
-    covered = None if exact is None or low is None or high is None else low <= exact <= high
+    compared = estimate_against_truth(value=estimate.get("value"), low=low, high=high, exact=exact)
     return {
         "value": estimate.get("value"),
         "ci_low": low,
         "ci_high": high,
         "exact": exact,
-        "error": None if exact is None or estimate.get("value") is None else estimate["value"] - exact,
-        "covered": covered,
+        "error": compared["error"],
+        "covered": compared["holds"],
     }

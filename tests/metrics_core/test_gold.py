@@ -135,3 +135,23 @@ def test_gold_of_wrong_length_is_rejected():
     pop = mc.population_from_labels([1, 1, 2], [1, 2, 2])
     with pytest.raises(ValueError):
         mc.quality_from_gold(pop, [0, 1])
+
+
+def test_an_interval_clipped_at_a_bound_holds_a_truth_that_ties_it():
+    """Issue 32: "Interval holds it: No — Error −0.0000". A rate estimated at 1 (interval clipped to
+    [·, 1]) against a truth computed as a sum that lands a rounding error above 1, or a distance
+    at 0 against a truth a rounding error below 0: both a tie, not a miss, and no error."""
+    above_one = math.nextafter(1.0, 2.0)  # 1.0000000000000002
+    below_zero = 0.3 - (0.1 + 0.2)  # -5.6e-17
+    assert above_one > 1.0 and below_zero < 0.0
+    assert mc.gold.estimate_against_truth(value=1.0, low=0.93, high=1.0, exact=above_one) == {"error": 0.0, "holds": True}
+    assert mc.gold.estimate_against_truth(value=0.0, low=0.0, high=0.04, exact=below_zero) == {"error": 0.0, "holds": True}
+    # A miss is still a miss, and an error an error, however small but above the rounding.
+    missed = mc.gold.estimate_against_truth(value=0.5, low=0.45, high=0.55, exact=0.55 + 1e-6)
+    assert missed["holds"] is False and missed["error"] == pytest.approx(-0.05 - 1e-6)
+    assert mc.gold.estimate_against_truth(value=0.2, low=0.1, high=0.3, exact=0.2 + 1e-7)["error"] == pytest.approx(-1e-7)
+    # Nothing to compare.
+    for missing in ({"exact": None}, {"low": None}, {"exact": math.nan}):
+        compared = mc.gold.estimate_against_truth(**({"value": 0.2, "low": 0.1, "high": 0.3, "exact": 0.2} | missing))
+        assert compared["holds"] is None
+    assert mc.gold.estimate_against_truth(value=None, low=0.1, high=0.3, exact=0.2) == {"error": None, "holds": True}
