@@ -1,4 +1,25 @@
-"""Argument checks shared by the public functions: each error names the argument."""
+"""Argument checks shared by the public functions: each error names the argument.
+
+Weights of extreme magnitude. Every metric depends on the weights only through ratios: a pair
+weighs w_i·w_j / (W·weight(U)), an item w_i/W, a draw's probability is a product of such shares
+(abcde-spec §2, §5). The ratios do not change when every weight is multiplied by one factor, and
+multiplying a float64 by a power of two is exact (the exponent moves, the significand does not)
+as long as the result stays a normal number. So weights whose magnitude alone would underflow or
+overflow those products (six items of 1e-320, of 1e-200 or of 1e300 each) are *rescaled exactly*
+(:func:`weight_rescaling`): the population multiplies them by the power of two that brings the
+largest into [0.5, 1), and every metric is that of the same ratios at ordinary magnitude (to the
+last bit or two: 1.0 and 0.7 are rounded differently). Weights are taken as the float64 values
+given: a subnormal value is exact once stored (its decimal text was rounded when read, as every
+number's is).
+
+Rescaling cannot help weights that *span* too wide a range: the pair of the two lightest items then
+weighs less than float64 holds at any scale (1e308 among ones: about 1e-616 of the heaviest pair),
+so its draws and terms would silently vanish. Such weights are *refused*, naming the item (the row,
+in a file): they may span at most a factor 2**200 (about 1.6e60), which keeps every product of two
+shares a normal number for populations up to 2**60 items. Refusing every extreme magnitude instead
+would turn away inputs whose every ratio float64 holds exactly; so rescaling where it is exact,
+refusal only where no scale works.
+"""
 
 from __future__ import annotations
 
@@ -30,8 +51,18 @@ def same_length(**arrays: np.ndarray) -> int:
     return next(iter(lengths.values()))
 
 
+# Weights may span at most a factor 2**WEIGHT_SPAN_EXPONENT (module docstring); weights within
+# [2**-WEIGHT_SPAN_EXPONENT, 2**WEIGHT_SPAN_EXPONENT] are used as given, others rescaled.
+WEIGHT_SPAN_EXPONENT = 200
+WEIGHT_SPAN_TEXT = "2**200 (about 1.6e60)"
+WEIGHT_SPAN_WHY = "the pair weights would underflow float64 at any scale"
+
+
 def positive_weights(name: str, weights: Any, n: int) -> np.ndarray:
-    """Float64 weights, all finite and > 0; ``None`` means all 1.0."""
+    """Float64 weights, all finite and > 0, spanning at most 2**200; ``None`` means all 1.0.
+
+    Returned as given; :func:`weight_rescaling` says by which power of two to multiply them.
+    """
     if weights is None:
         return np.ones(n, dtype=np.float64)
     array = as_1d(name, weights)
@@ -45,7 +76,51 @@ def positive_weights(name: str, weights: Any, n: int) -> np.ndarray:
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name}[{k}] = {float(array[k])!r}: weights must be positive finite numbers")
+    with np.errstate(over="ignore"):
+        total = array.sum()
+    if not np.isfinite(total):
+        raise ValueError(f"{name} add up to more than a float64 holds: scale them down")
+    span = weight_span_problem(array)
+    if span is not None:
+        k, other, heavier = span
+        blamed, named = f"{name}[{k}] = {float(array[k])!r}", f"{name}[{other}] = {float(array[other])!r}"
+        raise ValueError(weight_span_message(blamed, named, heavier=heavier))
     return array
+
+
+def weight_span_problem(weights: np.ndarray) -> tuple[int, int, bool] | None:
+    """``None`` when positive finite ``weights`` span at most 2**WEIGHT_SPAN_EXPONENT. Else the
+    position of the extreme weight to blame (the one farther from the median in magnitude), the
+    position of the opposite extreme, and whether the blamed one is the heavier."""
+    if len(weights) == 0:
+        return None
+    low, high = int(np.argmin(weights)), int(np.argmax(weights))
+    e_low, e_high = (int(e) for e in np.frexp(weights[[low, high]])[1])
+    if e_high - e_low <= WEIGHT_SPAN_EXPONENT:
+        return None
+    middle = int(np.frexp(np.median(weights))[1])
+    if e_high - middle >= middle - e_low:
+        return high, low, True
+    return low, high, False
+
+
+def weight_span_message(blamed: str, other: str, *, heavier: bool) -> str:
+    """The problem of a weight too far from another, each described by the caller."""
+    if heavier:
+        return f"{blamed} is more than {WEIGHT_SPAN_TEXT} times {other}: {WEIGHT_SPAN_WHY}"
+    return f"{blamed} is less than {other} divided by {WEIGHT_SPAN_TEXT}: {WEIGHT_SPAN_WHY}"
+
+
+def weight_rescaling(weights: np.ndarray) -> int:
+    """The power of two to multiply checked ``weights`` by: 0 (none) when all lie within
+    [2**-WEIGHT_SPAN_EXPONENT, 2**WEIGHT_SPAN_EXPONENT], else the one that brings the largest
+    into [0.5, 1). Exact, and every ratio is kept (module docstring)."""
+    if len(weights) == 0:
+        return 0
+    e_low, e_high = (int(e) for e in np.frexp(np.array([weights.min(), weights.max()]))[1])
+    if e_low > -WEIGHT_SPAN_EXPONENT and e_high <= WEIGHT_SPAN_EXPONENT:
+        return 0
+    return -e_high
 
 
 def positive_int(name: str, value: Any) -> int:

@@ -236,7 +236,7 @@ def _lift(population: Population, units: _Units, *, n_groups: int, labels: np.nd
         labels=labels,
         items=sums["items"],
         affected_items=sums["affected_items"],
-        weight=sums["weight"],
+        weight=pop.given_weight(sums["weight"]),
         metrics=impact_from_sums(sums),
     )
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ._validation import as_1d, is_arrow, positive_weights, same_length
+from ._validation import as_1d, is_arrow, positive_weights, same_length, weight_rescaling
 
 # Integer labels spanning at most this many values per item are factorised by
 # direct indexing (one bincount), which is several times faster than hashing.
@@ -35,6 +35,7 @@ class Population:
         Codes of each item's Base cluster, Exp cluster and cell: the smallest integer type
         that holds every code N items can need, for indexing (widen before arithmetic).
     weight : ndarray of float64, shape (N,)
+        The item weights times ``2**weight_exponent``, as every other weight here.
     base_labels, exp_labels : ndarray
         The original cluster label of each code.
     cell_base, cell_exp : ndarray of int64, shape (n_cells,)
@@ -43,6 +44,10 @@ class Population:
         Total weight per code.
     base_size, exp_size, cell_size : ndarray of int64
         Item count per code.
+    weight_exponent : int
+        The power of two the given weights were multiplied by: 0 unless their magnitude would
+        underflow or overflow a pair weight (:mod:`metrics_core._validation`). Every metric is a
+        ratio of weights and unchanged; :meth:`given_weight` converts a weight back.
     """
 
     base: np.ndarray
@@ -59,6 +64,11 @@ class Population:
     base_size: np.ndarray
     exp_size: np.ndarray
     cell_size: np.ndarray
+    weight_exponent: int = 0
+
+    def given_weight(self, weight: Any) -> Any:
+        """A weight (or an array of them) of this population in the units of the given weights."""
+        return np.ldexp(weight, -self.weight_exponent) if self.weight_exponent else weight
 
     @property
     def n_items(self) -> int:
@@ -168,7 +178,9 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
         Cluster label of each item in Base and in Exp (integers, strings or any
         hashable values; numpy, pyarrow or list).
     weights : array-like of float, optional
-        Positive finite weight of each item; 1.0 for every item when omitted.
+        Positive finite weight of each item; 1.0 for every item when omitted. They may span at
+        most a factor 2**200; weights of extreme magnitude (1e-320, 1e300) are rescaled exactly
+        by a power of two (:attr:`Population.weight_exponent`).
 
     Returns
     -------
@@ -193,12 +205,15 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
     cell_codes, cell_base, cell_exp = _cells(base_codes, exp_codes, len(base_labels), len(exp_labels))
     groups = ((base_codes, len(base_labels)), (exp_codes, len(exp_labels)), (cell_codes, len(cell_base)))
     sizes = [np.bincount(codes, minlength=k) for codes, k in groups]
+    exponent = 0
     if weights is None:
         # A zero-stride view: no N-sized buffer, and weight sums are the counts.
         weight = np.broadcast_to(np.float64(1.0), (n,))
         sums = [size.astype(np.float64) for size in sizes]
     else:
         weight = positive_weights("weights", weights, n)
+        exponent = weight_rescaling(weight)
+        weight = np.ldexp(weight, exponent) if exponent else weight
         sums = [np.bincount(codes, weights=weight, minlength=k) for codes, k in groups]
     return Population(
         base=base_codes,
@@ -215,6 +230,7 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
         base_size=sizes[0],
         exp_size=sizes[1],
         cell_size=sizes[2],
+        weight_exponent=exponent,
     )
 
 

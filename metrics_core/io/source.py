@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._validation import weight_span_message, weight_span_problem
 from .errors import InputError, _place
 from .formats import (
     _csv_names,
@@ -94,7 +95,7 @@ class TableSource:
         return values
 
     def weights(self, name: str) -> np.ndarray:
-        """Positive finite float64 weights."""
+        """Positive finite float64 weights, spanning at most 2**200 (``metrics_core._validation``)."""
         values = self.numbers(name, pa.float64(), "a number")
         weight = values.to_numpy(zero_copy_only=False)
         bad = ~(np.isfinite(weight) & (weight > 0))
@@ -107,6 +108,12 @@ class TableSource:
             total = weight.sum()
         if not np.isfinite(total):
             raise InputError(self.path, f"the {name}s add up to more than a float64 holds: scale them down")
+        span = weight_span_problem(weight)
+        if span is not None:
+            row, other, heavier = span
+            blamed = f"{name} {self._text_at(name, row)}"
+            named = f"the {name} {self._text_at(name, other)} on {self.place(other)}"
+            raise self.error(weight_span_message(blamed, named, heavier=heavier), row=row)
         return weight
 
     def counts(self, name: str) -> np.ndarray:

@@ -76,7 +76,7 @@ def sampled_items_at(*, experiment: Experiment, ids: np.ndarray, population, pos
         item_id=ids[positions].tolist(),
         base_cluster=population.base_labels[population.base[positions]].tolist(),
         exp_cluster=population.exp_labels[population.exp[positions]].tolist(),
-        weight=population.weight[positions].tolist(),
+        weight=population.given_weight(population.weight[positions]).tolist(),
         attributes=attributes,
     )
 
