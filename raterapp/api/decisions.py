@@ -15,10 +15,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer, access_experiment_for_owner
+from raterapp.selectors import batches
 from raterapp.selectors.batches import sample_batch_as_dict, sample_batch_plan_get, sample_batches_list
 from raterapp.selectors.dashboard import experiment_dashboard_get
 from raterapp.services.experiment_control import experiment_decision_set
-from raterapp.services.sample_batches import MAX_BATCH_DRAWS, sample_batch_request
+from raterapp.services.sample_batches import sample_batch_request
 
 from .common import EXPERIMENT_NOT_FOUND, OWNER_ONLY, IsEngineerOrAdmin, change_schema, owner_setting_put, validated
 
@@ -35,7 +36,15 @@ class DecisionRuleSerializer(serializers.Serializer):
 
 
 class BatchRequestSerializer(serializers.Serializer):
-    draws = serializers.IntegerField(min_value=1, max_value=MAX_BATCH_DRAWS, help_text="Draws of the new batch.")
+    draws = serializers.IntegerField(
+        min_value=1, help_text=f"Draws of the new batch: 1 to {batches.MAX_BATCH_DRAWS}, within the sample's room."
+    )
+
+    def validate_draws(self, draws: int) -> int:
+        """The one batch limit the form proposes within too (``selectors.batches``)."""
+        if draws > batches.MAX_BATCH_DRAWS:
+            raise serializers.ValidationError(f"Ensure this value is less than or equal to {batches.MAX_BATCH_DRAWS}.")
+        return draws
 
 
 class ExperimentDecisionApi(APIView):
@@ -88,7 +97,7 @@ class ExperimentBatchPlanApi(APIView):
     permission_classes = [IsEngineerOrAdmin]
 
     @extend_schema(
-        parameters=[OpenApiParameter("draws", int, required=True, description=f"1 to {MAX_BATCH_DRAWS}.")],
+        parameters=[OpenApiParameter("draws", int, required=True, description=f"1 to {batches.MAX_BATCH_DRAWS}.")],
         responses={200: OpenApiTypes.OBJECT, 404: EXPERIMENT_NOT_FOUND},
     )
     def get(self, request, experiment_id: int):

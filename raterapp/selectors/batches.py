@@ -9,6 +9,10 @@ from django.db.models import Sum
 from metrics_core.growth import batch_expectation, new_pair_share_from_counts
 from raterapp.models import Experiment, ExperimentBudget, SampleBatch, SampledPair
 
+# What a batch may hold: the batch API refuses more, and the batch form proposes no more.
+MAX_BATCH_DRAWS = 100_000
+MAX_TOTAL_DRAWS = 1_000_000
+
 
 def sample_batches_list(*, experiment: Experiment) -> list[dict]:
     """Every batch, oldest first, with who drew it, when, and what it added."""
@@ -73,3 +77,27 @@ def sample_new_pair_share(*, experiment: Experiment) -> float:
 
 def _sample_draws(experiment: Experiment) -> int:
     return SampledPair.objects.filter(experiment=experiment).aggregate(n=Sum("draws"))["n"] or 0
+
+
+def sample_batches_drawn_total(*, experiment: Experiment) -> int:
+    """Draws of every batch drawn so far (batch 0 included)."""
+    return sum(
+        SampleBatch.objects.filter(experiment=experiment, status=SampleBatch.Status.DONE).values_list(
+            "draws", flat=True
+        )
+    )
+
+
+def sample_batch_draws_limit(*, experiment: Experiment) -> int:
+    """The most draws the next batch may have: one batch's limit, and the room the sample has left
+    under ``MAX_TOTAL_DRAWS`` (0 when it is full). ``sample_batch_request`` refuses more."""
+    room = MAX_TOTAL_DRAWS - sample_batches_drawn_total(experiment=experiment)
+    return max(min(MAX_BATCH_DRAWS, room), 0)
+
+
+def sample_batch_proposal(*, experiment: Experiment, wanted: int) -> dict:
+    """The draws the batch form proposes for ``wanted`` draws: at most what the API accepts.
+    ``clamped`` when that is fewer than wanted; ``limit`` the most the next batch may have."""
+    limit = sample_batch_draws_limit(experiment=experiment)
+    wanted = max(int(wanted), 1)
+    return {"draws": min(wanted, limit), "wanted": wanted, "limit": limit, "clamped": wanted > limit}

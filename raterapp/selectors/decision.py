@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 
-from metrics_core import QualityEstimates, decide, deciding_metric, plan_to_half_width
+from metrics_core import QualityEstimates, decide, deciding_metric, settle_plan
 from metrics_core.results import json_number
 from raterapp.models import Experiment
+from raterapp.selectors.batches import sample_batch_proposal
 from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, metric_label
 
 # The numbers behind the decision, in the order the headline shows them.
@@ -138,40 +139,47 @@ def _numbers(quality: QualityEstimates | None, derived: dict | None) -> list[dic
 
 
 def _settle(experiment: Experiment, estimate, decision, progress: dict, sample: dict) -> dict | None:
-    """How far the sequence must narrow, and the verdicts and cost that should get it there.
+    """The verdicts and cost expected to settle the decision (metrics_core's ``settle_plan``), and
+    the draws of a batch that would hold them, as the batch API accepts it.
 
     The sequence's horizon is the metric's planned draws: its share of the draws planned when the
     experiment was created (later batches add draws, not plan). New draws bring new pairs at the
-    Good–Turing rate, so a verdict buys ``1 / new_pair_share`` draws."""
-    target = decision.settle_half_width
-    if not (isinstance(target, float) and math.isfinite(target) and target > 0):
+    Good–Turing rate, so a verdict buys ``1 / new_pair_share`` draws; only the metric's share of
+    them moves it."""
+    if not math.isfinite(decision.value):
         return None
     sample_draws = sample.get("sample_draws") or experiment.n_draws
-    horizon = max(round(estimate.drawn_draws * experiment.n_draws / sample_draws), 1)
+    class_share = min(estimate.drawn_draws / sample_draws, 1.0) if estimate.drawn_draws > 0 else 1.0
+    horizon = max(round(class_share * experiment.n_draws), 1)
     share = sample.get("new_pair_share")
     if share:
         draws_per_pair = 1.0 / share
     else:
         judged_pairs = progress.get("judged_pairs") or 0
-        draws_per_pair = estimate.judged_draws / judged_pairs if judged_pairs else 1.0
-    plan = plan_to_half_width(
+        draws_per_pair = estimate.judged_draws / class_share / judged_pairs if judged_pairs else 1.0
+    plan = settle_plan(
         estimate=estimate,
-        target_half_width=target,
+        margin=decision.margin,
+        horizon=horizon,
+        class_share=class_share,
         draws_per_pair=max(draws_per_pair, 1.0),
         replication=experiment.replication,
         cost_per_verdict=float(progress.get("cost_per_verdict") or 0.0),
-        kind="sequence",
-        horizon=horizon,
         confidence=experiment.confidence,
     )
-    pending = progress.get("pending_draws") or 0
-    more_draws = plan.judged_draws - pending if math.isfinite(plan.judged_draws) else math.nan
+    pending = max(estimate.drawn_draws - estimate.judged_draws, 0) / class_share
+    more_draws = plan.judged_draws - pending
+    needed = _round_up(max(more_draws, 0.0)) if math.isfinite(more_draws) else None
+    proposal = sample_batch_proposal(experiment=experiment, wanted=needed) if needed else None
     return {
-        "half_width": json_number(target),
+        "half_width": json_number(decision.settle_half_width),
         "judged_draws": json_number(plan.judged_draws),
         "verdicts": json_number(plan.verdicts),
         "cost": json_number(plan.cost),
-        "suggested_draws": None if not math.isfinite(more_draws) else _round_up(max(more_draws, 0.0)),
+        "beyond_reach": math.isinf(plan.verdicts),
+        "needed_draws": needed,
+        "suggested_draws": proposal["draws"] if proposal else needed,
+        "suggested_clamped": bool(proposal and proposal["clamped"]),
     }
 
 

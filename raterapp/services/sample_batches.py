@@ -32,6 +32,8 @@ from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, pair
 from metrics_core.io import InputError
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_for_experiment
+from raterapp.selectors import batches
+from raterapp.selectors.batches import sample_batch_draws_limit, sample_batches_drawn_total
 from raterapp.services.catalogue import catalogue_read
 from raterapp.services.coupled_sampling import batch_sample_draw
 from raterapp.services.judging.progress import experiment_progress_recount
@@ -43,8 +45,6 @@ from raterapp.services.verdict_reuse import reused_verdicts_record, tasks_reuse_
 logger = logging.getLogger(__name__)
 Status = Experiment.Status
 
-MAX_BATCH_DRAWS = 100_000
-MAX_TOTAL_DRAWS = 1_000_000
 STALE_AFTER = timedelta(minutes=15)
 _BULK = 5000
 
@@ -60,14 +60,15 @@ def sample_batch_request(*, experiment: Experiment, actor, draws: int, expected_
         raise ValidationError({"draws": "More draws can be added once the experiment is prepared."})
     if experiment.engine == Experiment.Engine.DASK:
         raise ValidationError({"draws": "Experiments prepared on Dask cannot draw more batches yet."})
-    if not isinstance(draws, int) or not 1 <= draws <= MAX_BATCH_DRAWS:
-        raise ValidationError({"draws": f"Give a whole number of draws from 1 to {MAX_BATCH_DRAWS}."})
-    drawn = sample_batches_drawn_total(experiment=experiment)
-    if drawn + draws > MAX_TOTAL_DRAWS:
+    if not isinstance(draws, int) or not 1 <= draws <= batches.MAX_BATCH_DRAWS:
+        raise ValidationError({"draws": f"Give a whole number of draws from 1 to {batches.MAX_BATCH_DRAWS:,}."})
+    limit = sample_batch_draws_limit(experiment=experiment)
+    if draws > limit:
+        drawn = sample_batches_drawn_total(experiment=experiment)
         raise ValidationError(
             {
-                "draws": f"The sample holds {drawn} draws and may hold {MAX_TOTAL_DRAWS} in all: "
-                f"ask for at most {MAX_TOTAL_DRAWS - drawn}."
+                "draws": f"The sample holds {drawn:,} draws and may hold {batches.MAX_TOTAL_DRAWS:,} in all: "
+                f"ask for at most {limit:,}."
             }
         )
     stale = SampleBatch.objects.filter(
@@ -86,15 +87,6 @@ def sample_batch_request(*, experiment: Experiment, actor, draws: int, expected_
     except IntegrityError:
         raise ValidationError({"draws": "A batch is being drawn; wait until it is done."}) from None
     return batch
-
-
-def sample_batches_drawn_total(*, experiment: Experiment) -> int:
-    """Draws of every batch drawn so far (batch 0 included)."""
-    return sum(
-        SampleBatch.objects.filter(experiment=experiment, status=SampleBatch.Status.DONE).values_list(
-            "draws", flat=True
-        )
-    )
 
 
 def sample_batch_draw(*, batch_id: int) -> None:

@@ -18,6 +18,7 @@ from raterapp.access import ADMIN, access_experiment_for_engineer, access_experi
 from raterapp.exceptions import StateConflict
 from raterapp.forms import BudgetForm, ExperimentCreateForm
 from raterapp.models import PREPARATION_STEPS, PREPARING, BudgetChange, Experiment
+from raterapp.selectors.batches import sample_batch_proposal
 from raterapp.selectors.budgets import budget_changes_list, budget_get, budget_summary_get
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
@@ -31,7 +32,6 @@ from raterapp.services.experiment_control import (
 from raterapp.services.experiment_spec import experiment_spec
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun, preparation_stalled
-from raterapp.services.sample_batches import MAX_BATCH_DRAWS
 from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, RATER_AWARE_HELP, TERMS, metric_label
 
 from .form_errors import error_summary
@@ -186,11 +186,18 @@ class ExperimentPageView(EngineerPageMixin, View):
             rater_aware_help=RATER_AWARE_HELP,
             deciding_metrics=[(name, metric_label(name)) for name in deciding_metrics_for(experiment.scheme)],
             decision_sentence=(dashboard["decision"] or {}).get("sentence", ""),
-            max_batch_draws=MAX_BATCH_DRAWS,
+            batch_proposal=_batch_proposal(experiment, dashboard),
             archivable=experiment.status in ARCHIVABLE,
             error_summary=list(errors),
         )
         return render(request, "raterapp/experiments/detail.html", context, status=status)
+
+
+def _batch_proposal(experiment: Experiment, dashboard: dict) -> dict:
+    """The draws the batch form proposes: what should settle the decision, else the first sample's
+    size, never more than the batch API accepts (``clamped`` then)."""
+    settle = (dashboard.get("decision") or {}).get("settle") or {}
+    return sample_batch_proposal(experiment=experiment, wanted=settle.get("needed_draws") or experiment.n_draws)
 
 
 class ExperimentBudgetPageView(ExperimentPageView):

@@ -5,16 +5,12 @@
 import { el } from "./cards.js";
 import { requestJson } from "./http.js";
 import { errorText, failedText } from "./errors.js";
-import { fmt } from "./numbers.js";
+import { count, money } from "./numbers.js";
 
 const section = document.querySelector("[data-batches]");
 
 function when(iso) {
   return iso ? new Date(iso).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "—";
-}
-
-function count(value) {
-  return value === null || value === undefined ? "—" : String(value);
 }
 
 export function renderBatches(batches) {
@@ -24,7 +20,7 @@ export function renderBatches(batches) {
     const tr = el("tr", { attrs: { "data-batch": String(b.index), "data-batch-status": b.status } });
     tr.append(
       el("th", { text: String(b.index), attrs: { scope: "row" } }),
-      el("td", { text: String(b.draws), className: "num" }),
+      el("td", { text: count(b.draws), className: "num" }),
       el("td", { text: count(b.new_pairs), className: "num" }),
       el("td", { text: count(b.new_tasks), className: "num" }),
       el("td", { text: count(b.repeated_pairs), className: "num" }),
@@ -54,12 +50,12 @@ export function renderBatches(batches) {
 }
 
 function planText(plan) {
-  const parts = [`Expected: about ${fmt(plan.new_pairs, 0)} new pairs`, `${fmt(plan.verdicts, 0)} verdicts`];
-  if (plan.cost_per_verdict) parts.push(`cost ${fmt(plan.cost, 2)}`);
+  const parts = [`Expected: about ${count(plan.new_pairs)} new pairs`, `${count(plan.verdicts)} verdicts`];
+  if (plan.cost_per_verdict) parts.push(`cost ${money(plan.cost)}`);
   let text = `${parts.join(", ")}.`;
   if (plan.budget_left === null) text += " The budget has no limit.";
-  else if (plan.within_budget) text += ` ${plan.budget_left} verdicts are left in the budget.`;
-  else text += ` Only ${plan.budget_left} verdicts are left in the budget: raters stop when it is spent.`;
+  else if (plan.within_budget) text += ` ${count(plan.budget_left)} verdicts are left in the budget.`;
+  else text += ` Only ${count(plan.budget_left)} verdicts are left in the budget: raters stop when it is spent.`;
   return text;
 }
 
@@ -90,7 +86,7 @@ export function bindBatchForm(onRequested) {
     const draws = Number(form.elements.draws.value);
     const { status: code, data } = await requestJson("POST", section.dataset.batchesUrl, { draws });
     if (code === 202) {
-      status.textContent = `Batch ${data.index} requested: the worker is drawing ${data.draws} draws.`;
+      status.textContent = `Batch ${data.index} requested: the worker is drawing ${count(data.draws)} draws.`;
       onRequested();
     } else {
       status.textContent = errorText({ status: code, data }, failedText);

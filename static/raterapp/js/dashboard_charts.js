@@ -4,7 +4,7 @@
 
 import { el } from "./cards.js";
 import { setText } from "./dashboard_progress.js";
-import { COLOURS, READING_TEXT, fmt, interval, sequence, zeroGrid } from "./numbers.js";
+import { COLOURS, READING_TEXT, count, fmt, interval, sequence, zeroGrid } from "./numbers.js";
 
 // The estimates lag the verdicts (a refresh was lost): say since when, until the reconciler catches up.
 export function renderStale(root, stale) {
@@ -23,7 +23,7 @@ export function renderEstimates(root, chart, estimates, snapshot) {
     root,
     "[data-snapshot-line]",
     snapshot
-      ? `${snapshot.judgements} verdicts on ${snapshot.judged_pairs} pairs · updated ${new Date(snapshot.created_at).toLocaleTimeString()}`
+      ? `${count(snapshot.judgements)} verdicts on ${count(snapshot.judged_pairs)} pairs · updated ${new Date(snapshot.created_at).toLocaleTimeString()}`
       : "No verdicts yet.",
   );
   if (!has) return;

@@ -2,7 +2,7 @@
 // progress to the precision target and the raters' agreement.
 
 import { el } from "./cards.js";
-import { fmt, percent } from "./numbers.js";
+import { count, fmt, isNumber, money, percent } from "./numbers.js";
 
 export function setText(scope, selector, value) {
   scope.querySelectorAll(selector).forEach((node) => {
@@ -31,33 +31,33 @@ export function renderBadge(badge, status) {
 export function renderProgress(root, progress) {
   const set = (name, value) => setText(root, `[data-progress="${name}"]`, value);
   for (const name of ["verdicts", "wanted", "remaining", "judged_pairs", "tasks", "judged_draws", "drawn_draws"]) {
-    set(name, String(progress[name] ?? 0));
+    set(name, count(progress[name] ?? 0));
   }
-  set("rate", progress.rate_per_hour === null ? "—" : `${Math.round(progress.rate_per_hour)} verdicts per hour`);
+  set("rate", progress.rate_per_hour === null ? "—" : `${count(Math.round(progress.rate_per_hour))} verdicts per hour`);
   set(
     "budget",
     progress.budget_max_verdicts === null
       ? "No limit"
-      : `${progress.budget_left} of ${progress.budget_max_verdicts} verdicts left`,
+      : `${count(progress.budget_left)} of ${count(progress.budget_max_verdicts)} verdicts left`,
   );
-  setText(root, "[data-budget='spent']", String(progress.budget_spent));
-  setText(root, "[data-budget='spent-cost']", fmt(progress.budget_spent_cost, 2));
-  if (progress.budget_left !== null) setText(root, "[data-budget='left']", String(progress.budget_left));
+  setText(root, "[data-budget='spent']", count(progress.budget_spent));
+  setText(root, "[data-budget='spent-cost']", money(progress.budget_spent_cost));
+  if (progress.budget_left !== null) setText(root, "[data-budget='left']", count(progress.budget_left));
   set("half_width", fmt(progress.half_width));
   set("target", fmt(progress.target_half_width));
   let more = "—";
   if (progress.more_judgements === 0) more = "Reached.";
   else if (progress.more_judgements !== null) {
-    more = `About ${Math.ceil(progress.more_judgements)} more verdicts`;
+    more = `About ${count(progress.more_judgements)} more verdicts`;
     if (progress.hours_to_target !== null) more += `, ~${fmt(progress.hours_to_target, 1)} h at the current rate`;
     more += progress.sample_suffices ? "." : "; the sample has fewer left: draw more pairs.";
     if (progress.budget_left !== null && progress.more_judgements > progress.budget_left) more += " The budget runs out first.";
   }
   set("more", more);
   // The judging line of the impact card (filled in by the page, kept current here).
-  setText(document, "[data-judging-verdicts]", String(progress.verdicts));
-  setText(document, "[data-judging-wanted]", String(progress.wanted));
-  setText(document, "[data-judging-tasks]", String(progress.tasks));
+  setText(document, "[data-judging-verdicts]", count(progress.verdicts));
+  setText(document, "[data-judging-wanted]", count(progress.wanted));
+  setText(document, "[data-judging-tasks]", count(progress.tasks));
   const judging = document.querySelector("[data-judging-progress]");
   if (judging) {
     judging.max = progress.wanted || 1;
@@ -76,6 +76,6 @@ export function renderAgreement(root, agreement) {
     const value = agreement[node.dataset.agreementValue];
     if (node.dataset.format === "percent") node.textContent = percent(value);
     else if (node.dataset.format === "fixed") node.textContent = fmt(value, 3);
-    else node.textContent = value === null || value === undefined ? "—" : String(value);
+    else node.textContent = isNumber(value) ? count(value) : "—";
   });
 }

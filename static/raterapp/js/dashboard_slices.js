@@ -3,13 +3,13 @@
 
 import { el } from "./cards.js";
 import { requestJson } from "./http.js";
-import { fmt, interval, percent } from "./numbers.js";
+import { count, fmt, interval, percent } from "./numbers.js";
 
 function sliceColumns(scheme) {
   const bad = scheme === "precision" ? ["BadSplitRate", "BadMergeRate"] : ["BadSplitDistance", "BadMergeDistance"];
   return [
     { key: "label", title: "Value", get: (r) => r.label, text: (r) => r.label || "(empty)" },
-    { key: "items", title: "Items", num: true, get: (r) => r.items, text: (r) => String(r.items) },
+    { key: "items", title: "Items", num: true, get: (r) => r.items, text: (r) => count(r.items) },
     { key: "weight_fraction", title: "Weight", num: true, get: (r) => r.weight_fraction, text: (r) => percent(r.weight_fraction) },
     { key: "jd", title: "JaccardDistance", num: true, get: (r) => r.impact.JaccardDistance, text: (r) => fmt(r.impact.JaccardDistance) },
     ...["DeltaPrecision", ...bad].map((name) => ({

@@ -7,7 +7,7 @@
 import { el } from "./cards.js";
 import { errorText, failedText } from "./errors.js";
 import { requestJson } from "./http.js";
-import { fmt, interval, sequence } from "./numbers.js";
+import { count, fmt, interval, money, sequence } from "./numbers.js";
 
 function setText(card, selector, value) {
   const node = card.querySelector(selector);
@@ -42,8 +42,10 @@ export function renderDecision(decision) {
   const settle = card.querySelector("[data-decision-settle]");
   settle.hidden = !decision.settle;
   if (decision.settle) {
-    setText(card, '[data-settle="verdicts"]', fmt(decision.settle.verdicts, 0));
-    setText(card, '[data-settle="cost"]', fmt(decision.settle.cost, 2));
+    setText(card, '[data-settle="verdicts"]', count(decision.settle.verdicts));
+    setText(card, '[data-settle="cost"]', money(decision.settle.cost));
+    card.querySelector("[data-settle-forecast]").hidden = Boolean(decision.settle.beyond_reach);
+    card.querySelector("[data-settle-beyond]").hidden = !decision.settle.beyond_reach;
     card.querySelector("[data-settle-cost-part]").hidden = !decision.settle.cost;
   }
 }

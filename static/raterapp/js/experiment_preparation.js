@@ -8,6 +8,7 @@
 
 import { announcer } from "./announce.js";
 import { requestHtml, requestJson } from "./http.js";
+import { count } from "./numbers.js";
 
 const PREPARING = ["queued", "validating", "computing_impact", "sampling"];
 const STEP_LABELS = { validating: "validating the upload", computing_impact: "computing impact metrics", sampling: "sampling pairs" };
@@ -103,7 +104,7 @@ export function preparationWatcher(section) {
     if (changed) announce(`Status: ${experiment.status_label || experiment.status}`);
     const itemsCount = document.querySelector("[data-items-count]");
     if (itemsCount && experiment.items_count !== null && experiment.items_count !== undefined) {
-      itemsCount.textContent = String(experiment.items_count);
+      itemsCount.textContent = count(experiment.items_count);
     }
     if (PREPARING.includes(experiment.status)) return true;
     renderFailure(experiment);

@@ -21,6 +21,19 @@ export function fmt(value, digits = 4) {
   return isNumber(value) ? value.toFixed(digits) : "—";
 }
 
+const WHOLE = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
+const MONEY = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/** A count, rounded up to a whole number, with the reader's thousands separator ("—" when missing). */
+export function count(value) {
+  return isNumber(value) ? WHOLE.format(Math.ceil(value)) : "—";
+}
+
+/** Money, to the cent, with the reader's thousands separator. */
+export function money(value) {
+  return isNumber(value) ? MONEY.format(value) : "—";
+}
+
 export function percent(value) {
   return isNumber(value) ? `${(100 * value).toFixed(1)} %` : "—";
 }

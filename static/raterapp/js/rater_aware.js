@@ -3,7 +3,7 @@
 // raw-verdict one, and the count of inconsistent triangles.
 
 import { el } from "./cards.js";
-import { READING_TEXT, fmt, interval } from "./numbers.js";
+import { READING_TEXT, count, fmt, interval } from "./numbers.js";
 
 function row(estimate) {
   const tr = el("tr", { attrs: { "data-metric": estimate.metric } });
@@ -35,6 +35,6 @@ export function renderRaterAware(root, data) {
   const verdicts = panel.judgements === 1 ? "verdict" : "verdicts";
   part("line").textContent = `From ${panel.judgements} ${verdicts}, computed in the background.`;
   part("rows").replaceChildren(...(panel.estimates || []).map(row));
-  card.querySelector("[data-transitivity-count]").textContent = String(panel.transitivity.inconsistent_triangles);
+  card.querySelector("[data-transitivity-count]").textContent = count(panel.transitivity.inconsistent_triangles);
   card.querySelector("[data-transitivity-closed]").textContent = String(panel.transitivity.closed_triangles);
 }

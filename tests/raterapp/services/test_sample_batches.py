@@ -17,6 +17,7 @@ from metrics_core import (
 )
 from metrics_core.io import read_items
 from raterapp.models import Experiment, Item, Judgement, OutboxMessage, PairTask, SampleBatch, SampledPair
+from raterapp.selectors import batches as batch_limits
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services import outbox, sample_batches
 from raterapp.services.sample_batches import sample_batch_draw, sample_batch_request
@@ -142,7 +143,7 @@ def test_estimates_after_a_top_up_are_metrics_core_on_the_concatenated_batches(e
 def test_a_batch_is_refused_before_rating_on_dask_past_the_limits_and_while_one_is_drawn(engineer, media, tmp_path, enqueued):
     files, _ = random_files(tmp_path)
     experiment = prepared(engineer, files=files, n_draws=100)
-    for draws in (0, -1, sample_batches.MAX_BATCH_DRAWS + 1, 2.5):
+    for draws in (0, -1, batch_limits.MAX_BATCH_DRAWS + 1, 2.5):
         with pytest.raises(ValidationError, match="whole number of draws"):
             sample_batch_request(experiment=experiment, actor=engineer, draws=draws)
     sample_batch_request(experiment=experiment, actor=engineer, draws=10)
@@ -163,7 +164,7 @@ def test_a_batch_is_refused_before_rating_on_dask_past_the_limits_and_while_one_
 def test_the_total_draws_are_capped(engineer, media, tmp_path, enqueued, monkeypatch):
     files, _ = random_files(tmp_path)
     experiment = prepared(engineer, files=files, n_draws=100)
-    monkeypatch.setattr(sample_batches, "MAX_TOTAL_DRAWS", 150)
+    monkeypatch.setattr(batch_limits, "MAX_TOTAL_DRAWS", 150)
     with pytest.raises(ValidationError, match="ask for at most 50"):
         sample_batch_request(experiment=experiment, actor=engineer, draws=51)
     assert sample_batch_request(experiment=experiment, actor=engineer, draws=50).draws == 50
