@@ -18,7 +18,7 @@ from raterapp.access import access_experiment_for_engineer, access_experiment_fo
 from raterapp.selectors import batches
 from raterapp.selectors.batches import sample_batch_as_dict, sample_batch_plan_get, sample_batches_list
 from raterapp.selectors.dashboard import experiment_dashboard_get
-from raterapp.services.experiment_control import experiment_decision_set
+from raterapp.services.experiment_control import experiment_decision_set, experiment_recall_base_set
 from raterapp.services.sample_batches import sample_batch_request
 
 from .common import EXPERIMENT_NOT_FOUND, OWNER_ONLY, IsEngineerOrAdmin, change_schema, owner_setting_put, validated
@@ -33,6 +33,11 @@ class DecisionRuleSerializer(serializers.Serializer):
     equivalence_margin = serializers.FloatField(
         help_text="Differences within ±margin count as no meaningful difference."
     )
+
+
+class RecallBaseRangeSerializer(serializers.Serializer):
+    recall_base_low = serializers.FloatField(help_text="Lowest Recall_Base(AffectedItems) assumed, in (0, 1].")
+    recall_base_high = serializers.FloatField(help_text="Highest Recall_Base(AffectedItems) assumed, at least low.")
 
 
 class BatchRequestSerializer(serializers.Serializer):
@@ -63,6 +68,23 @@ class ExperimentDecisionApi(APIView):
     @extend_schema(request=DecisionRuleSerializer, responses={200: DecisionRuleSerializer, 403: OWNER_ONLY})
     def put(self, request, experiment_id: int):
         return owner_setting_put(request, experiment_id, DecisionRuleSerializer, experiment_decision_set)
+
+
+class ExperimentRecallBaseApi(APIView):
+    """The Recall_Base(AffectedItems) range ΔRecall and IQ assume (abcde-spec §14; default 40-80%):
+    their interval spans it. With a ground-truth clustering its own Recall_Base is used instead.
+    PUT changes the range (owner or admin) and recomputes them."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: RecallBaseRangeSerializer, 404: EXPERIMENT_NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        return Response(RecallBaseRangeSerializer(experiment).data)
+
+    @extend_schema(request=RecallBaseRangeSerializer, responses={200: RecallBaseRangeSerializer, 403: OWNER_ONLY})
+    def put(self, request, experiment_id: int):
+        return owner_setting_put(request, experiment_id, RecallBaseRangeSerializer, experiment_recall_base_set)
 
 
 class ExperimentBatchesApi(APIView):

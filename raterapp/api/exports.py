@@ -18,7 +18,7 @@ from rest_framework.response import Response
 
 from metrics_core import DERIVED_METRICS, IMPACT_METRICS
 from raterapp.access import access_experiment_for_engineer
-from raterapp.selectors.derived import derived_latest
+from raterapp.selectors.derived import derived_latest, recall_base_assumption
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows, sampled_pairs_rows
 
@@ -28,7 +28,7 @@ from .serializers.experiments import SampledPairSerializer
 
 ESTIMATE_FIELDS = (
     "metric", "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws",
-    "cs_low", "cs_high", "unsure_low", "unsure_high",
+    "cs_low", "cs_high", "unsure_low", "unsure_high", "recall_base_low", "recall_base_high", "assumption",
 )  # fmt: skip
 
 
@@ -87,7 +87,8 @@ class ExperimentEstimatesExportApi(ExportApi):
     """The latest estimates: JSON as /estimates/ (the metrics_core ``estimate`` output plus ids
     and counts), CSV one row per metric. DeltaRecall and IQ join the metrics, as in the
     ``estimate`` command's output, when the derived metrics were computed from the same
-    verdicts as the estimates (they follow them by a few seconds while rating goes on).
+    verdicts as the estimates (they follow them by a few seconds while rating goes on), with the
+    Recall_Base range they assume and that assumption in words.
     Roles: engineer (own or granted), admin."""
 
     export_name = "estimates"
@@ -102,7 +103,10 @@ class ExperimentEstimatesExportApi(ExportApi):
         body = EstimateSnapshotSerializer(snapshot).data
         derived = derived_latest(experiment=experiment)
         if derived is not None and derived.judgements == snapshot.judgements:
-            body["estimates"] |= {name: derived.payload["estimates"][name] for name in DERIVED_METRICS}
+            assumption = recall_base_assumption(derived.payload)
+            body["estimates"] |= {
+                name: {**derived.payload["estimates"][name], "assumption": assumption} for name in DERIVED_METRICS
+            }
         if request.accepted_renderer.format == "csv":
             rows = [{"metric": name, **values} for name, values in body["estimates"].items()]
             return Response(EstimateRowSerializer(rows, many=True).data)

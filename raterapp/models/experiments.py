@@ -6,7 +6,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from raterapp.reuse_keys import question_digest
 
@@ -118,6 +118,12 @@ class Experiment(models.Model):
         default=0.0,
         help_text="Differences within ±margin of zero count as no meaningful difference (abcde-spec §9).",
     )
+    recall_base_low = models.FloatField(
+        default=0.4,
+        help_text="ΔRecall and IQ assume Recall_Base(AffectedItems) between this and recall_base_high "
+        "(abcde-spec §14); a ground-truth clustering's own Recall_Base replaces the range.",
+    )
+    recall_base_high = models.FloatField(default=0.8, help_text="The upper end of the Recall_Base range assumed.")
     sample_version = models.PositiveIntegerField(
         default=0, help_text="Batches of draws appended so far: changes whenever the sample grows."
     )
@@ -195,6 +201,12 @@ class Experiment(models.Model):
             models.CheckConstraint(
                 condition=Q(equivalence_margin__gte=0) & Q(equivalence_margin__lt=1),
                 name="experiment_equivalence_margin_unit",
+            ),
+            models.CheckConstraint(
+                condition=Q(recall_base_low__gt=0)
+                & Q(recall_base_low__lte=F("recall_base_high"))
+                & Q(recall_base_high__lte=1),
+                name="experiment_recall_base_range_unit",
             ),
         ]
 

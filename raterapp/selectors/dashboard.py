@@ -31,6 +31,7 @@ from raterapp.selectors.decision import experiment_decision_get, experiment_deci
 from raterapp.selectors.derived import (
     absolute_panel_get,
     calibration_panel_get,
+    derived_cell_text,
     derived_latest,
     derived_latest_id,
     derived_latest_of,
@@ -118,6 +119,8 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
             "confidence": experiment.confidence,
             "target_half_width": experiment.target_half_width,
             "equivalence_margin": experiment.equivalence_margin,
+            "recall_base_low": experiment.recall_base_low,
+            "recall_base_high": experiment.recall_base_high,
             "decision_metric": experiment_decision_metric(experiment),
             "n_draws": experiment.n_draws,
             "replication": experiment.replication,
@@ -224,8 +227,7 @@ def experiment_list_rows(*, experiments) -> list[dict]:
                 "delta_precision_half_width": _half_width(headline),
                 "reading": _reading(HEADLINE, headline),
                 "decision": experiment_list_decision(experiment=experiment, stored=stored),
-                "delta_recall": (derived.get(experiment.pk) or {}).get("DeltaRecall"),
-                "iq": (derived.get(experiment.pk) or {}).get("IQ"),
+                "derived_text": derived_cell_text(derived.get(experiment.pk)),
             }
         )
     return rows

@@ -133,6 +133,8 @@ def _numbers(quality: QualityEstimates | None, derived: dict | None) -> list[dic
                 "label": metric_label(name),
                 "help": METRIC_HELP.get(name, ""),
                 **{key: source.get(key) for key in ("value", "ci_low", "ci_high", "cs_low", "cs_high")},
+                # ΔRecall and IQ: the Recall_Base they assume, in words (abcde-spec §14).
+                "assumption": source.get("assumption"),
             }
         )
     return rows

@@ -42,6 +42,8 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
     started = time.monotonic()
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
+    truth = (experiment.ground_truth_metrics or {}).get("truth")
+    known = _numbers(truth).get("RecallBase", float("nan")) if truth else float("nan")
     derived = derived_metrics(
         judged.source,
         judged.sample,
@@ -49,9 +51,12 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
         rng=np.random.default_rng(experiment.seed),
         confidence=experiment.confidence,
         n_boot=settings.DERIVED_BOOTSTRAP_REPLICATES,
+        # With a ground-truth clustering, its own Recall_Base; else the owner's range (abcde-spec §14).
+        recall_base=known if 0.0 < known <= 1.0 else None,
+        recall_base_range=(experiment.recall_base_low, experiment.recall_base_high),
     )
     payload = derived.as_dict()
-    truth = (experiment.ground_truth_metrics or {}).get("truth")
+    payload["recall_base_source"] = "ground_truth" if 0.0 < known <= 1.0 else "owner"
     if truth:
         payload["calibration"] = calibration_against_gold(derived.diagram, _numbers(truth))
     slices = slice_estimates_compute(experiment=experiment, judged=judged)

@@ -36,6 +36,22 @@ def experiment_decision_set(*, experiment: Experiment, decision_metric: str, equ
     return experiment
 
 
+def experiment_recall_base_set(
+    *, experiment: Experiment, recall_base_low: float, recall_base_high: float
+) -> Experiment:
+    """Set the Recall_Base(AffectedItems) range ΔRecall and IQ assume (abcde-spec §14; 0 < low ≤ high ≤ 1)
+    and recompute them (a ground-truth clustering's own Recall_Base still takes precedence)."""
+    from raterapp.services.derived import derived_refresh_schedule
+
+    if not 0.0 < recall_base_low <= recall_base_high <= 1.0:
+        raise ValidationError({"recall_base_low": "The range must satisfy 0 < low ≤ high ≤ 1."})
+    experiment.recall_base_low, experiment.recall_base_high = float(recall_base_low), float(recall_base_high)
+    experiment.save(update_fields=["recall_base_low", "recall_base_high", "updated_at"])
+    if experiment.status in (Status.RATING, Status.DONE):
+        transaction.on_commit(lambda: derived_refresh_schedule(experiment_id=experiment.pk))
+    return experiment
+
+
 def deciding_metrics_for(scheme: str) -> tuple[str, ...]:
     """The metrics that can decide: differences between Exp and Base, zero when nothing changed."""
     return tuple(name for name in metrics_for_scheme(scheme) if name in ("DeltaPrecision", "GoodMinusBadDistance"))

@@ -30,6 +30,15 @@ class EstimateSerializer(serializers.Serializer):
         allow_null=True, required=False, help_text="The estimate had every unsure verdict gone one way (§12)."
     )
     unsure_high = serializers.FloatField(allow_null=True, required=False)
+    recall_base_low = serializers.FloatField(
+        allow_null=True,
+        required=False,
+        help_text="ΔRecall and IQ only: the Recall_Base(AffectedItems) range they assume (abcde-spec §14).",
+    )
+    recall_base_high = serializers.FloatField(allow_null=True, required=False)
+    assumption = serializers.CharField(
+        required=False, help_text='ΔRecall and IQ only: that assumption in words ("assuming Recall_Base 40–80%").'
+    )
 
 
 class EstimateSnapshotSerializer(serializers.Serializer):

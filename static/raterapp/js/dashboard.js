@@ -16,6 +16,7 @@ import { requestJson } from "./http.js";
 import { renderDerivedPanels } from "./derived_panels.js";
 import { renderRaterAware } from "./rater_aware.js";
 import { bindDecisionForm, renderDecision } from "./decision.js";
+import { bindRecallBaseForm } from "./recall_base.js";
 import { bindBatchForm, renderBatches } from "./batches.js";
 import { chartMaker } from "./numbers.js";
 import { renderDecomposition, renderEstimates, renderSituation, renderStale } from "./dashboard_charts.js";
@@ -152,6 +153,7 @@ export function startDashboard({ polling }) {
   etag = state ? `"${state.version}"` : null;
   bindControls();
   bindDecisionForm(refreshNow);
+  bindRecallBaseForm(refreshNow);
   bindBatchForm(refreshNow);
   document.addEventListener("experiment:prepared", refreshNow);
   slices.loadAttributes();

@@ -30,6 +30,8 @@ export function renderDecision(decision) {
     const tr = el("tr", { attrs: { "data-decision-number": row.metric } });
     const name = el("th", { attrs: { scope: "row" } });
     name.append(el("span", { text: row.label, className: "metric-name", attrs: { title: row.help, tabindex: "0" } }));
+    // ΔRecall and IQ rest on an assumed Recall_Base: said beside their numbers (abcde-spec §14).
+    if (row.assumption) name.append(el("span", { text: ` ${row.assumption}`, className: "small muted", attrs: { "data-assumption": "" } }));
     tr.append(
       name,
       el("td", { text: fmt(row.value), className: "num" }),

@@ -72,6 +72,7 @@ function renderDerived(root, derived) {
       el("th", { text: NAMES[name], attrs: { scope: "row", title: "Higher is better" } }),
       el("td", { text: fmt(e.value), className: "num", attrs: { "data-cell": "value" } }),
       el("td", { text: interval(e), className: "num", attrs: { "data-cell": "interval" } }),
+      el("td", { text: e.assumption, className: "small", attrs: { "data-cell": "assumption" } }),
       reading,
     );
     return row;
@@ -100,12 +101,20 @@ function derivedNotes(derived) {
       ? derived.checks.RecallPositive
         ? " (the default for a recall-positive change: GoodMergeWeight > BadSplitWeight)"
         : " (the default for a change that is not recall-positive)"
-      : " (given)";
+      : derived.recall_base_rule === "range"
+        ? " (the nearest end of the range to the 60%/80% default)"
+        : derived.recall_base_source === "ground_truth"
+          ? " (the ground truth's)"
+          : " (given)";
   notes.push(
     derived.variant === 1
       ? `Variant 1: GoodStableWeight from ΔPrecision (eq 51), Recall_Base(AffectedItems) = ${percent(derived.recall_base)}${rule}.`
       : `Variant 2: Precision_Base = ${percent(derived.precision_base)}, Recall_Base = ${percent(derived.recall_base)}${rule}.`,
   );
+  const e = derived.estimates.DeltaRecall;
+  if (isNumber(e.recall_base_low) && e.recall_base_low < e.recall_base_high) {
+    notes.push(`The value is at that Recall_Base; the intervals span every Recall_Base from ${percent(e.recall_base_low)} to ${percent(e.recall_base_high)}.`);
+  }
   for (const [name, side] of Object.entries(derived.clips)) {
     if (side) notes.push(`${CLIP_TEXT[name]} (to its ${side}).`);
   }
@@ -309,8 +318,10 @@ function renderCalibration(root, calibration, derived) {
     const held = el("td");
     if (row.covered === null) held.textContent = "—";
     else held.append(el("span", { text: row.covered ? "Yes" : "No", className: `reading reading--${row.covered ? "good" : "bad"}` }));
+    const name = el("th", { text: NAMES[row.metric] || row.metric, attrs: { scope: "row" } });
+    if (row.assumption) name.append(el("span", { text: ` ${row.assumption}`, className: "small muted", attrs: { "data-assumption": "" } }));
     tr.append(
-      el("th", { text: NAMES[row.metric] || row.metric, attrs: { scope: "row" } }),
+      name,
       el("td", { text: fmt(row.value), className: "num" }),
       el("td", { text: interval(row), className: "num" }),
       el("td", { text: fmt(row.exact), className: "num", attrs: { "data-cell": "exact" } }),

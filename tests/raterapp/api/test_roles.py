@@ -140,6 +140,9 @@ TABLE = [
     ("get", E + "decision/", None, READ),
     ("put", E + "decision/", "decision", (403, 403, 200, 404, 200)),
     ("post", E + "decision/", None, NO),
+    ("get", E + "recall-base/", None, READ),
+    ("put", E + "recall-base/", "recall_base", (403, 403, 200, 404, 200)),
+    ("post", E + "recall-base/", None, NO),
     ("get", E + "batches/", None, READ),
     ("post", E + "batches/", "batch", (403, 403, 202, 404, 202)),
     ("delete", E + "batches/", None, NO),
@@ -193,6 +196,7 @@ WRITES = {
     ("patch", "/api/raters/{r}/"),
     ("put", E + "raters/"),
     ("put", E + "decision/"),
+    ("put", E + "recall-base/"),
     ("post", E + "batches/"),
     ("post", "/api/tokens/"),
     ("delete", "/api/tokens/{tok}/"),
@@ -219,6 +223,7 @@ def database_state():
         "gold_rates": sorted(Experiment.objects.values_list("pk", "gold_rate")),
         "targets": sorted(Experiment.objects.values_list("pk", "target_half_width")),
         "decision_rules": sorted(Experiment.objects.values_list("pk", "decision_metric", "equivalence_margin")),
+        "recall_base_ranges": sorted(Experiment.objects.values_list("pk", "recall_base_low", "recall_base_high")),
         "batches": sorted(SampleBatch.objects.values_list("experiment", "index", "draws", "status")),
         "budgets": sorted(ExperimentBudget.objects.values_list("pk", "max_verdicts", "paused", "pool", "spent")),
         "pools": sorted(BudgetPool.objects.values_list("pk", "name", "max_verdicts", "paused")),
@@ -264,6 +269,8 @@ def body_of(kind, world):
         return {"daily_quota": 5, "paused": True, "paused_reason": "role table"}
     if kind == "decision":
         return {"decision_metric": "DeltaPrecision", "equivalence_margin": 0.01}
+    if kind == "recall_base":
+        return {"recall_base_low": 0.3, "recall_base_high": 0.7}
     if kind == "batch":
         return {"draws": 100}
     if kind == "token":

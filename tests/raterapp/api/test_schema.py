@@ -36,6 +36,7 @@ PATHS = [
     "/api/experiments/{experiment_id}/estimates/convergence/",
     "/api/experiments/{experiment_id}/slices/",
     "/api/experiments/{experiment_id}/target/",
+    "/api/experiments/{experiment_id}/recall-base/",
     "/api/experiments/{experiment_id}/close/",
     "/api/experiments/{experiment_id}/reopen/",
     "/api/experiments/{experiment_id}/budget/",

@@ -47,7 +47,7 @@ def test_derived_refresh_stores_what_metrics_core_gives_on_the_same_verdicts(use
     expected = derived_metrics(
         population, sample, verdicts, rng=np.random.default_rng(experiment.seed), confidence=0.9, n_boot=200
     )
-    assert stored.payload == expected.as_dict()
+    assert stored.payload == {**expected.as_dict(), "recall_base_source": "owner"}
     assert stored.judgements == len(submitted) and stored.seconds > 0
     assert stored.payload["estimates"]["DeltaRecall"]["value"] is not None
     assert "calibration" not in stored.payload
