@@ -15,6 +15,7 @@ from ..judgements import verdicts_from_judgements
 from ..rater_aware import estimate_quality_rater_aware
 from ..sampling import PairSample, SampleError
 from .common import impact_json, item_positions
+from .order import labelled_of_pairs, with_labelled
 
 
 def run_estimate(args: argparse.Namespace) -> dict:
@@ -43,7 +44,11 @@ def run_estimate(args: argparse.Namespace) -> dict:
         for name, ids in (("i", judgements.i), ("j", judgements.j))
     )
     verdicts = verdicts_from_judgements(judged_i, judged_j, judgements.verdict)
-    quality = estimate_quality(population, sample, verdicts, confidence=args.confidence, horizon=args.horizon)
+    labelled = labelled_of_pairs(pairs, sample.scheme, i, j, judged_i, judged_j)  # None: no positions
+    counts = None if labelled is None else labelled.counts
+    quality = estimate_quality(
+        population, sample, verdicts, confidence=args.confidence, horizon=args.horizon, labelled_draws=counts
+    )
     derived = derived_metrics(
         population,
         sample,
@@ -54,6 +59,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
         recall_base_range=tuple(args.recall_base_range),
         precision_base=args.precision_base,
         n_boot=args.n_boot,
+        labelled_draws=counts,
     )
     result = {
         "scheme": quality.scheme,
@@ -62,6 +68,8 @@ def run_estimate(args: argparse.Namespace) -> dict:
         "estimates": quality.as_dict()["estimates"] | {name: e.as_dict() for name, e in derived.estimates.items()},
         "derived": derived.details_dict(),
     }
+    if labelled is not None:
+        result = with_labelled(result, sample, labelled)
     if args.raters:
         result["rater_aware"] = _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold)
     return result

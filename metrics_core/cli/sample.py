@@ -1,4 +1,4 @@
-"""``sample``: draw item pairs for judgement, written as a PAIRS file."""
+"""``sample``: draw item pairs for judgement, written as a PAIRS file in draw order (abcde-spec §14)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 from ..io import InputError, ItemTable, check_output_path, read_items, write_tables
 from ..sampling import PAIR_CLASSES, STRATA, PairSample, batch_rng, sample_pairs
 from .common import on_dask
+from .order import in_draw_order
 
 
 def run_sample(args: argparse.Namespace) -> None:
@@ -29,7 +30,7 @@ def run_sample(args: argparse.Namespace) -> None:
         rng=batch_rng(seed=args.seed, batch=args.batch),
         diff_share=diff_share,
     )
-    write_tables({args.out: pairs_columns(items, sample)})
+    write_tables({args.out: in_draw_order(pairs_columns(items, sample), seed=args.seed, batch=args.batch)})
 
 
 def run_sample_dask(args: argparse.Namespace) -> None:
@@ -51,11 +52,13 @@ def run_sample_dask(args: argparse.Namespace) -> None:
         if "nothing to sample" not in str(exc):
             raise
         raise InputError(args.items, "no item is affected (Base and Exp are identical): nothing to sample") from None
-    write_tables({args.out: {name: pairs[name].to_numpy() for name in pairs.columns}})
+    columns = {name: pairs[name].to_numpy() for name in pairs.columns}
+    write_tables({args.out: in_draw_order(columns, seed=args.seed, batch=args.batch)})
 
 
 def pairs_columns(items: ItemTable, sample: PairSample) -> dict[str, Any]:
-    """The PAIRS file: item ids, class and stratum names, draw counts, the scheme."""
+    """The PAIRS file: item ids, class and stratum names, draw counts, the scheme (then
+    :func:`.order.in_draw_order` adds ``batch`` and ``positions``)."""
     return {
         "i": items.item_ids_at(sample.i),
         "j": items.item_ids_at(sample.j),

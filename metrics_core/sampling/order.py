@@ -45,8 +45,13 @@ def draw_positions(sample: PairSample, *, rng: np.random.Generator) -> np.ndarra
     >>> bool((positions == draw_positions(sample, rng=batch_order_rng(seed=3, batch=0))).all())
     True
     """
+    return positions_for_draws(sample.draws, rng=rng)
+
+
+def positions_for_draws(draws: Any, *, rng: np.random.Generator) -> np.ndarray:
+    """:func:`draw_positions` of rows with these draw counts (a table's ``draws`` column)."""
     rng = generator("rng", rng)
-    draws = np.asarray(sample.draws, dtype=np.int64)
+    draws = np.asarray(draws, dtype=np.int64)
     n_draws = int(draws.sum())
     positions = rng.permutation(n_draws).astype(np.int64, copy=False)
     if n_draws:
@@ -167,12 +172,39 @@ def labelled_draws(samples: Sequence[PairSample], counts: Sequence[Any]) -> np.n
 
 def first_positions(sample: PairSample, positions: Any) -> np.ndarray:
     """Each row's least position (``n_draws`` for a row without draws)."""
-    positions = _row_positions(sample, positions)
-    starts = np.concatenate(([0], np.cumsum(sample.draws)[:-1])).astype(np.int64)
-    first = np.full(len(sample), len(positions), dtype=np.int64)
-    has = sample.draws > 0
+    return first_of_rows(sample.draws, _row_positions(sample, positions))
+
+
+def first_of_rows(draws: Any, positions: np.ndarray) -> np.ndarray:
+    """Each row's least position, for rows with these draw counts (``len(positions)`` without draws)."""
+    draws = np.asarray(draws, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(draws)[:-1])).astype(np.int64)
+    first = np.full(len(draws), len(positions), dtype=np.int64)
+    has = draws > 0
     first[has] = positions[starts[has]]
     return first
+
+
+def rows_by_first_position(draws: Any, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows' order by first position (the order of a PAIRS file), and the positions laid out in it.
+
+    Examples
+    --------
+    >>> order, laid_out = rows_by_first_position(np.array([2, 1]), np.array([1, 2, 0]))
+    >>> order.tolist(), laid_out.tolist()
+    ([1, 0], [0, 1, 2])
+    """
+    draws = np.asarray(draws, dtype=np.int64)
+    order = np.argsort(first_of_rows(draws, positions), kind="stable")
+    return order, positions[rows_gather(draws, order)]
+
+
+def rows_gather(draws: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Indices of the draws of ``rows`` (in that order) in a layout of every row's draws in row order."""
+    starts = np.concatenate(([0], np.cumsum(draws)[:-1])).astype(np.int64)
+    taken = draws[rows]
+    new_starts = np.concatenate(([0], np.cumsum(taken)[:-1])).astype(np.int64)
+    return np.repeat(starts[rows] - new_starts, taken) + np.arange(int(taken.sum()), dtype=np.int64)
 
 
 def _row_positions(sample: PairSample, positions: Any) -> np.ndarray:

@@ -187,7 +187,7 @@ def test_sample_jaccard_file(tiny, tmp_path):
     done = run("sample", tiny, "--pairs", 500, "--seed", 7, "--out", out)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     pairs = read_table(out)
-    assert list(pairs) == ["i", "j", "pair_class", "stratum", "draws", "scheme"]
+    assert list(pairs) == ["i", "j", "pair_class", "stratum", "draws", "scheme", "batch", "positions"]  # §14
     assert sum(pairs["draws"]) == 500 and min(pairs["draws"]) >= 1
     keys = list(zip(pairs["i"], pairs["j"]))
     assert len(set(keys)) == len(keys)
@@ -234,7 +234,10 @@ def test_estimate_keys_values_and_consistency(tiny, tmp_path, scheme):
     pairs, judgements = tmp_path / "pairs.csv", write(tmp_path / "judgements.csv", TINY_JUDGEMENTS)
     assert run("sample", tiny, "--pairs", 400, "--seed", 5, "--scheme", scheme, "--out", pairs).returncode == 0
     result = run_json("estimate", tiny, pairs, judgements)
-    assert list(result) == ["scheme", "confidence", "exact", "estimates", "derived"]
+    # sample writes the draw order: every pair is judged, so every draw is labelled (§14)
+    assert list(result) == ["scheme", "confidence", "exact", "estimates", "derived", "labelled"]
+    assert result.pop("labelled") == {"draws": 400, "waiting_verdicts": 0, "by_batch": [{"batch": 0, "prefix": 400, "draws": 400}]}
+    assert all(e.pop("labelled_draws") == e["drawn_draws"] for e in result["estimates"].values())
     assert (result["scheme"], result["confidence"]) == (scheme, 0.95)
     assert result["exact"] == run_json("impact", tiny)["metrics"]
     estimates = result["estimates"]

@@ -26,12 +26,19 @@ def api_estimates(tmp_path, pairs, horizon=None):
     return mc.estimate_quality(pop, sample, verdicts, horizon=horizon).as_dict()["estimates"]
 
 
+def unordered(pairs):
+    """The PAIRS file without its draw order (``batch``, ``positions``): a sample judged in no
+    particular order, estimated from every draw as the API's default (draw order: test_cli_draw_order)."""
+    pd.read_csv(pairs).drop(columns=["batch", "positions"]).to_csv(pairs, index=False)
+
+
 def test_estimate_prints_the_api_sequences_and_unsure_ranges(tmp_path):
     items = write(tmp_path / "items.csv", ITEMS)
     write(tmp_path / "judgements.csv", JUDGEMENTS)
     for scheme in mc.SCHEMES:
         pairs = tmp_path / f"{scheme}.csv"
         assert run("sample", items, "--pairs", 500, "--seed", 3, "--scheme", scheme, "--out", pairs).returncode == 0
+        unordered(pairs)
         got = run_json("estimate", items, pairs, tmp_path / "judgements.csv", "--n-boot", 20)["estimates"]
         want = api_estimates(tmp_path, pairs)
         assert list(want) == list(mc.metrics_for_scheme(scheme))
@@ -50,6 +57,7 @@ def test_horizon_moves_the_sequences_only(tmp_path):
     write(tmp_path / "judgements.csv", JUDGEMENTS)
     pairs = tmp_path / "pairs.csv"
     assert run("sample", items, "--pairs", 400, "--seed", 8, "--out", pairs).returncode == 0
+    unordered(pairs)
     judgements = tmp_path / "judgements.csv"
     default = run_json("estimate", items, pairs, judgements, "--n-boot", 20)["estimates"]
     same = run_json("estimate", items, pairs, judgements, "--n-boot", 20, "--horizon", 400)["estimates"]

@@ -60,7 +60,7 @@ def test_sample_on_dask_feeds_estimate(tmp_path, items, scheduler):
     done = run("sample", folder, "--pairs", 2000, "--seed", 3, "--engine", "dask", "--scheduler", scheduler, "--out", pairs)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     table = pd.read_csv(pairs)
-    assert list(table.columns) == ["i", "j", "pair_class", "stratum", "draws", "scheme"]
+    assert list(table.columns) == ["i", "j", "pair_class", "stratum", "draws", "scheme", "batch", "positions"]
     assert table["draws"].sum() == 2000
     # Judge every non-self pair "equivalent": estimate (in memory) reads the Dask sample as its own.
     judged = table.loc[table["i"] != table["j"], ["i", "j"]].assign(verdict="equivalent")
