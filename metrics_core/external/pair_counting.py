@@ -33,17 +33,30 @@ def pair_counting_measures(table: Contingency) -> dict[str, float | None]:
     same_both, same_truth, same_pred, all_pairs = masses
     has_truth, has_pred = counts["truth"] > 0, counts["pred"] > 0
     if has_truth and has_pred:
-        fowlkes_mallows = same_both / math.sqrt(same_truth * same_pred)
+        fowlkes_mallows = _ratio(same_both, math.sqrt(same_truth * same_pred))
     else:
         fowlkes_mallows = 0.0 if has_truth or has_pred else None
     return {
-        "PairwisePrecision": same_both / same_pred if has_pred else None,
-        "PairwiseRecall": same_both / same_truth if has_truth else None,
-        "PairwiseF1": 2.0 * same_both / (same_truth + same_pred) if has_truth or has_pred else None,
-        "RandIndex": 1.0 - (same_truth + same_pred - 2.0 * same_both) / all_pairs if counts["all"] > 0 else None,
+        "PairwisePrecision": _ratio(same_both, same_pred) if has_pred else None,
+        "PairwiseRecall": _ratio(same_both, same_truth) if has_truth else None,
+        "PairwiseF1": _ratio(2.0 * same_both, same_truth + same_pred) if has_truth or has_pred else None,
+        "RandIndex": _complement(_ratio(same_truth + same_pred - 2.0 * same_both, all_pairs)),
         "AdjustedRandIndex": _adjusted_rand(counts),
         "FowlkesMallows": fowlkes_mallows,
     }
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    """``numerator/denominator``; None when the pairs' mass is lost to rounding (0 though pairs exist).
+
+    That happens only with weights whose span approaches float64's precision (one item 1e16 times
+    the others' weight): ``(w² − s)/2`` then cancels to nothing.
+    """
+    return numerator / denominator if denominator > 0 else None
+
+
+def _complement(share: float | None) -> float | None:
+    return None if share is None else 1.0 - share
 
 
 def _adjusted_rand(counts: dict[str, int]) -> float | None:
@@ -84,9 +97,10 @@ def _pair_masses(table: Contingency) -> tuple[float, float, float, float]:
         return tuple(float(counts[name]) for name in ("both", "truth", "pred", "all"))  # type: ignore[return-value]
     squares_by_row, squares_by_col = table.row_sum(table.weight_sq), table.col_sum(table.weight_sq)
     total = table.total_weight
+    # Rounding can leave a set's (w² − s)/2 slightly below 0: a pair mass is never negative.
     return (
-        float((table.weight**2 - table.weight_sq).sum() / 2),
-        float((table.row_weight**2 - squares_by_row).sum() / 2),
-        float((table.col_weight**2 - squares_by_col).sum() / 2),
-        float((total**2 - table.weight_sq.sum()) / 2),
+        float(np.maximum(table.weight**2 - table.weight_sq, 0.0).sum() / 2),
+        float(np.maximum(table.row_weight**2 - squares_by_row, 0.0).sum() / 2),
+        float(np.maximum(table.col_weight**2 - squares_by_col, 0.0).sum() / 2),
+        float(max(total**2 - table.weight_sq.sum(), 0.0) / 2),
     )

@@ -1,0 +1,131 @@
+"""Hypothesis strategies shared by the property-based tests (tests/metrics_core/test_properties_*.py).
+
+Small populations (1-30 items) with every edge the product meets: one item, one cluster, nothing
+affected, singletons everywhere, unit weights, lognormal-like weights and legal weights of extreme
+magnitude (1e-320 .. 1e300, spanning at most 2**200); verdicts with gold-only pairs, one rater,
+all unsure, pairs left unjudged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from metrics_core import (
+    SCHEMES,
+    PairSample,
+    PairVerdicts,
+    Population,
+    pairs_for_judgement,
+    population_from_labels,
+    sample_pairs,
+    verdicts_from_judgements,
+)
+
+PROPERTY_EXAMPLES = 500
+VERDICT_WORDS = ("equivalent", "not_equivalent", "unsure")
+# Interval ends are computed apart from the value: they may differ from it by rounding.
+TOLERANCE = 1e-9
+
+
+@st.composite
+def weights(draw, n: int):
+    """None (unit weights), moderate weights, or legal weights of extreme magnitude."""
+    kind = draw(st.sampled_from(["unit", "moderate", "extreme"]))
+    if kind == "unit":
+        return None
+    ratios = draw(st.lists(st.floats(1.0, 1e6 if kind == "moderate" else 1e40), min_size=n, max_size=n))
+    if kind == "moderate":
+        return np.array(ratios)
+    exponent = draw(st.sampled_from([-1070, -1060, -700, -300, 0, 300, 700, 880]))  # max 2**1013 x 30 items
+    return np.ldexp(np.array(ratios), exponent)
+
+
+@st.composite
+def populations(draw, max_items: int = 30) -> Population:
+    n = draw(st.integers(1, max_items))
+    clusters = draw(st.integers(1, n))
+    base = draw(st.lists(st.integers(0, clusters - 1), min_size=n, max_size=n))
+    exp_kind = draw(st.sampled_from(["free", "same", "singletons", "one"]))
+    if exp_kind == "same":
+        exp = list(base)
+    elif exp_kind == "singletons":
+        exp = list(range(n))
+    elif exp_kind == "one":
+        exp = [0] * n
+    else:
+        exp = draw(st.lists(st.integers(0, clusters - 1), min_size=n, max_size=n))
+    return population_from_labels(base, exp, draw(weights(n)))
+
+
+def affected(population: Population) -> bool:
+    return bool(population.cell_affected().any())
+
+
+@st.composite
+def samples(draw, population: Population, max_draws: int = 200) -> PairSample:
+    scheme = draw(st.sampled_from(SCHEMES))
+    seed = draw(st.integers(0, 2**32 - 1))
+    diff_share = draw(st.sampled_from([0.5, 0.01, 0.99]))
+    return sample_pairs(
+        population, n_draws=draw(st.integers(1, max_draws)), scheme=scheme, rng=np.random.default_rng(seed),
+        diff_share=diff_share,
+    )
+
+
+@dataclass(frozen=True)
+class Judgements:
+    """One row per verdict: item positions, verdict word, rater."""
+
+    i: np.ndarray
+    j: np.ndarray
+    verdict: np.ndarray
+    rater: np.ndarray
+
+    def verdicts(self) -> PairVerdicts:
+        return verdicts_from_judgements(self.i, self.j, self.verdict)
+
+
+@st.composite
+def judgements(draw, population: Population, sample: PairSample) -> Judgements:
+    """Verdicts on some of the sample's pairs, by 1-3 raters, plus gold-only pairs not in it."""
+    a, b = pairs_for_judgement(sample, rng=np.random.default_rng(draw(st.integers(0, 2**16))))
+    mode = draw(st.sampled_from(["mixed", "all_unsure", "none", "all_judged"]))
+    raters = draw(st.integers(1, 3))
+    rows: list[tuple[int, int, str, int]] = []
+    for x, y in zip(a.tolist(), b.tolist()):
+        if mode == "none":
+            break
+        for rater in range(raters):
+            if mode == "all_unsure":
+                word = "unsure"
+            elif mode == "all_judged" and rater == 0:
+                word = draw(st.sampled_from(VERDICT_WORDS[:2]))
+            else:
+                word = draw(st.sampled_from((*VERDICT_WORDS, None)))
+            if word is not None:
+                rows.append((x, y, word, rater) if draw(st.booleans()) else (y, x, word, rater))
+    n = population.n_items
+    if n > 1 and draw(st.booleans()):  # gold-only pairs: judged, never drawn
+        for _ in range(draw(st.integers(1, 3))):
+            x, y = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
+            if x != y:
+                rows.append((x, y, draw(st.sampled_from(VERDICT_WORDS)), 0))
+    if not rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return Judgements(empty, empty, np.zeros(0, dtype=object), empty)
+    i, j, verdict, rater = zip(*rows)
+    return Judgements(np.array(i), np.array(j), np.array(verdict, dtype=object), np.array(rater))
+
+
+def within(low: float, value: float, high: float) -> bool:
+    """``low <= value <= high`` up to rounding, relative to the magnitudes involved."""
+    scale = TOLERANCE * max(1.0, abs(low), abs(high))
+    return low - scale <= value <= high + scale
+
+
+def same_float(x: float, y: float) -> bool:
+    return (math.isnan(x) and math.isnan(y)) or x == y
