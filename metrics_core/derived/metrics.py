@@ -112,6 +112,7 @@ def derived_metrics(
     recall_grid: Any = None,
     precision_grid: Any = None,
     resampling: str = "stratum",
+    labelled_draws: Any = None,
 ) -> DerivedMetrics:
     """ΔRecall(T) (MQM §3.2) and IQ (MQM §4.2) of a judged sample, with bootstrap intervals.
 
@@ -147,6 +148,9 @@ def derived_metrics(
         drawn, judged or not; ``"class"`` resamples the judged draws within each class
         and stratum, keeping the class counts fixed (narrower; see the module notes of
         :mod:`metrics_core.derived`).
+    labelled_draws : array-like of int, optional
+        Each sample row's draws in its batch's labelled prefix (abcde-spec §14), as for
+        :func:`~metrics_core.estimate_quality`; default every draw.
 
     Returns
     -------
@@ -179,7 +183,7 @@ def derived_metrics(
         precision_base = unit_parameter("precision_base", precision_base)
     if resampling not in RESAMPLING:
         raise ValueError(f"resampling must be one of {', '.join(RESAMPLING)}; got {resampling!r}")
-    draws = Draws.build(population, sample, verdicts, None)
+    draws = Draws.build(population, sample, verdicts, None, labelled_draws)
     quality = quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)
     exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
     diagram = affected_item_diagram_from_metrics(quality, exact, recall_base=recall_base, precision_base=precision_base)

@@ -88,6 +88,7 @@ def estimate_quality(
     confidence: float = 0.95,
     vantage: Any = None,
     horizon: int | None = None,
+    labelled_draws: Any = None,
 ) -> QualityEstimates:
     """Estimate every quality metric the sample's scheme supports.
 
@@ -110,6 +111,11 @@ def estimate_quality(
         class's confidence sequence is tightest at this times the class's share of the
         sampling mass (abcde-spec §9). Fix it when the experiment is planned; it never
         affects ``ci_low``/``ci_high``.
+    labelled_draws : array-like of int, optional
+        Each sample row's draws in its batch's labelled prefix (abcde-spec §14,
+        :func:`~metrics_core.labelled_draws`): the estimates use these draws only, each class
+        reweighted by its drawn draws over its labelled draws with a usable verdict. Default:
+        every draw (a sample judged in no particular order).
 
     Returns
     -------
@@ -136,7 +142,8 @@ def estimate_quality(
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     horizon = sample.n_draws if horizon is None else positive_int("horizon", horizon)
-    return quality_of_draws(Draws.build(population, sample, verdicts, vantage), sample.scheme, confidence, horizon)
+    draws = Draws.build(population, sample, verdicts, vantage, labelled_draws)
+    return quality_of_draws(draws, sample.scheme, confidence, horizon)
 
 
 def quality_of_draws(draws: Draws, scheme: str, confidence: float, horizon: int) -> QualityEstimates:

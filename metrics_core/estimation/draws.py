@@ -65,6 +65,9 @@ class Draws:
     unit_draws: np.ndarray  # (units,): draws of the unit's rows (float64)
     stratum_mass: np.ndarray  # (3,): the whole population's sampling mass of each stratum
     stratum_share: np.ndarray  # (3,): each stratum's share of the whole sample's draws
+    # (12,): the drawn draws of each (stratum, class) in scope when only a labelled prefix is
+    # estimated from (spec §14; ``draws`` are then the labelled ones); ``None``: every draw.
+    class_drawn: np.ndarray | None
     # bounds of the rows and of the unit codes of each (stratum, class) g = 4·stratum + class
     row_bounds: np.ndarray  # (13,)
     unit_bounds: np.ndarray  # (13,)
@@ -138,8 +141,16 @@ class Draws:
 
     @classmethod
     def build(
-        cls, source: Population | SampleContext, sample: PairSample, verdicts: PairVerdicts, vantage: Any
+        cls,
+        source: Population | SampleContext,
+        sample: PairSample,
+        verdicts: PairVerdicts,
+        vantage: Any,
+        labelled_draws: Any = None,
     ) -> Draws:
+        """``labelled_draws``: each sample row's draws in its batch's labelled prefix (spec §14), or
+        ``None`` to estimate from every draw. Rows without a labelled draw are left out; each
+        class keeps its drawn draws for the reweighting."""
         mask = None
         if isinstance(source, SampleContext):
             if vantage is not None:
@@ -149,6 +160,13 @@ class Draws:
             rows, mask = context_rows(source, sample, vantage)
         if len(rows) and rows.max() >= len(sample):
             raise ValueError(f"the context has rows up to {rows.max()}; the sample has {len(sample)}")
+        counts, class_drawn, kept = sample.draws, None, None
+        if labelled_draws is not None:
+            counts = _labelled_counts(labelled_draws, sample)
+            group = 4 * sample.stratum[rows].astype(np.int64) + sample.pair_class[rows]
+            class_drawn = np.bincount(group, weights=sample.draws[rows], minlength=12)[:12]
+            kept = np.flatnonzero(counts[rows] > 0)  # positions among the rows in scope
+            rows = rows[kept]
         if len(rows) == len(sample):
             rows = None  # every row, in order
         # numpy releases the GIL: the rows' cells and the class totals are read while the rows are sorted.
@@ -160,6 +178,8 @@ class Draws:
             units = Units.build(sample, rows, verdicts)
             (per_cell, cell), context = gathering.result()
         order, row_bounds, unit_bounds = units.order, units.row_bounds, units.unit_bounds
+        if cell is None and kept is not None:
+            cell = kept  # a context's ratios are per context row: those of the rows kept
         ratios = RowRatios(per_cell, order if cell is None else cell[order])
         del cell
         totals = np.zeros((3, 4))
@@ -168,9 +188,9 @@ class Draws:
         for s, classes in SCHEME_STRATA[sample.scheme].items():
             totals[s, list(classes)] = context["totals"][list(classes)]
             stratum_mass[s] = float(np.sum(whole_totals[list(classes)]))
-        draws = sample.draws[order if rows is None else rows[order]]
+        draws = counts[order if rows is None else rows[order]]
         unit_draws = _unit_draws(draws, units)
-        if rows is None:
+        if rows is None and class_drawn is None:
             per_stratum = np.array([unit_draws[unit_bounds[4 * s] : unit_bounds[4 * s + 4]].sum() for s in range(3)])
         else:
             per_stratum = np.bincount(sample.stratum, weights=sample.draws, minlength=3)[:3]
@@ -192,6 +212,7 @@ class Draws:
             row_bounds=row_bounds,
             unit_bounds=unit_bounds,
             second_rows=units.second_rows,
+            class_drawn=class_drawn,
         )
 
     @property
@@ -212,6 +233,16 @@ class Draws:
         if mass <= 0:
             return math.nan
         return horizon * self.stratum_share[stratum] * float(self.totals[stratum, list(classes)].sum()) / mass
+
+
+def _labelled_counts(labelled_draws: Any, sample: PairSample) -> np.ndarray:
+    counts = np.asarray(labelled_draws)
+    if counts.shape != (len(sample),) or not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError(f"labelled_draws must be {len(sample)} integers, one per sample row")
+    bad = np.flatnonzero((counts < 0) | (counts > sample.draws))
+    if len(bad):
+        raise ValueError(f"labelled_draws[{bad[0]}] = {counts[bad[0]]} is not within 0..{sample.draws[bad[0]]}")
+    return counts.astype(np.int64, copy=False)
 
 
 def _unit_draws(draws: np.ndarray, units: Units) -> np.ndarray:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 
+from ..masses import SELF
 from ..proportions import wilson_interval
 from ..results import Estimate
 from ..sequential import confidence_sequence_half_width, share_confidence_sequence
 from .draws import Draws
+
+_SHIFTED = ("value", "ci_low", "ci_high", "cs_low", "cs_high", "unsure_low", "unsure_high")
 
 
 class _Spread:
@@ -51,6 +54,10 @@ class Mean:
     horizon: float  # planned judged draws of its classes (spec §9)
     total: float = math.nan  # Σ weights
     spread: _Spread | None = None  # none: no SE
+    # The judged draws that carry a verdict (self pairs are known, not judged: spec §14), and a
+    # floor under SE(m)² from the smoothed share of each judged class (``normal`` means only).
+    verdict_draws: int = 0
+    floor: float = 0.0
 
     @property
     def stderr(self) -> float:
@@ -58,6 +65,13 @@ class Mean:
         if self.spread is None or judged <= 1:
             return math.nan
         return math.sqrt(judged / (judged - 1) * self.spread.value) / self.total
+
+    @property
+    def floored_stderr(self) -> float:
+        """The SE the sequence uses: at least the floor's (defined from the first verdict on)."""
+        stderr = self.stderr
+        floor = math.sqrt(self.floor)
+        return floor if math.isnan(stderr) else max(stderr, floor)
 
 
 @dataclass(frozen=True)
@@ -85,7 +99,8 @@ class _Frame:
             present = slice(None)  # views, not copies (self pairs; every pair judged)
         all_draws = d.unit_draws[units]
         unit_draws = all_draws[present]
-        drawn, judged = int(all_draws.sum()), int(unit_draws.sum())
+        drawn = int(all_draws.sum()) if d.class_drawn is None else int(d.class_drawn[group])
+        judged = int(unit_draws.sum())
         n_units = units.stop - units.start
         return cls(
             rows,
@@ -138,6 +153,17 @@ class _Weights:
     def vk_total(self) -> float:
         return float(self.vk.sum())
 
+    def split_terms(self, x: np.ndarray, m: float, class_mean: float) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``v_u² k_u (x_u − m)²`` with ``k_u = q D_u + (1 − q) D_u²`` split in its two parts, the
+        second (the variance of losing a pair's draws together) centred at the class's mean."""
+        f = self.frame
+        per_draw = self.unit_weight / f.unit_draws
+        per_draw *= per_draw
+        return [
+            (per_draw * (f.q * f.unit_draws), np.square(x - m)),
+            (per_draw * ((1.0 - f.q) * f.unit_draws * f.unit_draws), np.square(x - class_mean)),
+        ]
+
 
 class Estimator:
     """The estimates of one set of draws. ``points_only``: values without intervals (spec §12's passes)."""
@@ -167,8 +193,11 @@ class Estimator:
         frames = [self._frame(stratum * 4 + c) for c in classes]
         horizon = d.class_horizon(stratum, classes, self.horizon)
         judged, drawn = sum(f.judged for f in frames), sum(f.drawn for f in frames)
-        if judged == 0:
-            return Mean(math.nan, 0.0, 0, drawn, horizon)
+        verdict_draws = sum(f.judged for c, f in zip(classes, frames) if c != SELF)
+        # A class drawn but not judged leaves a mean over several classes unknown: leaving the
+        # class out would bias it (ΔPrecision without its split pairs looks better).
+        if judged == 0 or any(f.drawn and not f.judged for f in frames):
+            return Mean(math.nan, 0.0, judged, drawn, horizon, verdict_draws=verdict_draws)
         parts = []
         for f in frames:
             if not f.judged:
@@ -189,16 +218,37 @@ class Estimator:
         total = sum(weights.total for weights, _ in parts)
         m = sum(float(unit_wx.sum()) for _, unit_wx in parts) / total
         if self.points_only:
-            return Mean(m, math.nan, judged, drawn, horizon)
+            return Mean(m, math.nan, judged, drawn, horizon, verdict_draws=verdict_draws)
         terms, vk_total = [], 0.0
         for weights, unit_wx in parts:
-            deviation = np.divide(unit_wx, weights.unit_weight, out=unit_wx)  # unit_wx is not read again
-            deviation -= m
-            deviation *= deviation
-            terms.append((weights.vk, deviation))
+            class_mean = float(unit_wx.sum()) / weights.total
+            unit_x = np.divide(unit_wx, weights.unit_weight, out=unit_wx)  # unit_wx is not read again
             vk_total += weights.vk_total
+            if len(parts) == 1 or weights.frame.q == 1.0:
+                terms.append((weights.vk, np.square(unit_x - m)))
+            else:  # spec §14: what missing pairs add is centred within their class
+                terms.extend(weights.split_terms(unit_x, m, class_mean))
         n_eff = total**2 / vk_total
-        return Mean(m, n_eff, judged, drawn, horizon, total, _Spread(terms, self._pending))
+        floor = self._floor(frames, classes, drawn) if x == "precision" else 0.0
+        return Mean(m, n_eff, judged, drawn, horizon, total, _Spread(terms, self._pending), verdict_draws, floor)
+
+    def _floor(self, frames: list[_Frame], classes: tuple[int, ...], drawn: int) -> float:
+        """A floor under SE(m)² of ΔPrecision's mean: ``Σ_g (N_g/N)² · l̄²_g · p̃_g(1 − p̃_g) / n_eff,g``
+        over the judged classes but self, with ``p̃ = (k + 1)/(n + 2)`` the class's smoothed share
+        of equivalent draws, ``l̄²`` its mean squared label and ``n_eff`` its draws over the design
+        effect of pairs drawn several times. It is the variance a class of constant label and
+        share ``p̃`` would have: a run of identical verdicts (0 or 1 judged pairs, all agreeing)
+        no longer gives a point (spec §14), and it rarely binds once a class has verdicts both ways."""
+        d, floor = self.d, 0.0
+        for c, f in zip(classes, frames):
+            if c == SELF or not f.judged:
+                continue
+            n = f.judged
+            p = (float(np.dot(f.unit_draws, f.share)) + 1.0) / (n + 2.0)
+            squares = f.unit_sums(d, np.square(d.precision_label[f.rows]))
+            n_eff = n * n / float(f.k.sum())
+            floor += (f.drawn / drawn) ** 2 * float(squares.sum()) / n * p * (1.0 - p) / n_eff
+        return floor
 
     def _frame(self, group: int) -> _Frame:
         """The judged units of one (stratum, class) (what :meth:`mean` needs whatever it
@@ -207,8 +257,16 @@ class Estimator:
             self._frames[group] = _Frame.build(self.d, group)
         return self._frames[group]
 
-    def indicator(self, multiplier: float, mean: Mean, complement: bool = False) -> Estimate:
-        """``multiplier × share`` with a Wilson interval on the effective size and a clipped sequence."""
+    def indicator(self, multiplier: float, mean: Mean, complement: bool = False, offset: float = 0.0) -> Estimate:
+        """``offset + multiplier × share`` with a Wilson interval on the effective size and a clipped
+        sequence (``offset``: an exactly known part, such as the self pairs of an index)."""
+        estimate = self._share_estimate(multiplier, mean, complement)
+        if offset == 0.0:
+            return estimate
+        shifted = {name: getattr(estimate, name) + offset for name in _SHIFTED}
+        return replace(estimate, **shifted)
+
+    def _share_estimate(self, multiplier: float, mean: Mean, complement: bool) -> Estimate:
         if multiplier == 0.0:
             return Estimate(0.0, 0.0, 0.0, 0.0, mean.judged_draws, mean.drawn_draws, 0.0, 0.0, 0.0, 0.0)
         if math.isnan(mean.value):
@@ -258,9 +316,12 @@ class Estimator:
         if self.points_only:
             return Estimate(value, math.nan, math.nan, math.nan, judged, drawn)
         stderr = math.sqrt(sum((mult * mean.stderr) ** 2 for mult, mean in parts))
+        # The sequence is watched from the first verdict: its SE is floored, and its t is the
+        # draws judged by a rater (self pairs do not stand in; spec §14). The fixed interval is
+        # §6's, for a given number of verdicts.
         half = math.sqrt(
             sum(
-                (mult * self._sequence_half_width(mean.stderr, mean.judged_draws, mean.horizon)) ** 2
+                (mult * self._sequence_half_width(mean.floored_stderr, mean.verdict_draws, mean.horizon)) ** 2
                 for mult, mean in parts
             )
         )

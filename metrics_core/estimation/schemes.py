@@ -29,7 +29,9 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
     # Every mean before any estimate: their SEs' dot products then run together (estimator._Spread).
     split = est.mean(stratum_of[SPLIT], (SPLIT,), p)
     merge = est.mean(stratum_of[MERGE], (MERGE,), p)
-    stable = est.mean(stratum_of[SELF], (SELF, INTERSECTION), p)
+    # Self pairs are known, not judged (spec §14): the index is their exact total plus the
+    # intersection pairs' total times the intersection's own share, with that share's interval.
+    intersection = est.mean(stratum_of[INTERSECTION], (INTERSECTION,), p)
     precision = precision_means(est, stratum_of)
     split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance="base")
     merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance="exp")
@@ -38,8 +40,8 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
         "BadSplitDistance": est.indicator(total(SPLIT), split),
         "GoodMergeDistance": est.indicator(total(MERGE), merge),
         "BadMergeDistance": est.indicator(total(MERGE), merge, complement=True),
-        "AffectedGoodIndex": est.indicator(total(SELF) + total(INTERSECTION), stable),
-        "AffectedBadIndex": est.indicator(total(SELF) + total(INTERSECTION), stable, complement=True),
+        "AffectedGoodIndex": est.indicator(total(INTERSECTION), intersection, offset=total(SELF)),
+        "AffectedBadIndex": est.indicator(total(INTERSECTION), intersection, complement=True),
     }
     out["GoodDistance"] = _sum(out["GoodSplitDistance"], out["GoodMergeDistance"])
     out["BadDistance"] = _sum(out["BadSplitDistance"], out["BadMergeDistance"])

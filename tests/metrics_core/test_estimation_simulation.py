@@ -103,7 +103,12 @@ def test_hand_computed_jaccard_estimates():
     Class metrics (the weight cancels within one class):
       GoodSplitDistance = 3/32 · mean(1 − e) = 3/32 · 1/2 = 3/64 = BadSplitDistance
       GoodMergeDistance = 7/48 · 1 = 7/48, BadMergeDistance = 0
-      AffectedGoodIndex = 25/96 · (2·1 + 3·1 + 4·0)/9 = 25/96 · 5/9 = 125/864, AffectedBadIndex = 25/96 · 4/9
+      AffectedGoodIndex: self pairs are known, not judged (spec §14), so the index is the self
+      pairs' exact total plus the intersection's total times its own share: the self total is
+      Σ (w_i/W)·(w_i/w(U_i)) over a, b, c, d = 1/64 + 1/64 + 1/32 + 1/6 = 11/48, the
+      intersection's 25/96 − 11/48 = 1/32 with share 0 ({a,b} not equivalent): 11/48, and
+      AffectedBadIndex = 1/32 · 1 = 1/32. (Pooling the 5 self and 4 intersection draws would give
+      25/96 · 5/9, as if the sample's split of the two were their masses' 22 : 3.)
     Rates (spec §6, importance weight w(U)/w(Base(i)) for splits, w(U)/w(Exp(i)) for merges):
       GoodSplitRate = (1/2)·1.25·(5·(1/2)·(4/4) + 3·(1/2)·(8/4))/23 = (1/2)·6.875/23 = 55/368 = BadSplitRate
       GoodMergeRate = (1/2)·(3·1·(8/6) + 1·1·(6/6))/23 = (1/2)·5/23 = 5/46, BadMergeRate = 0
@@ -117,8 +122,8 @@ def test_hand_computed_jaccard_estimates():
         "GoodDistance": F(3, 64) + F(7, 48),
         "BadDistance": F(3, 64),
         "GoodMinusBadDistance": F(7, 48),
-        "AffectedGoodIndex": F(125, 864),
-        "AffectedBadIndex": F(25, 96) * F(4, 9),
+        "AffectedGoodIndex": F(11, 48),
+        "AffectedBadIndex": F(1, 32),
         "DeltaPrecision": F(-11, 368),
     }
     assert set(est) == set(expected) | set(HAND_JACCARD_RATES) == set(mc.metrics_for_scheme("jaccard"))
@@ -128,30 +133,33 @@ def test_hand_computed_jaccard_estimates():
     # Draw counts: 10 split draws drawn, 8 judged (the 1000/800 situation of JDD §8).
     assert (est["GoodSplitDistance"].drawn_draws, est["GoodSplitDistance"].judged_draws) == (10, 8)
     assert (est["GoodMergeDistance"].drawn_draws, est["GoodMergeDistance"].judged_draws) == (4, 4)
-    assert (est["AffectedGoodIndex"].drawn_draws, est["AffectedGoodIndex"].judged_draws) == (9, 9)
+    # The index rests on the intersection draws only: the self pairs are known (spec §14).
+    assert (est["AffectedGoodIndex"].drawn_draws, est["AffectedGoodIndex"].judged_draws) == (4, 4)
     assert (est["DeltaPrecision"].drawn_draws, est["DeltaPrecision"].judged_draws) == (23, 21)
 
     # Standard errors (spec §6), unit = distinct unordered pair.
-    # AffectedGoodIndex: units {a}(D=2,x=1) {d}(D=3,x=1) {a,b}(D=4,x=0), v = 1, q = 1, k = D,
-    #   m = 5/9, Σ k (x−m)² = 5·(4/9)² + 4·(5/9)² = 20/9, SE(m)² = 9/8 · (20/9) / 9² = 2.5/81.
-    se_agi = 25 / 96 * math.sqrt(2.5) / 9
-    assert est["AffectedGoodIndex"].stderr == pytest.approx(se_agi, rel=1e-12)
-    assert est["AffectedBadIndex"].stderr == pytest.approx(se_agi, rel=1e-12)
-    # Wilson interval on n_eff = (Σ v D)² / Σ v² k = 81/9 = 9, p = 5/9, scaled by AJI = 25/96.
-    p, n = 5 / 9, 9.0
+    # AffectedGoodIndex: the one intersection unit {a,b} (D=4, x=0 = m): SE 0, scaled by the
+    # intersection's total 1/32; Wilson on n_eff = (Σ v D)² / Σ v² k = 16/4 = 4 at p = 0, mapped
+    # to 11/48 + 1/32 · share (AffectedBadIndex: 1/32 · (1 − share)).
+    assert est["AffectedGoodIndex"].stderr == pytest.approx(0.0, abs=1e-15)
+    assert est["AffectedBadIndex"].stderr == pytest.approx(0.0, abs=1e-15)
+    p, n = 0.0, 4.0
     centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
     half = Z95 / (1 + Z95**2 / n) * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n))
-    assert est["AffectedGoodIndex"].ci_low == pytest.approx(25 / 96 * (centre - half), rel=1e-12)
-    assert est["AffectedGoodIndex"].ci_high == pytest.approx(25 / 96 * (centre + half), rel=1e-12)
-    assert est["AffectedBadIndex"].ci_low == pytest.approx(25 / 96 * (1 - centre - half), rel=1e-12)
+    assert est["AffectedGoodIndex"].ci_low == pytest.approx(11 / 48, rel=1e-12)
+    assert est["AffectedGoodIndex"].ci_high == pytest.approx(11 / 48 + 1 / 32 * (centre + half), rel=1e-12)
+    assert est["AffectedBadIndex"].ci_low == pytest.approx(1 / 32 * (1 - centre - half), rel=1e-12)
+    assert est["AffectedBadIndex"].ci_high == pytest.approx(1 / 32, rel=1e-12)
     # GoodSplitDistance: one judged unit {a,c} with x = 1/2 = m: SE 0.
     assert est["GoodSplitDistance"].stderr == pytest.approx(0.0, abs=1e-15)
     # ΔPrecision: units (x_u = mean of x over the unit's draws):
     #   {a,c}: D=8, x_u = (5·(−1/2) + 3·(−1))/8 = −11/16, v = 1.25, split q = 1/2 → k = 8 + 1/2·8·7 = 36
     #   {c,d}: D=4, x_u = (3·4/3 + 1)/4 = 5/4, k = 4;  {a}: D=2, x=1;  {d}: D=3, x=−1/2;  {a,b}: D=4, x=0
     #   n = 21 judged draws, Σ v D = 23, m = −11/184.
+    #   Spec §14: k's part (1 − q)·D² of the split pairs lost together is centred at the split
+    #   class's mean, which its one judged unit {a,c} equals: only q·D = 4 of its k = 36 remains.
     m = -11 / 184
-    ss = 1.25**2 * 36 * (-11 / 16 - m) ** 2 + 4 * (5 / 4 - m) ** 2 + 2 * (1 - m) ** 2 + 3 * (-0.5 - m) ** 2 + 4 * m**2
+    ss = 1.25**2 * 4 * (-11 / 16 - m) ** 2 + 4 * (5 / 4 - m) ** 2 + 2 * (1 - m) ** 2 + 3 * (-0.5 - m) ** 2 + 4 * m**2
     se_dp = 0.5 * math.sqrt(21 / 20 * ss / 23**2)
     assert est["DeltaPrecision"].stderr == pytest.approx(se_dp, rel=1e-12)
     assert est["DeltaPrecision"].ci_low == pytest.approx(-11 / 368 - Z95 * se_dp, rel=1e-12)
@@ -206,7 +214,8 @@ def test_hand_computed_stratified_estimates():
     stable stratum (total AJI(T) = 25/96): self (d,d)1 [l = −1/2], intersection (b,a)1 [e = 0].
       m = (−1/2 + 0)/2 = −1/4.
     ΔPrecision = (23/96)·(−2/15) + (25/96)·(−1/4) = −46/1440 − 25/384 = −(736 + 1500)/23040 = −559/5760.
-    AffectedGoodIndex = (25/96)·(1 + 0)/2 = 25/192.
+    AffectedGoodIndex = the self pairs' exact total 11/48 (test_hand_computed_jaccard_estimates)
+      plus the intersection's 1/32 times its share 0 ({a,b} not equivalent) = 11/48 (spec §14).
     """
     rows_i = [a, c, c, d, b]
     rows_j = [c, b, d, d, a]
@@ -219,7 +228,7 @@ def test_hand_computed_stratified_estimates():
     )
     est = mc.estimate_quality(pop, sample, verdicts_of(HAND_VERDICTS)).estimates
     assert est["DeltaPrecision"].value == pytest.approx(-559 / 5760, rel=1e-13)
-    assert est["AffectedGoodIndex"].value == pytest.approx(25 / 192, rel=1e-13)
+    assert est["AffectedGoodIndex"].value == pytest.approx(11 / 48, rel=1e-13)
     assert est["GoodSplitDistance"].value == pytest.approx(3 / 32 * 1 / 2, rel=1e-13)
 
 

@@ -145,21 +145,32 @@ def test_hand_sample_sequences():
     """The 23-draw hand sample of test_estimation_simulation (Σ w_ij = 1/2, SplitDistance 3/32,
     MergeDistance 7/48, AffectedJaccardIndex 25/96; H = 23 draws by default)."""
     est = estimates_of(hand_population(), "jaccard", HAND_JACCARD_ROWS, HAND_VERDICTS)
-    # ΔPrecision: normal, all classes, t = 21 judged draws, H = 23.
+    # ΔPrecision: normal, all classes, t = 16 draws judged by a rater (the 5 self draws are known,
+    # not judged: spec §14), H = 23. SE(m) floored (spec §14) at Σ_g (N_g/N)² l̄²_g p̃(1 − p̃)/n_eff,g:
+    #   split {a,c}: N 10, n 8, k 4 → p̃ 5/10; Σ D l² = 5·1 + 3·4 = 17; k_u = 8 + ½·8·7 = 36 → n_eff 64/36
+    #   merge {c,d}: N 4, n 4, k 4 → p̃ 5/6; Σ D l² = 3·16/9 + 1 = 19/3; n_eff 16/4 = 4
+    #   intersection {a,b}: N 4, n 4, k 0 → p̃ 1/6; Σ D l² = 4; n_eff 4
+    floor = (
+        (10 / 23) ** 2 * (17 / 8) * (1 / 4) / (64 / 36)
+        + (4 / 23) ** 2 * (19 / 12) * (5 / 36) / 4
+        + (4 / 23) ** 2 * 1 * (5 / 36) / 4
+    )
     dp = est["DeltaPrecision"]
-    half = formula(dp.stderr, 21, 23)
+    se_m = max(dp.stderr / 0.5, math.sqrt(floor))
+    half = 0.5 * formula(se_m, 16, 23)
     assert (dp.cs_low, dp.cs_high) == pytest.approx((dp.value - half, dp.value + half), rel=1e-12)
-    # AffectedGoodIndex: share 5/9 of t = 9 judged draws, SE(m) = sqrt(2.5)/9, n_eff = 9;
-    # H = 23 · (25/96)/(1/2) = 11.979; σ̂² = 9 · 2.5/81 = 0.2778 above the floor (6/11)(5/11) = 0.2479.
-    h = 23 * (25 / 96) / 0.5
-    f = formula(1.0, 9, h)  # the factor: half-width per unit of SE(m)
-    se_m = math.sqrt(2.5) / 9
-    w_low, w_high = ref.wilson_interval(5 / 9, 9, f)
-    low, high = max(min(5 / 9 - f * se_m, w_low), 0.0), min(max(5 / 9 + f * se_m, w_high), 1.0)
+    # AffectedGoodIndex = 11/48 + 1/32 · the intersection's share 0 of t = 4 judged draws (one unit,
+    # SE 0, n_eff 4); H = 23 · (1/32)/(1/2) = 1.4375; the floor (1/6)(5/6)·4/4 decides the normal
+    # form, the score (Wilson) form at the sequence's factor the upper end.
+    h = 23 * (1 / 32) / 0.5
+    f = formula(1.0, 4, h)  # the factor: half-width per unit of SE(m)
+    floor_se = math.sqrt((1 / 6) * (5 / 6) / 4)
+    w_low, w_high = ref.wilson_interval(0.0, 4, f)
+    low, high = 0.0, min(max(f * floor_se, w_high), 1.0)
     agi = est["AffectedGoodIndex"]
-    assert (agi.cs_low, agi.cs_high) == pytest.approx((25 / 96 * low, 25 / 96 * high), rel=1e-12)
+    assert (agi.cs_low, agi.cs_high) == pytest.approx((11 / 48 + low / 32, 11 / 48 + high / 32), rel=1e-12)
     abi = est["AffectedBadIndex"]
-    assert (abi.cs_low, abi.cs_high) == pytest.approx((25 / 96 * (1 - high), 25 / 96 * (1 - low)), rel=1e-12)
+    assert (abi.cs_low, abi.cs_high) == pytest.approx(((1 - high) / 32, (1 - low) / 32), rel=1e-12)
     # GoodMinusBadDistance: split part S(1 − 2p), merge part M(2p − 1); SE twice the classes'.
     gmb = est["GoodMinusBadDistance"]
     assert gmb.stderr == pytest.approx(2 * math.hypot(est["GoodSplitDistance"].stderr, est["GoodMergeDistance"].stderr))
@@ -181,7 +192,9 @@ def test_horizon_changes_the_sequence_not_the_interval():
             d.value, d.stderr, d.ci_low, d.ci_high, d.unsure_low, d.unsure_high,
         ), name
     dp = later["DeltaPrecision"]
-    assert dp.cs_half_width == pytest.approx(formula(dp.stderr, 21, 2300), rel=1e-12)
+    # t = 16 draws judged by a rater; the SE as floored in test_hand_sample_sequences.
+    ratio = default["DeltaPrecision"].cs_half_width / formula(1.0, 16, 23)
+    assert dp.cs_half_width == pytest.approx(formula(ratio, 16, 2300), rel=1e-12)
     assert dp.cs_half_width > default["DeltaPrecision"].cs_half_width  # tuned for 2300, not for 21
     with pytest.raises(ValueError, match="horizon"):
         estimates_of(pop, "jaccard", HAND_JACCARD_ROWS, HAND_VERDICTS, horizon=0)

@@ -27,7 +27,8 @@ def test_hand_computed_unsure_ranges():
 
     split share p (equivalent): value 1/2 ({a,c} 8 draws at 1/2); {b,c} equivalent → (8·½ + 2)/10 = 3/5;
       not equivalent → 4/10 = 2/5.   GoodSplitDistance = 3/32·(1 − p) ∈ [3/80, 9/160].
-    stable share: value 5/9; {a,b} at 1/3 → (2 + 3 + 4/3)/9 = 19/27; at 0 → 5/9.
+    intersection share (spec §14: the index is 11/48 + 1/32 · share): value 0; {a,b} at 1/3 → 1/3.
+      AffectedGoodIndex ∈ [11/48, 11/48 + 1/96], AffectedBadIndex = 1/32 · (1 − share) ∈ [1/48, 1/32].
     merge: no unsure verdict → the value 7/48.
     GoodMinusBadDistance = 3/32(1 − 2p) + 7/48 ∈ 7/48 ± 3/160.
     GoodSplitRate = SplitRate(T)·Σ Dι(1 − e)/Σ Dι, ι = 1 for a's and b's rows, 2 for c's:
@@ -46,8 +47,8 @@ def test_hand_computed_unsure_ranges():
         "GoodDistance": (F(3, 80) + F(7, 48), F(9, 160) + F(7, 48)),
         "BadDistance": (F(3, 80), F(9, 160)),
         "GoodMinusBadDistance": (F(7, 48) - F(3, 160), F(7, 48) + F(3, 160)),
-        "AffectedGoodIndex": (F(25, 96) * F(5, 9), F(25, 96) * F(19, 27)),
-        "AffectedBadIndex": (F(25, 96) * F(8, 27), F(25, 96) * F(4, 9)),
+        "AffectedGoodIndex": (F(11, 48), F(11, 48) + F(1, 96)),
+        "AffectedBadIndex": (F(1, 48), F(1, 32)),
         "DeltaPrecision": (F(-3, 46), F(2, 69)),
         "GoodSplitRate": (F(11, 224), F(17, 224)),
         "BadSplitRate": (F(11, 224), F(17, 224)),
