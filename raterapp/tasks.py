@@ -6,10 +6,13 @@ that runs twice (worker killed, message redelivered, retried) leaves the same re
 
 from __future__ import annotations
 
+import logging
 from importlib import import_module
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
+
+logger = logging.getLogger(__name__)
 
 # A lost database connection or a full disk is worth another try; bad data is not (the
 # services store it on the experiment and return). The preparation stores every error but a lost
@@ -48,6 +51,12 @@ def _experiment_refresh_task(name: str, time_limit: int, doc: str):
     ``services.scheduling.ExperimentRefresh`` schedules by the name ``<name>_refresh_task``."""
 
     def run(experiment_id: int) -> None:
+        from raterapp.models import Experiment
+
+        if not Experiment.objects.filter(pk=experiment_id).exists():
+            # Deleted (by an admin) while its refresh waited in the queue: nothing left to recompute.
+            logger.info("%s_refresh of experiment %s skipped: it no longer exists", name, experiment_id)
+            return
         getattr(import_module(f"raterapp.services.{name}"), f"{name}_refresh")(experiment_id=experiment_id)
 
     run.__name__ = run.__qualname__ = f"{name}_refresh_task"

@@ -24,9 +24,12 @@ import shlex
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +39,7 @@ from django.conf import global_settings, settings
 from tests.browser.conftest import pages_visited, record_problems
 from tests.e2e.conftest import _database_url
 
-from .processes import free_port, http_status, wait_until
+from .processes import assert_logs_clean, free_port, http_status, log_problems, tasks_succeeded, wait_until
 from .shape import ROOT, Substitutions, base_environment, compose_read, dockerfile_read, env_file_read
 
 pytestmark = [
@@ -59,6 +62,7 @@ class Production:
     static_root: Path
     data_dir: Path
     logs: Path
+    environment: dict[str, str]  # the web service's: what a `docker compose run web ...` gets
 
 
 def _build(image, folder: Path, paths: Substitutions) -> None:
@@ -111,6 +115,22 @@ def _logs(logs: Path) -> str:
     return "\n".join(f"--- {path.name}\n{path.read_text()[-3000:]}" for path in sorted(logs.glob("*.log")))
 
 
+def _queues_emptied(redis_url: str, queues: tuple[str, ...]) -> None:
+    """Drop what an earlier run left in the compose queues of this Redis (a test that failed before
+    the tasks it asked for ran): those tasks name rows of a test database since dropped, and would
+    raise here. Only these queues' messages go (kombu's keys: the queue, its priority lists and
+    its unacknowledged ones); the other pytest-xdist workers' queues have names of their own."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    for queue in queues:
+        client.delete(queue, *client.scan_iter(match=f"{queue}\x06\x16*"))
+    for tag, payload in client.hgetall("unacked").items():
+        if json.loads(payload)[-1] in queues:
+            client.hdel("unacked", tag)
+            client.zrem("unacked_index", tag)
+
+
 @pytest.fixture(scope="module")
 def production(django_db_setup, tmp_path_factory):
     folder = tmp_path_factory.mktemp("production")
@@ -139,11 +159,13 @@ def production(django_db_setup, tmp_path_factory):
     assert set(APP_SERVICES) <= set(compose["services"])
     assert [s for s in compose["services"] if s not in (*APP_SERVICES, "db", "redis")] == []
 
+    _queues_emptied(settings.REDIS_URL, ("preparation", "live"))
     processes: dict[str, subprocess.Popen] = {}
+    environments: dict[str, dict[str, str]] = {}
     try:
         for name in APP_SERVICES:
-            command, env = _service_command(name, compose["services"][name], image, env_file, subs)
-            processes[name] = _start(name, command, env, logs)
+            command, environments[name] = _service_command(name, compose["services"][name], image, env_file, subs)
+            processes[name] = _start(name, command, environments[name], logs)
         assert subs.unused() == []
         base = f"http://127.0.0.1:{web}"
 
@@ -153,7 +175,10 @@ def production(django_db_setup, tmp_path_factory):
             return http_status(f"{base}/api/health/") == 200
 
         wait_until(healthy, timeout=180, what="a healthy /api/health/")
-        yield Production(base, f"http://127.0.0.1:{dashboard}", f"tcp://127.0.0.1:{scheduler}", static_root, data_dir, logs)
+        yield Production(
+            base, f"http://127.0.0.1:{dashboard}", f"tcp://127.0.0.1:{scheduler}", static_root, data_dir, logs,
+            environments["web"],
+        )  # fmt: skip
     except BaseException:
         print(_logs(logs))
         raise
@@ -206,6 +231,149 @@ def test_beat_has_the_live_worker_run_the_reconciler_and_every_service_restarts(
     assert "Task raterapp.reconcile[" not in (production.logs / "worker-preparation.log").read_text()
     services = compose_read()["services"]
     assert {name: services[name].get("restart") for name in APP_SERVICES} == dict.fromkeys(APP_SERVICES, "unless-stopped")
+
+
+# ---- the product's own work: raters judge for a minute and no task raises (issue 32).
+
+JUDGING_SECONDS = 60
+RATER_THINK_SECONDS = 1.0
+WATCHED_API = ("dashboard/", "estimates/", "derived/", "slices/", "rater-aware/", "decision/")
+
+
+def _api(base: str, path: str, token: str, body: dict | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        f"{base}{path}", data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Token {token}", "Content-Type": "application/json", "Accept": "application/json"},
+    )  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, {"body": error.read()[:1000].decode(errors="replace")}
+
+
+def _rater_judges(base: str, token: str, experiment_id: int, truth: dict[int, str], stop, answers: list) -> None:
+    """A rater at the judging page: the next pair, a moment's thought, the true verdict (unsure
+    for a pair the truth does not know), until ``stop`` or an empty queue; each answer's status."""
+    pair_path = f"/api/experiments/{experiment_id}/next-pair/"
+    while not stop.is_set():
+        status, leased = _api(base, pair_path, token, {"holding": []})
+        answers.append(("next-pair", status))
+        if status != 200 or leased["pair"] is None:
+            return
+        stop.wait(RATER_THINK_SECONDS)
+        task = leased["pair"]["task"]
+        body = {"task": task, "verdict": truth.get(task, "unsure"), "client_id": str(uuid.uuid4())}
+        answers.append(("judgement", _api(base, "/api/judgements/", token, body)[0]))
+
+
+def test_raters_judge_for_a_minute_and_no_task_raises(production, transactional_db):
+    """The demo experiment made by `manage.py demo` in the web service's environment, prepared by
+    the preparation worker; three raters judge it over the API for a minute while the engineer
+    watches its dashboard; the live worker keeps the estimates, ΔRecall and IQ, the slices and the
+    rater-aware fit up to date. No task may raise (not even once, retried) and no service may log an
+    exception or an error, from the start of the services on; and the work must be done."""
+    from django.contrib.auth.models import User
+
+    from raterapp.models import (
+        DerivedEstimate,
+        EstimateSnapshot,
+        Experiment,
+        Judgement,
+        OutboxMessage,
+        PairTask,
+        RaterAwareEstimate,
+    )  # fmt: skip
+    from raterapp.services.api_tokens import api_token_create
+    from raterapp.services.demo import SIMULATED_RATERS, demo_truth
+
+    made = subprocess.run(
+        [shutil.which("python", path=production.environment["PATH"]), "manage.py", "demo"],
+        cwd=ROOT, env=production.environment, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stdout + made.stderr
+    experiment = Experiment.objects.get(pk=int(re.search(r"Created experiment (\d+):", made.stdout)[1]))
+
+    def prepared():
+        experiment.refresh_from_db()
+        assert experiment.status != Experiment.Status.FAILED, experiment.error
+        return experiment.status == Experiment.Status.RATING
+
+    wait_until(prepared, timeout=180, what="the preparation worker to prepare the demo experiment")
+    known = demo_truth()
+    truth = {
+        task: "equivalent" if known[a] == known[b] else "not_equivalent"
+        for task, a, b in PairTask.objects.filter(experiment=experiment).values_list(
+            "pk", "item_a__item_id", "item_b__item_id"
+        )
+    }
+    tokens = {name: api_token_create(actor=User.objects.get(username=name))[1] for name in (*SIMULATED_RATERS, "engineer")}
+    engineer = tokens.pop("engineer")
+    stop, answers = threading.Event(), []
+    raters = [
+        threading.Thread(target=_rater_judges, args=(production.url, token, experiment.pk, truth, stop, answers))
+        for token in tokens.values()
+    ]
+    started = time.monotonic()
+    for rater in raters:
+        rater.start()
+    watched: list[tuple[str, int]] = []
+    try:
+        while time.monotonic() - started < JUDGING_SECONDS and any(rater.is_alive() for rater in raters):
+            for path in WATCHED_API:
+                status, body = _api(production.url, f"/api/experiments/{experiment.pk}/{path}", engineer)
+                # Before the first results a view says they are not computed yet (404).
+                if not (status == 200 or (status == 404 and "yet." in body.get("body", ""))):
+                    watched.append((path, status, body))
+            time.sleep(2)
+    finally:
+        stop.set()
+        for rater in raters:
+            rater.join(timeout=60)
+    judged_for = time.monotonic() - started
+
+    def caught_up_or_raised():
+        if log_problems(_log_texts(production.logs)):
+            return "raised"
+        judged = Judgement.objects.filter(task__experiment=experiment).count()
+        latest = [
+            model.objects.filter(experiment=experiment).order_by("-pk").values_list("judgements", flat=True).first()
+            for model in (EstimateSnapshot, DerivedEstimate, RaterAwareEstimate)
+        ]
+        return all(count == judged for count in latest)
+
+    caught_up = wait_until(caught_up_or_raised, timeout=60, interval=1, what="the estimates to catch up") is True
+    logs = _log_texts(production.logs)
+    assert_logs_clean(logs, what="the compose services")  # first: a task that raised explains the rest
+    assert watched == [], watched
+    assert caught_up
+    refused = Counter(answer for answer in answers if answer[1] not in (200, 201))
+    assert not refused, refused
+    assert judged_for >= JUDGING_SECONDS, f"the raters ran out of pairs after {judged_for:.0f}s"
+    experiment.refresh_from_db()
+    assert experiment.status == Experiment.Status.RATING and not experiment.error
+    assert list(OutboxMessage.objects.exclude(last_error="").values_list("kind", "last_error")) == []
+    # The work was done: verdicts, snapshots, ΔRecall and IQ, the slices, the rater-aware fit.
+    assert Judgement.objects.filter(task__experiment=experiment).count() >= 60
+    assert EstimateSnapshot.objects.filter(experiment=experiment).count() >= 10
+    derived = DerivedEstimate.objects.filter(experiment=experiment).order_by("-pk")
+    assert derived.count() >= 3
+    assert {"DeltaRecall", "IQ"} <= set(derived[0].payload["estimates"]), derived[0].payload
+    assert derived[0].slices and all(derived[0].slices.values()), derived[0].slices
+    assert RaterAwareEstimate.objects.filter(experiment=experiment).exists()
+    succeeded = tasks_succeeded(logs)
+    for task, at_least in {
+        "raterapp.experiment_prepare": 1,
+        "raterapp.estimates_refresh": 10,
+        "raterapp.derived_refresh": 3,
+        "raterapp.rater_aware_refresh": 1,
+        "raterapp.reconcile": 3,
+    }.items():
+        assert succeeded[task] >= at_least, (task, dict(succeeded))
+
+
+def _log_texts(logs: Path) -> dict[str, str]:
+    return {path.name: path.read_text(errors="replace") for path in sorted(logs.glob("*.log"))}
 
 
 # ---- (c) every page and API GET, every role, in Chromium against gunicorn in production mode.

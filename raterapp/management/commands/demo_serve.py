@@ -38,6 +38,12 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000, help="port of the web server on 127.0.0.1")
         parser.add_argument("--pace", type=float, default=0.5, help="seconds between simulated verdicts")
         parser.add_argument("--grace", type=float, default=10.0, help="seconds a child gets to stop before SIGKILL")
+        parser.add_argument(
+            "--loglevel",
+            default="WARNING",
+            choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+            help="log level of the Celery worker and beat (INFO: every task run, retried or sent)",
+        )
 
     def handle(self, *args, **options):
         stop = []
@@ -53,12 +59,12 @@ class Command(BaseCommand):
                 "--port", str(options["port"]), "--log-level", "warning", "--timeout-graceful-shutdown", "3",
             ],
             "worker": [
-                python, "-m", "celery", "-A", "raterapp", "worker", "--pool=solo", "--loglevel=WARNING",
+                python, "-m", "celery", "-A", "raterapp", "worker", "--pool=solo", f"--loglevel={options['loglevel']}",
                 "-Q", "preparation,live", "--hostname", f"demo-{os.getpid()}@%h",
                 "--without-gossip", "--without-mingle",
             ],
             "beat": [
-                python, "-m", "celery", "-A", "raterapp", "beat", "--loglevel=WARNING",
+                python, "-m", "celery", "-A", "raterapp", "beat", f"--loglevel={options['loglevel']}",
                 "--schedule", str(settings.DATA_DIR / "celerybeat-schedule"),
             ],
             "raters": [python, manage, "demo", "--simulate", "--pace", str(options["pace"])],
