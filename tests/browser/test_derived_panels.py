@@ -4,6 +4,7 @@ ground-truth clustering, and the absolute quality of one clustering. Screenshots
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import numpy as np
@@ -86,6 +87,10 @@ def test_derived_panels_and_calibration(browser, live_server, screenshots_dir, s
         assert row.locator("[data-cell='value']").inner_text() == f"{shown['value']:.4f}"
         assert row.locator("[data-cell='interval']").inner_text() == f"[{shown['ci_low']:.4f}, {shown['ci_high']:.4f}]"
         assert page.locator(f"[data-derived-meaning='{name}']").inner_text() == body["derived"]["meanings"][name]
+        # With a ground truth, ΔRecall and IQ are at its Recall_Base, and say so beside the numbers.
+        assumption = row.locator("[data-cell='assumption']").inner_text()
+        assert assumption == shown["assumption"] and assumption.startswith("at the ground truth's Recall_Base ")
+        assert page.locator(f"[data-calibration-metric='{name}'] [data-assumption]").inner_text().strip() == assumption
     notes = page.locator("[data-derived-notes]").inner_text()
     assert f"Variant {body['derived']['variant']}" in notes and "Plausibility (eq 67)" in notes
     for name, kind in (("recall-curve", "line"), ("heat-map", "matrix"), ("iq-triangle", "scatter")):
@@ -146,5 +151,55 @@ def test_absolute_quality_panel(browser, live_server, screenshots_dir, settings)
     page.locator("[data-absolute]").screenshot(path=str(screenshots_dir / "absolute-card-1280.png"))
     page.locator("[data-prepared-summary] > summary").click()  # the parameters, folded once prepared
     assert "Absolute quality of one clustering" in page.locator("main").inner_text()
+    context.close()
+    assert problems == [], problems
+
+
+def test_delta_recall_and_iq_say_the_recall_base_they_assume(browser, live_server, screenshots_dir, settings):
+    """Without a ground truth: the owner's range (40–80% by default) in words beside ΔRecall and IQ in
+    the headline and in their card, and in the experiment list; the owner changes it in the card."""
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 200
+    base, exp, gold = _population(seed=5)
+    owner = _engineer("rene")
+    experiment = experiment_prepared(owner=owner, base=base, exp=exp, n_draws=800, name="Products: title model v3")
+    _judge_all(experiment, gold)
+    estimates_refresh(experiment_id=experiment.pk)
+    derived_refresh(experiment_id=experiment.pk)
+
+    context, page, problems = _log_in(browser, live_server, owner, f"/experiments/{experiment.pk}/")
+    words = "assuming Recall_Base 40–80%"
+    for name in ("DeltaRecall", "IQ"):
+        headline = page.locator(f"[data-decision-number='{name}']")
+        assert headline.locator("[data-assumption]").inner_text().strip() == words
+        assert "[, ]" not in headline.inner_text()
+        row = page.locator(f"[data-derived-estimate='{name}']")
+        assert row.locator("[data-cell='assumption']").inner_text() == words
+        assert re.fullmatch(r"\[-?\d\.\d{4}, -?\d\.\d{4}\]", row.locator("[data-cell='interval']").inner_text())
+    assert "the intervals span every Recall_Base from 40.0 % to 80.0 %" in page.locator("[data-derived-notes]").inner_text()
+    page.locator("[data-decision]").scroll_into_view_if_needed()
+    settle(page)
+    page.locator("[data-decision]").screenshot(path=str(screenshots_dir / "decision-recall-base-1280.png"))
+    page.locator("[data-derived]").screenshot(path=str(screenshots_dir / "derived-recall-base-1280.png"))
+
+    page.locator("[data-recall-base-form]").locator("xpath=..").locator("summary").click()
+    page.fill("#recall-base-low", "30")
+    page.fill("#recall-base-high", "60")
+    page.locator("[data-recall-base-form] button[type=submit]").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-recall-base-status]').textContent.startsWith('Range saved')"
+    )
+    experiment.refresh_from_db()
+    assert (experiment.recall_base_low, experiment.recall_base_high) == (0.3, 0.6)
+    derived_refresh(experiment_id=experiment.pk)  # what the worker does next reaches the open page
+    page.wait_for_function(
+        "() => document.querySelector(\"[data-derived-estimate='IQ'] [data-cell='assumption']\").textContent"
+        " === 'assuming Recall_Base 30–60%'",
+        timeout=10_000,
+    )
+    page.goto(f"{live_server.url}/experiments/")
+    cell = page.locator("[data-derived-cell]").inner_text()
+    assert cell.startswith("ΔRecall ") and " · IQ " in cell and cell.endswith(", assuming Recall_Base 30–60%")
+    assert "[, ]" not in cell
+    page.locator("main").screenshot(path=str(screenshots_dir / "experiment-list-recall-base-1280.png"))
     context.close()
     assert problems == [], problems
