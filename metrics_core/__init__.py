@@ -68,6 +68,7 @@ from .sampling import (
     item_positions,
     jaccard_contributions,
     labelled_draws,
+    labelled_of_batches,
     labelled_prefix,
     pair_classes_of,
     pair_probabilities,
@@ -75,6 +76,7 @@ from .sampling import (
     pairs_in_draw_order,
     sample_coupled,
     sample_pairs,
+    waiting_verdicts,
 )
 from .sequential import (
     confidence_sequence_factor,
@@ -178,8 +180,10 @@ __all__ = [
     # Judging in draw order (abcde-spec §14)
     "draw_positions",
     "labelled_draws",
+    "labelled_of_batches",
     "labelled_prefix",
     "pairs_in_draw_order",
+    "waiting_verdicts",
     # Raters who err, transitivity (abcde-spec §13)
     "DawidSkeneFit",
     "InconsistentTriangle",

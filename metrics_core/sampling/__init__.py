@@ -43,7 +43,15 @@ from .coupling import (
 )
 from .draw import allocate_draws, pick_classes, sample_pairs
 from .judging import jaccard_contributions, pairs_for_judgement
-from .order import draw_positions, first_positions, labelled_draws, labelled_prefix, pairs_in_draw_order
+from .order import (
+    draw_positions,
+    first_positions,
+    labelled_draws,
+    labelled_of_batches,
+    labelled_prefix,
+    pairs_in_draw_order,
+    waiting_verdicts,
+)
 
 __all__ = [
     "ALL",
@@ -68,6 +76,7 @@ __all__ = [
     "item_positions",
     "jaccard_contributions",
     "labelled_draws",
+    "labelled_of_batches",
     "labelled_prefix",
     "pair_classes_of",
     "pair_probabilities",
@@ -76,4 +85,5 @@ __all__ = [
     "pick_classes",
     "sample_coupled",
     "sample_pairs",
+    "waiting_verdicts",
 ]

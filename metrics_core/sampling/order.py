@@ -212,3 +212,67 @@ def _row_positions(sample: PairSample, positions: Any) -> np.ndarray:
     if positions.shape != (sample.n_draws,) or not (positions.dtype.kind in "iu" or len(positions) == 0):
         raise ValueError(f"positions must be {sample.n_draws} integers, one per draw of the sample")
     return positions.astype(np.int64, copy=False)
+
+
+def labelled_of_batches(
+    sample: PairSample, batch_positions: Sequence[dict], resolved_rows: Any
+) -> tuple[np.ndarray, list[dict]]:
+    """Each row's labelled draws over every batch, and each batch's prefix, from stored positions.
+
+    ``batch_positions[r]`` maps each batch that drew row ``r`` to the row's ascending positions in
+    that batch (as many as its draws there; together ``sample.draws[r]``). Each batch's prefix is
+    :func:`labelled_prefix` of its own rows; a row's counts add up over batches. Returns the counts
+    (pass as ``labelled_draws=``) and ``[{"batch": b, "prefix": L_b, "draws": S_b}, ...]``.
+
+    Examples
+    --------
+    >>> from metrics_core.sampling import PairSample
+    >>> s = PairSample("jaccard", np.array([0, 0]), np.array([0, 1]),
+    ...                np.array([0, 1], dtype=np.int8), np.zeros(2, dtype=np.int8), np.array([2, 2]))
+    >>> counts, batches = labelled_of_batches(s, [{0: [1], 1: [0]}, {0: [0], 1: [1]}], [True, False])
+    >>> counts.tolist(), [(b["batch"], b["prefix"]) for b in batches]
+    ([1, 0], [(0, 0), (1, 1)])
+    """
+    resolved = np.asarray(resolved_rows, dtype=bool)
+    if resolved.shape != (len(sample),) or len(batch_positions) != len(sample):
+        raise ValueError(f"batch_positions and resolved_rows must have {len(sample)} entries, one per sample row")
+    counts = np.zeros(len(sample), dtype=np.int64)
+    by_batch = []
+    for b in sorted({int(k) for entry in batch_positions for k in entry}):
+        rows = [r for r, entry in enumerate(batch_positions) if b in entry or str(b) in entry]
+        lists = [batch_positions[r].get(b, batch_positions[r].get(str(b))) for r in rows]
+        rows = np.asarray(rows, dtype=np.int64)
+        draws = np.array([len(p) for p in lists], dtype=np.int64)
+        part = PairSample(
+            sample.scheme, sample.i[rows], sample.j[rows], sample.pair_class[rows], sample.stratum[rows], draws
+        )
+        flat = np.array([p for row in lists for p in row], dtype=np.int64)
+        part_counts, prefix = labelled_prefix(part, flat, resolved[rows])
+        counts[rows] += part_counts
+        by_batch.append({"batch": b, "prefix": prefix, "draws": int(draws.sum())})
+    if (counts > sample.draws).any():
+        raise ValueError("batch_positions hold more positions than a row's draws")
+    return counts, by_batch
+
+
+def waiting_verdicts(sample: PairSample, labelled: Any, judged_i: Any, judged_j: Any) -> int:
+    """The verdicts (one per ``judged_i[k], judged_j[k]``) on sampled pairs without a labelled draw yet:
+    they wait for the prefix to reach them (abcde-spec §14). Either orientation of a pair counts.
+
+    Examples
+    --------
+    >>> from metrics_core.sampling import PairSample
+    >>> s = PairSample("jaccard", np.array([0, 1]), np.array([1, 2]),
+    ...                np.array([1, 2], dtype=np.int8), np.zeros(2, dtype=np.int8), np.array([1, 1]))
+    >>> waiting_verdicts(s, [1, 0], [1, 2, 2, 0], [0, 1, 1, 2])
+    2
+    """
+    judged_i, judged_j = np.asarray(judged_i, dtype=np.int64), np.asarray(judged_j, dtype=np.int64)
+    n = int(max(sample.i.max(initial=0), sample.j.max(initial=0), judged_i.max(initial=0), judged_j.max(initial=0))) + 1
+    key = np.minimum(sample.i, sample.j).astype(np.int64) * n + np.maximum(sample.i, sample.j)
+    pairs, pair_of_row = np.unique(key, return_inverse=True)
+    pair_labelled = np.bincount(pair_of_row, weights=np.asarray(labelled, dtype=np.float64), minlength=len(pairs))
+    judged_key = np.minimum(judged_i, judged_j) * n + np.maximum(judged_i, judged_j)
+    at = np.minimum(np.searchsorted(pairs, judged_key), max(len(pairs) - 1, 0))
+    found = (len(pairs) > 0) & (pairs[at] == judged_key) if len(pairs) else np.zeros(len(judged_key), dtype=bool)
+    return int(np.count_nonzero(found & (pair_labelled[at] == 0) & (judged_i != judged_j)))

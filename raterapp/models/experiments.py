@@ -124,6 +124,18 @@ class Experiment(models.Model):
         "(abcde-spec §14); a ground-truth clustering's own Recall_Base replaces the range.",
     )
     recall_base_high = models.FloatField(default=0.8, help_text="The upper end of the Recall_Base range assumed.")
+
+    class TaskOrder(models.TextChoices):
+        RANDOM = "random", "Random order of pairs (experiments created before draw order)"
+        DRAW = "draw", "Draw order: by each pair's first draw (abcde-spec §14)"
+
+    task_order = models.CharField(
+        max_length=8,
+        choices=TaskOrder.choices,
+        default=TaskOrder.DRAW,
+        help_text="The order in which the pairs became tasks: in draw order the estimates use each batch's "
+        "labelled prefix (abcde-spec §14); in random order (older experiments) every verdict.",
+    )
     sample_version = models.PositiveIntegerField(
         default=0, help_text="Batches of draws appended so far: changes whenever the sample grows."
     )

@@ -22,6 +22,12 @@ class SampledPair(models.Model):
     draws = models.PositiveIntegerField()
     task = models.ForeignKey("PairTask", null=True, blank=True, on_delete=models.CASCADE, related_name="draws")
     batch = models.PositiveIntegerField(default=0, help_text="The batch of draws that first drew the pair.")
+    positions = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Draw order (abcde-spec §14): each batch that drew the pair → the ascending positions of "
+        "its draws in that batch's permutation. Null in experiments created before draw order.",
+    )
     # Experiments prepared on Dask keep no population: what the estimators need of the vantage
     # item's cell (metrics_core.SampleContext) is stored with the pair. Null for in-memory ones.
     vantage_union = models.FloatField(null=True, blank=True, help_text="weight(Base(i) ∪ Exp(i)) (Dask engine).")

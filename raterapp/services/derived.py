@@ -19,6 +19,7 @@ from django.db import transaction
 
 from metrics_core import calibration_against_gold, derived_metrics
 from raterapp.models import DerivedEstimate, Experiment
+from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.scheduling import ExperimentRefresh
@@ -44,6 +45,7 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
     judged = judged_sample_get(experiment=experiment)
     truth = (experiment.ground_truth_metrics or {}).get("truth")
     known = _numbers(truth).get("RecallBase", float("nan")) if truth else float("nan")
+    labelled = labelled_prefix_get(experiment=experiment, judged=judged)
     derived = derived_metrics(
         judged.source,
         judged.sample,
@@ -54,6 +56,7 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
         # With a ground-truth clustering, its own Recall_Base; else the owner's range (abcde-spec §14).
         recall_base=known if 0.0 < known <= 1.0 else None,
         recall_base_range=(experiment.recall_base_low, experiment.recall_base_high),
+        labelled_draws=None if labelled is None else labelled.counts,  # draw order: the prefix (spec §14)
     )
     payload = derived.as_dict()
     payload["recall_base_source"] = "ground_truth" if 0.0 < known <= 1.0 else "owner"

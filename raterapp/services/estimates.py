@@ -18,6 +18,7 @@ from metrics_core import agreement_summary, estimate_quality, impact_metrics
 from metrics_core.growth import new_pair_share
 from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
+from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import JudgedSample, judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.outbox import outbox_add
@@ -69,8 +70,15 @@ def estimates_compute(*, experiment: Experiment, judged: JudgedSample | None = N
     verdicts = judged.verdicts
     # The sequences are tuned to the draws planned when the experiment was created (spec §9),
     # whatever batches were added since.
+    # In draw order, the estimates use each batch's labelled prefix only (abcde-spec §14).
+    labelled = labelled_prefix_get(experiment=experiment, judged=judged)
     quality = estimate_quality(
-        judged.source, judged.sample, verdicts, confidence=experiment.confidence, horizon=experiment.n_draws
+        judged.source,
+        judged.sample,
+        verdicts,
+        confidence=experiment.confidence,
+        horizon=experiment.n_draws,
+        labelled_draws=None if labelled is None else labelled.counts,
     )
     agreement = agreement_summary(unit=_unordered_pair(judged.i, judged.j, judged.n_positions), verdict=judged.verdict)
     payload = {
@@ -83,6 +91,8 @@ def estimates_compute(*, experiment: Experiment, judged: JudgedSample | None = N
         "new_pair_share": json_number(new_pair_share(judged.sample)),
         "sample_draws": judged.sample.n_draws,
     }
+    if labelled is not None:
+        payload["labelled"] = labelled.block
     return payload
 
 

@@ -4,8 +4,9 @@ Batch ``b`` is drawn from the same distribution as batch 0 with its own stream o
 (``metrics_core.batch_rng``; coupled to an earlier experiment's batch ``b`` when one qualifies:
 ``coupled_sampling``), so the union of the batches is one larger i.i.d. sample. A pair
 drawn again gets more draws; a new distinct pair becomes a sampled pair and, unless it is a
-self pair or already a task, a task ranked after every existing one, in the batch's own random
-order (``batch_order_rng``).
+self pair or already a task, a task ranked after every existing one, in the batch's own order
+(``batch_order_rng``): by first draw in draw order (abcde-spec §14; each pair keeps its positions
+in every batch that drew it), random in older experiments.
 
 The owner (or an admin) asks for a batch (:func:`sample_batch_request`); the worker draws it
 (:func:`sample_batch_draw`), outside any transaction, then appends every row in one
@@ -28,7 +29,7 @@ from django.db import IntegrityError, InterfaceError, OperationalError, transact
 from django.db.models import F, Max
 from django.utils import timezone
 
-from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, pairs_for_judgement
+from metrics_core import PAIR_CLASSES, STRATA, PairSample
 from metrics_core.io import InputError
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_for_experiment
@@ -38,7 +39,7 @@ from raterapp.services.catalogue import catalogue_read
 from raterapp.services.coupled_sampling import batch_sample_draw
 from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
-from raterapp.services.sampled_rows import sampled_item_rows, sampled_items_at
+from raterapp.services.sampled_rows import sample_tasks_ordered, sampled_item_rows, sampled_items_at
 from raterapp.services.uploads import upload_message_for_user, uploads_local_open
 from raterapp.services.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
 
@@ -121,6 +122,7 @@ class _BatchRows:
     task_b: np.ndarray
     coupled_to_id: int | None = None
     coupled_kept: int | None = None
+    row_positions: list[dict] | None = None  # per sample row, {"b": positions} (draw order)
 
 
 def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
@@ -144,8 +146,9 @@ def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
                 raise InputError(exc.path, upload_message_for_user(message=str(exc), uploads=uploads)) from None
             items = sampled_items_at(experiment=experiment, ids=ids, population=population, positions=positions)
             new_items = sampled_item_rows(experiment=experiment, catalogue=catalogue, items=items)
-    task_a, task_b = pairs_for_judgement(sample, rng=batch_order_rng(seed=experiment.seed, batch=batch.index))
-    return _BatchRows(sample, new_items, task_a, task_b, drawn.coupled_to and drawn.coupled_to.pk, drawn.kept)
+    task_a, task_b, row_positions = sample_tasks_ordered(experiment=experiment, sample=sample, batch=batch.index)
+    coupled_to = drawn.coupled_to and drawn.coupled_to.pk
+    return _BatchRows(sample, new_items, task_a, task_b, coupled_to, drawn.kept, row_positions)
 
 
 @transaction.atomic
@@ -179,11 +182,17 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
         for pair, v, p in SampledPair.objects.filter(experiment=experiment).values_list("pk", "vantage", "partner")
     }
     sample, more, created = rows.sample, {}, []
-    for i, j, code, stratum, draws in zip(
-        sample.i.tolist(), sample.j.tolist(), sample.pair_class.tolist(), sample.stratum.tolist(), sample.draws.tolist()
+    row_positions = rows.row_positions or [None] * len(sample)
+    for i, j, code, stratum, draws, positions in zip(
+        sample.i.tolist(),
+        sample.j.tolist(),
+        sample.pair_class.tolist(),
+        sample.stratum.tolist(),
+        sample.draws.tolist(),
+        row_positions,
     ):
         if (i, j) in existing:
-            more[existing[i, j]] = draws
+            more[existing[i, j]] = (draws, positions)
             continue
         created.append(
             SampledPair(
@@ -195,13 +204,17 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
                 draws=draws,
                 batch=batch.index,
                 task_id=None if PAIR_CLASSES[code] == "self" else task_of[min(i, j), max(i, j)],
+                positions=positions,
             )
         )
     SampledPair.objects.bulk_create(created, batch_size=_BULK)
-    repeated = list(SampledPair.objects.filter(pk__in=list(more)).only("pk", "draws"))
+    repeated = list(SampledPair.objects.filter(pk__in=list(more)).only("pk", "draws", "positions"))
     for pair in repeated:
-        pair.draws += more[pair.pk]
-    SampledPair.objects.bulk_update(repeated, ["draws"], batch_size=_BULK)
+        draws, positions = more[pair.pk]
+        pair.draws += draws
+        if positions is not None and pair.positions is not None:
+            pair.positions = {**pair.positions, **positions}
+    SampledPair.objects.bulk_update(repeated, ["draws", "positions"], batch_size=_BULK)
     SampleBatch.objects.filter(pk=batch.pk).update(
         status=SampleBatch.Status.DONE,
         finished_at=timezone.now(),

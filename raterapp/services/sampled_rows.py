@@ -1,9 +1,11 @@
 """The sample of an experiment as rows: its items, its pairs and the judgement tasks.
 
 The sample is ``metrics_core.sample_pairs`` with batch 0's stream of the seed
-(``metrics_core.batch_rng``: ``np.random.default_rng(seed)``) and the task order
-``pairs_for_judgement`` with ``batch_order_rng`` (``default_rng(seed + 1)``): the stored seed
-reproduces both, in the app or with the command line. A sample coupled to an earlier experiment of
+(``metrics_core.batch_rng``: ``np.random.default_rng(seed)``) and the task order from
+``batch_order_rng`` (``default_rng(seed + 1)``): in draw order (``Experiment.task_order``, abcde-spec
+§14) ``draw_positions`` and ``pairs_in_draw_order``, each pair storing its positions; in the random
+order of older experiments ``pairs_for_judgement``. The stored seed reproduces both, in the app or
+with the command line. A sample coupled to an earlier experiment of
 the workspace (``coupled_sampling``) is ``metrics_core.sample_coupled`` instead, reproduced from the
 seed and that experiment's sample. Later batches: ``sample_batches``.
 """
@@ -17,7 +19,15 @@ import numpy as np
 import pyarrow as pa
 from django.utils import timezone
 
-from metrics_core import PAIR_CLASSES, STRATA, PairSample, batch_order_rng, pairs_for_judgement
+from metrics_core import (
+    PAIR_CLASSES,
+    STRATA,
+    PairSample,
+    batch_order_rng,
+    draw_positions,
+    pairs_for_judgement,
+    pairs_in_draw_order,
+)
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_attributes, population_for_experiment
 from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
@@ -47,6 +57,24 @@ class SampledRows:
     vantage_sets: dict[str, np.ndarray] | None = None
     coupled_to_id: int | None = None
     coupled_kept: int | None = None
+    row_positions: list[dict] | None = None  # per sample row, {batch: positions} (draw order)
+
+
+def sample_tasks_ordered(
+    *, experiment: Experiment, sample: PairSample, batch: int
+) -> tuple[np.ndarray, np.ndarray, list[dict] | None]:
+    """The batch's distinct non-self pairs in the experiment's task order, and per sample row its
+    positions in the batch's permutation (``{"b": [...]}``; ``None`` in random order)."""
+    rng = batch_order_rng(seed=experiment.seed, batch=batch)
+    if experiment.task_order != Experiment.TaskOrder.DRAW:
+        task_a, task_b = pairs_for_judgement(sample, rng=rng)
+        return task_a, task_b, None
+    positions = draw_positions(sample, rng=rng)
+    task_a, task_b = pairs_in_draw_order(sample, positions)
+    offsets = np.concatenate(([0], np.cumsum(sample.draws))).tolist()
+    listed = positions.tolist()
+    row_positions = [{str(batch): listed[offsets[r] : offsets[r + 1]]} for r in range(len(sample))]
+    return task_a, task_b, row_positions
 
 
 def sampled_rows_build(
@@ -102,11 +130,13 @@ def sampled_rows_assemble(
     vantage_sets: dict[str, np.ndarray] | None = None,
     items_path: str | None = None,
 ) -> SampledRows:
-    """The rows of a drawn sample: the items with their cards, and the tasks in the order
-    ``pairs_for_judgement`` gives with batch 0's order stream (``default_rng(seed + 1)``)."""
-    task_a, task_b = pairs_for_judgement(sample, rng=batch_order_rng(seed=experiment.seed, batch=0))
+    """The rows of a drawn sample: the items with their cards, and the tasks in the experiment's
+    order (:func:`sample_tasks_ordered`) from batch 0's order stream (``default_rng(seed + 1)``)."""
+    task_a, task_b, row_positions = sample_tasks_ordered(experiment=experiment, sample=sample, batch=0)
     built = sampled_item_rows(experiment=experiment, catalogue=catalogue, items=items, items_path=items_path)
-    return SampledRows(experiment, built, items.positions, sample, task_a, task_b, vantage_sets)
+    return SampledRows(
+        experiment, built, items.positions, sample, task_a, task_b, vantage_sets, row_positions=row_positions
+    )
 
 
 def sampled_item_rows(
@@ -182,6 +212,7 @@ def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
                 stratum=STRATA[stratum],
                 draws=draws,
                 task_id=None if code == SELF else task_of[min(i[k], j[k]), max(i[k], j[k])],
+                positions=None if rows.row_positions is None else rows.row_positions[k],
                 **({} if sets is None else {f"vantage_{name}": float(sets[name][k]) for name in sets}),
             )
             for k, (code, stratum, draws) in enumerate(

@@ -49,6 +49,7 @@ def experiment_prepared(
         confidence=confidence,
         question="Same person?",
         guidelines="Look at the names.",
+        task_order=Experiment.TaskOrder.RANDOM,  # its tasks are made in random order below
     )
     budget_create(experiment=experiment)
     n = len(base)

@@ -101,7 +101,7 @@ class ExperimentSerializer(serializers.ModelSerializer):
             "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",
             "status", "status_label", "progress", "error", "error_id", "error_step", "heartbeat_at",
             "preparation_attempts", "items_count", "dropped_items", "created_at", "updated_at",
-            "archived_at", "workspace", "reuse_verdicts",
+            "archived_at", "workspace", "reuse_verdicts", "task_order",
         )  # fmt: skip
         read_only_fields = fields
 

@@ -26,6 +26,12 @@ export function renderEstimates(root, chart, estimates, snapshot) {
       ? `${count(snapshot.judgements)} verdicts on ${count(snapshot.judged_pairs)} pairs · updated ${new Date(snapshot.created_at).toLocaleTimeString()}`
       : "No verdicts yet.",
   );
+  // Draw order (spec §14): verdicts on pairs beyond the labelled prefix wait for earlier pairs.
+  const waiting = snapshot?.labelled?.waiting_verdicts ?? 0;
+  root.querySelectorAll("[data-waiting-line]").forEach((node) => {
+    node.hidden = waiting === 0;
+    node.textContent = `${count(waiting)} ${waiting === 1 ? "verdict waits" : "verdicts wait"} for earlier pairs to be judged.`;
+  });
   if (!has) return;
   const rows = Object.entries(estimates).map(([name, e]) => {
     const row = el("tr", { attrs: { "data-estimate": name } });

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from django.core.files.storage import default_storage
 
-from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, pairs_for_judgement, sample_pairs
+from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, draw_positions, pairs_in_draw_order, sample_pairs
 from metrics_core.io import InputError, read_items
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
 from raterapp.population_files import population_storage_name
@@ -116,7 +116,7 @@ def test_sampled_pairs_and_tasks_are_metrics_core_sample_of_the_upload(engineer,
     items = read_items(items_path)
     ids = np.asarray(items.item_id.to_pylist(), dtype=object)
     sample = sample_pairs(items.to_population(), n_draws=500, scheme=scheme, rng=np.random.default_rng(11), diff_share=0.3)
-    a, b = pairs_for_judgement(sample, rng=np.random.default_rng(12))
+    a, b = pairs_in_draw_order(sample, draw_positions(sample, rng=np.random.default_rng(12)))  # draw order (§14)
     rank = {(x, y): k for k, (x, y) in enumerate(zip(a.tolist(), b.tolist()))}
     expected_pairs = sorted(
         (ids[i], ids[j], PAIR_CLASSES[c], STRATA[s], d, None if i == j else rank[min(i, j), max(i, j)])

@@ -10,8 +10,9 @@ from metrics_core import (
     batch_order_rng,
     batch_rng,
     concatenate_samples,
+    draw_positions,
     estimate_quality,
-    pairs_for_judgement,
+    pairs_in_draw_order,
     sample_pairs,
     verdicts_from_judgements,
 )
@@ -88,10 +89,10 @@ def test_batches_append_the_metrics_core_batches_of_the_seed(engineer, media, tm
     # Old tasks keep their ranks; each batch's new pairs follow in its own random order.
     tasks = list(PairTask.objects.filter(experiment=experiment).order_by("rank").values_list("rank", "item_a", "item_b"))
     assert tasks[: len(tasks_before)] == tasks_before
-    seen = {(ids[a], ids[b]) for a, b in zip(*pairs_for_judgement(batches[0], rng=batch_order_rng(seed=11, batch=0)))}
+    seen = {(ids[a], ids[b]) for a, b in zip(*in_draw_order(batches[0], batch_order_rng(seed=11, batch=0)))}
     expected_new = []
     for b in (1, 2):
-        for a, c in zip(*pairs_for_judgement(batches[b], rng=batch_order_rng(seed=11, batch=b))):
+        for a, c in zip(*in_draw_order(batches[b], batch_order_rng(seed=11, batch=b))):
             key = (ids[a], ids[c])
             if key not in seen:
                 seen.add(key)
@@ -219,3 +220,8 @@ def test_the_stored_new_pair_share_is_metrics_core_s_on_the_sample(engineer, med
     plan = sample_batch_plan_get(experiment=experiment, draws=1000)
     assert plan["new_pairs"] == pytest.approx(1000 * new_pair_share(union))
     assert (plan["sample_draws"], plan["budget_left"], plan["within_budget"]) == (800, None, None)
+
+
+def in_draw_order(sample, rng):
+    """New experiments make tasks in draw order (abcde-spec §14)."""
+    return pairs_in_draw_order(sample, draw_positions(sample, rng=rng))
