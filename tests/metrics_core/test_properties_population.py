@@ -7,6 +7,7 @@ the decompositions add up, and weights a power of two apart give the same number
 import math
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -67,6 +68,7 @@ def test_impact_metrics_are_shares_that_decompose(pop):
     assert close(total, m["JaccardDistance"])
 
 
+@pytest.mark.slow  # 500 examples: about 20-50 s on two cores
 @PROPERTIES
 @given(populations(), st.data())
 def test_tables_by_cluster_and_group_lift_the_same_metrics(pop, data):
@@ -99,6 +101,7 @@ def test_weights_a_power_of_two_apart_give_the_same_metrics(pop, shift):
     assert all(close(ours[name], theirs[name], rel=1e-12) for name in IMPACT_METRICS)
 
 
+@pytest.mark.slow  # 500 examples: about 20-50 s on two cores
 @PROPERTIES
 @given(populations(), st.data())
 def test_gold_metrics_decompose_the_exact_ones(pop, data):
