@@ -12,7 +12,7 @@ import numpy as np
 
 from ..context import SampleContext, context_class_totals, context_rows
 from ..judgements import PairVerdicts
-from ..masses import MERGE, SPLIT
+from ..masses import MERGE, SELF, SPLIT
 from ..population import Population
 from ..sampling import SCHEME_STRATA, PairSample
 from .units import Units, self_ranges
@@ -162,7 +162,9 @@ class Draws:
             raise ValueError(f"the context has rows up to {rows.max()}; the sample has {len(sample)}")
         counts, class_drawn, kept = sample.draws, None, None
         if labelled_draws is not None:
-            counts = _labelled_counts(labelled_draws, sample)
+            # Self pairs are known, not judged: every self draw is labelled, wherever it lies (the
+            # prefix of each other class stays a simple random sample of that class's draws).
+            counts = np.where(sample.pair_class == SELF, sample.draws, _labelled_counts(labelled_draws, sample))
             group = 4 * sample.stratum[rows].astype(np.int64) + sample.pair_class[rows]
             class_drawn = np.bincount(group, weights=sample.draws[rows], minlength=12)[:12]
             kept = np.flatnonzero(counts[rows] > 0)  # positions among the rows in scope

@@ -102,13 +102,22 @@ class _Frame:
         drawn = int(all_draws.sum()) if d.class_drawn is None else int(d.class_drawn[group])
         judged = int(unit_draws.sum())
         n_units = units.stop - units.start
+        if d.class_drawn is None:  # judged pairs a random subset of the pairs: q by pairs (spec §6)
+            q = len(unit_draws) / n_units if n_units else 0.0
+        else:
+            # A labelled prefix is a simple random sample of the class's draws, post-stratified by
+            # class: what is missing is the class's draws not labelled with a usable verdict, so q
+            # is by draws. The spec's formula then splits into the class counts' multinomial
+            # variance over all drawn draws and the within-class variance of the prefix, which a q
+            # of 1 (every labelled pair judged) would overstate by the classes' spread / n_g.
+            q = judged / drawn if drawn else 0.0
         return cls(
             rows,
             units,
             drawn,
             judged,
             drawn / judged if judged else 0.0,
-            len(unit_draws) / n_units if n_units else 0.0,
+            q,
             present,
             unit_draws,
             share[present],

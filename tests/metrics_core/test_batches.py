@@ -163,7 +163,8 @@ def test_cli_batches_concatenate_into_one_estimate(tmp_path):
     default = tmp_path / "default.csv"
     assert run("sample", items, "--pairs", 300, "--seed", 4, "--batch", 0, "--out", default).returncode == 0
     assert default.read_text() == paths[0].read_text()
-    frames = [pd.read_csv(p) for p in paths]
+    # Without the draw-order columns: a sample judged in no particular order estimates from every draw.
+    frames = [pd.read_csv(p).drop(columns=["batch", "positions"]) for p in paths]
     assert not frames[1].equals(frames[0]) and not frames[2].equals(frames[1])
     both = tmp_path / "both.csv"
     pd.concat(frames, ignore_index=True).to_csv(both, index=False)
@@ -183,10 +184,12 @@ def test_cli_batches_concatenate_into_one_estimate(tmp_path):
     want = mc.estimate_quality(pop, mc.concatenate_samples(samples), verdicts).as_dict()["estimates"]
     assert {k: v for k, v in got["estimates"].items() if k in want} == want
     assert got["estimates"]["DeltaPrecision"]["drawn_draws"] == 900
-    # The batch-1 sample is the API's batch 1.
-    assert mc.PairSample.from_columns(
-        pop, scheme="jaccard", i=frames[1]["i"].map(position), j=frames[1]["j"].map(position), draws=frames[1]["draws"]
-    ).draws.tolist() == mc.sample_pairs(pop, n_draws=300, rng=mc.batch_rng(seed=4, batch=1)).draws.tolist()
+    # The batch-1 sample is the API's batch 1 (its rows in draw order, the API's in sample order).
+    api = mc.sample_pairs(pop, n_draws=300, rng=mc.batch_rng(seed=4, batch=1))
+    file_rows = zip(frames[1]["i"].map(position), frames[1]["j"].map(position), frames[1]["draws"])
+    assert {(i, j): d for i, j, d in file_rows} == {
+        (int(i), int(j)): int(d) for i, j, d in zip(api.i, api.j, api.draws)
+    }
     done = run("sample", items, "--pairs", 10, "--seed", 4, "--batch", -1, "--out", tmp_path / "x.csv")
     assert done.returncode == 2 and "--batch" in done.stderr
 
@@ -213,12 +216,16 @@ def test_cli_batches_on_dask(tmp_path, scheduler):
         args = ("sample", folder, "--pairs", 800, "--seed", 6, "--batch", b, "--engine", "dask")
         done = run(*args, "--scheduler", scheduler.scheduler.address, "--out", out)
         assert (done.returncode, done.stderr) == (0, "")
-        outputs[b] = pd.read_parquet(out)
+        # The sample's rows, in the library's order; the draw-order columns are test_cli_draw_order's.
+        table = pd.read_parquet(out)
+        assert (table["batch"] == b).all()
+        outputs[b] = table.drop(columns=["batch", "positions"]).sort_values(["stratum", "i", "j"], ignore_index=True)
     items = dask_backend.read_items(str(folder))
+
+    def library(rng):
+        return dask_backend.sample_pairs(items, n_draws=800, rng=rng).sort_values(["stratum", "i", "j"], ignore_index=True)
+
     for b, table in outputs.items():
-        want = dask_backend.sample_pairs(items, n_draws=800, rng=mc.batch_rng(seed=6, batch=b))
-        pd.testing.assert_frame_equal(table, want, check_dtype=False)
+        pd.testing.assert_frame_equal(table, library(mc.batch_rng(seed=6, batch=b)), check_dtype=False)
     assert not outputs[0].equals(outputs[2])
-    assert outputs[0].equals(
-        dask_backend.sample_pairs(items, n_draws=800, rng=np.random.default_rng(6)).astype(outputs[0].dtypes)
-    )
+    assert outputs[0].equals(library(np.random.default_rng(6)).astype(outputs[0].dtypes))

@@ -597,7 +597,7 @@ def test_cli_estimate_prints_delta_recall_and_iq_deterministically(tiny_judged):
         assert list(first["estimates"][name]) == [
             "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws",
             "cs_low", "cs_high", "unsure_low", "unsure_high", "recall_base_low", "recall_base_high",
-        ]
+        ] + (["labelled_draws"] if "labelled" in first else [])
         e = first["estimates"][name]
         # The sequence spans the interval over the range; no verdict is unsure, so the unsure range is the value.
         assert e["cs_low"] <= e["ci_low"] <= e["value"] <= e["ci_high"] <= e["cs_high"] and e["drawn_draws"] == 400
