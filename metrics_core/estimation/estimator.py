@@ -321,6 +321,9 @@ class Estimator:
         drawn = sum(mean.drawn_draws for _, mean in parts)
         if not parts:
             return Estimate(0.0, 0.0, 0.0, 0.0, judged, drawn, 0.0, 0.0, 0.0, 0.0)
+        if not sum(mean.verdict_draws for _, mean in parts):
+            # Self pairs alone say nothing of the pairs that need a verdict, whose mass is in ``mult``.
+            return Estimate(math.nan, math.nan, math.nan, math.nan, judged, drawn, math.nan, math.nan)
         value = sum(mult * mean.value for mult, mean in parts)
         if self.points_only:
             return Estimate(value, math.nan, math.nan, math.nan, judged, drawn)

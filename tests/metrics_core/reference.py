@@ -638,9 +638,19 @@ def reference_estimates(pop, scheme, sample_rows, verdict_rows, *, confidence=0.
         out[good] = RefEstimate(mult * m, mult * se, mult * lo, mult * hi, n, drawn, "wilson")
         out[bad] = RefEstimate(mult * (1 - m), mult * se, mult * (1 - hi), mult * (1 - lo), n, drawn, "wilson")
 
+    def no_verdict(used):
+        """Spec §14: self pairs are known, not judged: without a verdict ΔPrecision is unknown."""
+        return not any(r.e is not None and r.i != r.j for r in used)
+
+    def unknown(name, used):
+        judged = sum(r.draws for r in used if r.e is not None)
+        out[name] = RefEstimate(NAN, NAN, NAN, NAN, judged, sum(r.draws for r in used), "normal")
+
     def normal(name, used, x, mult):
         if mult == 0.0:
             return exact_zero(name, used)
+        if no_verdict(used):
+            return unknown(name, used)
         m, se, _, n, drawn = _ratio_mean(used, x, v_of, q_of)
         out[name] = RefEstimate(mult * m, mult * se, mult * (m - z * se), mult * (m + z * se), n, drawn, "normal")
         return out[name]
@@ -726,6 +736,8 @@ def reference_estimates(pop, scheme, sample_rows, verdict_rows, *, confidence=0.
             value = (SD + MD) * md + AJI * ms
             se = math.hypot((SD + MD) * sd, AJI * ss)
             out["DeltaPrecision"] = RefEstimate(value, se, value - z * se, value + z * se, nd + ns, dd + ds, "normal")
+            if no_verdict((diff_rows if SD + MD > 0 else []) + (stable_rows if AJI > 0 else [])) and SD + MD + AJI > 0:
+                unknown("DeltaPrecision", diff_rows + stable_rows)
     elif scheme == "precision":
         U_total = math.fsum(u_ij(pop, i, j) for i, j, _ in all_pairs(pop) if i in vantage)
 
