@@ -50,6 +50,7 @@ def estimate_quality_by_slice(
     slice_of_item: Any,
     labels: Any,
     confidence: float = 0.95,
+    labelled_draws: Any = None,
 ) -> list[SliceQuality]:
     """Estimates of every metric of the sample's scheme for each slice.
 
@@ -63,6 +64,9 @@ def estimate_quality_by_slice(
         The label of each slice code; one result per label, in this order.
     confidence : float
         Level of the intervals.
+    labelled_draws : array-like of int, optional
+        Each sample row's draws in its batch's labelled prefix (abcde-spec §14), as for
+        :func:`estimate_quality`; default every draw.
 
     Examples
     --------
@@ -90,7 +94,9 @@ def estimate_quality_by_slice(
     total = population.total_weight
     results = []
     for code, label in enumerate(labels):
-        contribution = estimate_quality(population, sample, verdicts, confidence=confidence, vantage=codes == code)
+        contribution = estimate_quality(
+            population, sample, verdicts, confidence=confidence, vantage=codes == code, labelled_draws=labelled_draws
+        )
         fraction = float(weight[code] / total) if total > 0 else 0.0
         factor = 1.0 / fraction if fraction > 0 else np.nan
         metric = QualityEstimates(

@@ -62,7 +62,9 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
     payload["recall_base_source"] = "ground_truth" if 0.0 < known <= 1.0 else "owner"
     if truth:
         payload["calibration"] = calibration_against_gold(derived.diagram, _numbers(truth))
-    slices = slice_estimates_compute(experiment=experiment, judged=judged)
+    slices = slice_estimates_compute(
+        experiment=experiment, judged=judged, labelled_draws=None if labelled is None else labelled.counts
+    )
     derived = DerivedEstimate.objects.create(
         experiment=experiment,
         judgements=len(judged.verdict),

@@ -24,9 +24,13 @@ from raterapp.selectors.slices import slice_labels_heaviest
 MAX_ESTIMATED_SLICES = 30
 
 
-def slice_estimates_compute(*, experiment: Experiment, judged: JudgedSample) -> dict[str, dict[str, dict]]:
+def slice_estimates_compute(
+    *, experiment: Experiment, judged: JudgedSample, labelled_draws=None
+) -> dict[str, dict[str, dict]]:
     """Attribute → value → ``{"metric": readings, "contribution": readings}`` for the heaviest
-    values of every slice attribute. Empty on Dask (the population is not in memory here)."""
+    values of every slice attribute. Empty on Dask (the population is not in memory here).
+    ``labelled_draws``: the sample rows' draws in the labelled prefix of a draw-order experiment
+    (abcde-spec §14), as for the overall estimates."""
     if experiment.engine == Experiment.Engine.DASK or judged.population is None:
         return {}
     labels_of = slice_labels_heaviest(experiment=experiment, per_slice=MAX_ESTIMATED_SLICES)
@@ -34,13 +38,13 @@ def slice_estimates_compute(*, experiment: Experiment, judged: JudgedSample) -> 
         return {}
     attributes = population_attributes(experiment)
     return {
-        attribute: _slice_quality(experiment, judged, attributes[attribute], labels)
+        attribute: _slice_quality(experiment, judged, attributes[attribute], labels, labelled_draws)
         for attribute, labels in labels_of.items()
         if attribute in attributes
     }
 
 
-def _slice_quality(experiment: Experiment, judged: JudgedSample, column, labels: list[str]) -> dict[str, dict]:
+def _slice_quality(experiment: Experiment, judged: JudgedSample, column, labels: list[str], labelled_draws) -> dict:
     values = pc.fill_null(column, "").to_numpy(zero_copy_only=False)
     codes = pd.Index(labels).get_indexer(values).astype(np.int64)  # -1: a value not estimated
     by_slice = estimate_quality_by_slice(
@@ -50,6 +54,7 @@ def _slice_quality(experiment: Experiment, judged: JudgedSample, column, labels:
         slice_of_item=codes,
         labels=labels,
         confidence=experiment.confidence,
+        labelled_draws=labelled_draws,
     )
     return {
         row.label: {"metric": metric_readings(row.metric), "contribution": metric_readings(row.contribution)}

@@ -217,3 +217,18 @@ def test_a_slice_whose_pairs_are_all_self_pairs_is_estimated():
     )
     assert only_self.metric["GoodSplitDistance"].drawn_draws == 0
     assert judged.metric["GoodSplitDistance"].value > 0
+
+
+def test_slices_estimate_from_the_labelled_prefix_like_the_whole():
+    """A draw-order experiment's slices use the labelled prefix too (spec §14): each slice's
+    contribution is the vantage estimate from the same prefix, not the one from every draw."""
+    pop, sample, verdicts, _ = _judged_population()
+    rng = np.random.default_rng(5)
+    labelled = np.minimum(sample.draws, rng.integers(0, 3, len(sample)))
+    codes = rng.integers(0, 2, pop.n_items)
+    by = mc.estimate_quality_by_slice(pop, sample, verdicts, slice_of_item=codes, labels=["a", "b"], labelled_draws=labelled)
+    for code, row in enumerate(by):
+        prefix = mc.estimate_quality(pop, sample, verdicts, vantage=codes == code, labelled_draws=labelled)
+        every = mc.estimate_quality(pop, sample, verdicts, vantage=codes == code)
+        assert row.contribution.as_dict() == prefix.as_dict()
+        assert row.contribution["GoodSplitDistance"].judged_draws < every["GoodSplitDistance"].judged_draws
