@@ -173,6 +173,8 @@ def settle_plan(
     class_share: float = 1.0,
     cost_per_verdict: float = 0.0,
     confidence: float = 0.95,
+    pending_pairs: int = 0,
+    pending_draws_per_pair: float = 1.0,
 ) -> Plan:
     """The judged draws, verdicts and money expected to settle a decision (abcde-spec §9, §10).
 
@@ -196,7 +198,11 @@ def settle_plan(
     horizon : int
         The metric's planned judged draws, which fix its sequence's ρ.
     draws_per_pair : float
-        Judged draws of the sample a verdicted pair brings (≥ 1).
+        Judged draws a verdicted pair of a new batch brings (≥ 1).
+    pending_pairs, pending_draws_per_pair : int, float
+        Pairs already drawn and waiting for a verdict, judged first, and the draws each brings
+        (in draw order, the sample's draws over its pairs): the verdicts count these before
+        any pair of a new batch.
     replication : int
         Verdicts wanted per pair.
     class_share : float
@@ -249,7 +255,10 @@ def settle_plan(
     if not math.isfinite(metric_draws):
         return Plan(math.inf, math.inf, math.inf, False)
     more = _ceil(max(metric_draws, 1.0) / class_share)
-    verdicts = _ceil(more / draws_per_pair * replication)
+    pending_rate = max(float(pending_draws_per_pair), 1.0)
+    pending = min(max(int(pending_pairs), 0) * pending_rate, more)
+    pairs = pending / pending_rate + (more - pending) / draws_per_pair
+    verdicts = _ceil(pairs * replication)
     return Plan(more, verdicts, verdicts * cost_per_verdict, False)
 
 

@@ -147,7 +147,8 @@ def _settle(experiment: Experiment, estimate, decision, progress: dict, sample: 
     The sequence's horizon is the metric's planned draws: its share of the draws planned when the
     experiment was created (later batches add draws, not plan). New draws bring new pairs at the
     Good–Turing rate, so a verdict buys ``1 / new_pair_share`` draws; only the metric's share of
-    them moves it."""
+    them moves it. Before any new batch, the pairs already drawn and waiting for a verdict are
+    judged, each bringing the sample's draws per pair."""
     if not math.isfinite(decision.value):
         return None
     sample_draws = sample.get("sample_draws") or experiment.n_draws
@@ -159,11 +160,15 @@ def _settle(experiment: Experiment, estimate, decision, progress: dict, sample: 
     else:
         judged_pairs = progress.get("judged_pairs") or 0
         draws_per_pair = estimate.judged_draws / class_share / judged_pairs if judged_pairs else 1.0
+    # Pairs drawn and waiting for a verdict come first, each with the sample's draws per pair.
+    tasks, judged_pairs = progress.get("tasks") or 0, progress.get("judged_pairs") or 0
     plan = settle_plan(
         estimate=estimate,
         margin=decision.margin,
         horizon=horizon,
         class_share=class_share,
+        pending_pairs=max(tasks - judged_pairs, 0),
+        pending_draws_per_pair=sample_draws / tasks if tasks else 1.0,
         draws_per_pair=max(draws_per_pair, 1.0),
         replication=experiment.replication,
         cost_per_verdict=float(progress.get("cost_per_verdict") or 0.0),

@@ -158,3 +158,16 @@ def test_the_settle_forecast_is_calibrated():
     if late > bound:
         failures.append(f"{late} of {runs} runs needed more than forecast (at most {bound} for a median forecast)")
     assert not failures, "\n".join(failures)
+
+
+def test_pairs_already_drawn_are_counted_before_a_new_batch():
+    """Verdicts on the sample's waiting pairs bring its draws per pair (here 1.5), not a new
+    batch's (here 20, a sample whose draws mostly repeat pairs): the forecast counts them first."""
+    e = mc.Estimate(0.05, 0.02, 0.01, 0.09, 400, 500, -0.02, 0.12)
+    common = {"estimate": e, "margin": 0.0, "horizon": 500, "draws_per_pair": 20.0, "replication": 1}
+    new_only = mc.settle_plan(**common)
+    waiting = mc.settle_plan(**common, pending_pairs=10_000, pending_draws_per_pair=1.5)
+    assert waiting.judged_draws == new_only.judged_draws
+    assert waiting.verdicts == math.ceil(new_only.judged_draws / 1.5)
+    few = mc.settle_plan(**common, pending_pairs=10, pending_draws_per_pair=1.5)
+    assert few.verdicts == math.ceil(10 + (new_only.judged_draws - 15) / 20.0)
