@@ -3,7 +3,9 @@
 The pair and verdict files have the columns of the metrics_core command line first
 (``i, j, pair_class, stratum, draws, scheme`` and ``i, j, verdict``, item ids), so
 ``python -m metrics_core estimate ITEMS pairs.csv judgements.csv`` reproduces the
-estimates outside the app. Choose the format with ``?format=csv|json`` or ``Accept``.
+estimates outside the app. A draw-order experiment's pairs file has one row per batch that drew
+a pair, with ``batch`` and ``positions``, so the command line uses the labelled prefix as the app
+does (abcde-spec §14). Choose the format with ``?format=csv|json`` or ``Accept``.
 
 Roles: engineer (own or granted experiments), admin; raters and anonymous users 403;
 an experiment that is not visible 404.
@@ -19,8 +21,9 @@ from rest_framework.response import Response
 from metrics_core import DERIVED_METRICS, IMPACT_METRICS
 from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.derived import derived_latest, recall_base_assumption
+from raterapp.selectors.draw_order import pairs_export_fields, pairs_export_rows
 from raterapp.selectors.experiments import estimate_snapshot_latest
-from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows, sampled_pairs_rows
+from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows
 
 from .common import FORMAT, ExperimentReadApi, ExportApi, download_responses
 from .serializers.estimates import EstimateRowSerializer, EstimateSnapshotSerializer, JudgementExportSerializer
@@ -52,7 +55,11 @@ class ExperimentPairsExportApi(_RowsExportApi):
     export_name = "pairs"
     csv_fields = PAIR_FIELDS
     body_serializer = SampledPairSerializer
-    read = staticmethod(sampled_pairs_rows)
+    read = staticmethod(pairs_export_rows)
+
+    def body(self, experiment):
+        self.csv_fields = pairs_export_fields(experiment=experiment)  # positions in draw order only
+        return super().body(experiment)
 
 
 class ExperimentJudgementsExportApi(_RowsExportApi):

@@ -14,7 +14,7 @@ import numpy as np
 
 from metrics_core import PAIR_CLASSES, labelled_of_batches, waiting_verdicts
 from raterapp.models import Experiment, SampledPair
-from raterapp.selectors.samples import JudgedSample
+from raterapp.selectors.samples import PAIR_FIELDS, JudgedSample, sampled_pairs_rows
 
 SELF = PAIR_CLASSES.index("self")
 
@@ -46,3 +46,29 @@ def labelled_prefix_get(*, experiment: Experiment, judged: JudgedSample) -> Labe
     counts, by_batch = labelled_of_batches(sample, [positions for positions, _ in rows], resolved)
     waiting = waiting_verdicts(sample, counts, judged.i, judged.j)
     return Labelled(counts, {"draws": int(counts.sum()), "waiting_verdicts": waiting, "by_batch": by_batch})
+
+
+def pairs_export_fields(*, experiment: Experiment) -> tuple[str, ...]:
+    """The pairs export's columns: ``positions`` in draw order only (a PAIRS file without it is a
+    sample judged in no particular order, metrics-cli.md)."""
+    return (*PAIR_FIELDS, "positions") if experiment.task_order == Experiment.TaskOrder.DRAW else PAIR_FIELDS
+
+
+def pairs_export_rows(*, experiment: Experiment) -> list[dict]:
+    """The sampled pairs as the command line's PAIRS file. In random order, the rows of /pairs/. In
+    draw order, one row per batch that drew a pair (stored order, batches ascending), with that
+    batch's ``draws``, ``batch`` and ``positions`` (abcde-spec §14): ``python -m metrics_core
+    estimate`` adds a pair's rows up again and estimates from each batch's labelled prefix, as the
+    app does. A row's ``jaccard_contribution`` is its share of the pair's."""
+    rows = sampled_pairs_rows(experiment=experiment)
+    if experiment.task_order != Experiment.TaskOrder.DRAW:
+        return rows
+    stored = SampledPair.objects.filter(experiment=experiment).order_by("pk").values_list("positions", flat=True)
+    out = []
+    for row, by_batch in zip(rows, stored, strict=True):
+        for batch in sorted(by_batch or {}, key=int):
+            positions = by_batch[batch]
+            share = row["jaccard_contribution"] * len(positions) / row["draws"]
+            out.append(row | {"draws": len(positions), "jaccard_contribution": share, "batch": int(batch),
+                              "positions": " ".join(str(p) for p in positions)})  # fmt: skip
+    return out

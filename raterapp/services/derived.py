@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 
 from metrics_core import calibration_against_gold, derived_metrics
+from metrics_core.estimation.labelled import labelled_draws_by_metric
 from raterapp.models import DerivedEstimate, Experiment
 from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import judged_sample_get
@@ -59,6 +60,10 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
         labelled_draws=None if labelled is None else labelled.counts,  # draw order: the prefix (spec §14)
     )
     payload = derived.as_dict()
+    if labelled is not None:  # each estimate's labelled draws, as ``estimate`` reports them (metrics-cli.md)
+        per_metric = labelled_draws_by_metric(judged.sample, labelled.counts, payload["estimates"])
+        for name, estimate in payload["estimates"].items():
+            estimate["labelled_draws"] = per_metric[name]
     payload["recall_base_source"] = "ground_truth" if 0.0 < known <= 1.0 else "owner"
     if truth:
         payload["calibration"] = calibration_against_gold(derived.diagram, _numbers(truth))

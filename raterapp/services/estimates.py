@@ -15,6 +15,7 @@ import numpy as np
 from django.db import transaction
 
 from metrics_core import agreement_summary, estimate_quality, impact_metrics
+from metrics_core.estimation.labelled import labelled_draws_by_metric
 from metrics_core.growth import new_pair_share
 from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
@@ -91,8 +92,11 @@ def estimates_compute(*, experiment: Experiment, judged: JudgedSample | None = N
         "new_pair_share": json_number(new_pair_share(judged.sample)),
         "sample_draws": judged.sample.n_draws,
     }
-    if labelled is not None:
+    if labelled is not None:  # as ``estimate`` on a PAIRS file with positions (metrics-cli.md)
         payload["labelled"] = labelled.block
+        per_metric = labelled_draws_by_metric(judged.sample, labelled.counts, payload["estimates"])
+        for name, estimate in payload["estimates"].items():
+            estimate["labelled_draws"] = per_metric[name]
     return payload
 
 

@@ -146,7 +146,9 @@ def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
                 raise InputError(exc.path, upload_message_for_user(message=str(exc), uploads=uploads)) from None
             items = sampled_items_at(experiment=experiment, ids=ids, population=population, positions=positions)
             new_items = sampled_item_rows(experiment=experiment, catalogue=catalogue, items=items)
-    task_a, task_b, row_positions = sample_tasks_ordered(experiment=experiment, sample=sample, batch=batch.index)
+    sample, task_a, task_b, row_positions, _ = sample_tasks_ordered(
+        experiment=experiment, sample=sample, batch=batch.index
+    )
     coupled_to = drawn.coupled_to and drawn.coupled_to.pk
     return _BatchRows(sample, new_items, task_a, task_b, coupled_to, drawn.kept, row_positions)
 

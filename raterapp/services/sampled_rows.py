@@ -28,6 +28,7 @@ from metrics_core import (
     pairs_for_judgement,
     pairs_in_draw_order,
 )
+from metrics_core.sampling.order import rows_by_first_position
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_attributes, population_for_experiment
 from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
@@ -62,19 +63,29 @@ class SampledRows:
 
 def sample_tasks_ordered(
     *, experiment: Experiment, sample: PairSample, batch: int
-) -> tuple[np.ndarray, np.ndarray, list[dict] | None]:
+) -> tuple[PairSample, np.ndarray, np.ndarray, list[dict] | None, np.ndarray | None]:
     """The batch's distinct non-self pairs in the experiment's task order, and per sample row its
-    positions in the batch's permutation (``{"b": [...]}``; ``None`` in random order)."""
+    positions in the batch's permutation (``{"b": [...]}``; ``None`` in random order).
+
+    In draw order the sample returned has its rows sorted by first position, as ``metrics_core
+    sample`` writes them (metrics-cli.md), so that the stored rows, their exports and the command
+    line's PAIRS files are one sample in one row order; ``order`` takes the drawn rows to them
+    (``None`` in random order, the sample as drawn)."""
     rng = batch_order_rng(seed=experiment.seed, batch=batch)
     if experiment.task_order != Experiment.TaskOrder.DRAW:
         task_a, task_b = pairs_for_judgement(sample, rng=rng)
-        return task_a, task_b, None
+        return sample, task_a, task_b, None, None
     positions = draw_positions(sample, rng=rng)
     task_a, task_b = pairs_in_draw_order(sample, positions)
+    order, positions = rows_by_first_position(sample.draws, positions)
+    sample = replace(sample, **{name: getattr(sample, name)[order] for name in ROW_COLUMNS})
     offsets = np.concatenate(([0], np.cumsum(sample.draws))).tolist()
     listed = positions.tolist()
     row_positions = [{str(batch): listed[offsets[r] : offsets[r + 1]]} for r in range(len(sample))]
-    return task_a, task_b, row_positions
+    return sample, task_a, task_b, row_positions, order
+
+
+ROW_COLUMNS = ("i", "j", "pair_class", "stratum", "draws")
 
 
 def sampled_rows_build(
@@ -132,7 +143,9 @@ def sampled_rows_assemble(
 ) -> SampledRows:
     """The rows of a drawn sample: the items with their cards, and the tasks in the experiment's
     order (:func:`sample_tasks_ordered`) from batch 0's order stream (``default_rng(seed + 1)``)."""
-    task_a, task_b, row_positions = sample_tasks_ordered(experiment=experiment, sample=sample, batch=0)
+    sample, task_a, task_b, row_positions, order = sample_tasks_ordered(experiment=experiment, sample=sample, batch=0)
+    if order is not None and vantage_sets is not None:
+        vantage_sets = {name: np.asarray(values)[order] for name, values in vantage_sets.items()}
     built = sampled_item_rows(experiment=experiment, catalogue=catalogue, items=items, items_path=items_path)
     return SampledRows(
         experiment, built, items.positions, sample, task_a, task_b, vantage_sets, row_positions=row_positions

@@ -39,6 +39,18 @@ class EstimateSerializer(serializers.Serializer):
     assumption = serializers.CharField(
         required=False, help_text='ΔRecall and IQ only: that assumption in words ("assuming Recall_Base 40–80%").'
     )
+    labelled_draws = serializers.IntegerField(
+        required=False, help_text="Draw order only: the draws of its labelled prefix it rests on (abcde-spec §14)."
+    )
+
+    def to_representation(self, instance):
+        """Keys an estimate does not have stay absent, as in metrics_core's JSON (the Recall_Base
+        range is ΔRecall's and IQ's only), rather than null."""
+        data = super().to_representation(instance)
+        for name in ("recall_base_low", "recall_base_high"):
+            if name not in instance:
+                data.pop(name, None)
+        return data
 
 
 class EstimateSnapshotSerializer(serializers.Serializer):
@@ -66,6 +78,12 @@ class EstimateSnapshotSerializer(serializers.Serializer):
     )
     sample_draws = serializers.IntegerField(
         source="estimates.sample_draws", required=False, help_text="Draws of the sample, every batch."
+    )
+    labelled = serializers.DictField(
+        source="estimates.labelled",
+        required=False,
+        help_text="Draw order only (abcde-spec §14): the labelled prefix's draws, the verdicts waiting for it "
+        "and each batch's prefix, as the metrics_core ``estimate`` output's ``labelled``.",
     )
 
     @extend_schema_field(OpenApiTypes.OBJECT)

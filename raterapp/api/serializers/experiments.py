@@ -161,3 +161,8 @@ class SampledPairSerializer(serializers.Serializer):
     verdicts = serializers.IntegerField(allow_null=True)
     wanted = serializers.IntegerField(allow_null=True)
     batch = serializers.IntegerField(help_text="The batch of draws that first drew the pair.")
+    positions = serializers.CharField(
+        required=False,
+        help_text="Exports of a draw-order experiment only (one row per batch that drew the pair, ``batch`` that "
+        "batch): the positions of the pair's draws in the batch's permutation, as metrics_core writes them.",
+    )

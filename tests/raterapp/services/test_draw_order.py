@@ -14,6 +14,7 @@ from metrics_core import (
     pairs_in_draw_order,
     verdicts_from_judgements,
 )
+from metrics_core.estimation.labelled import labelled_draws_by_metric
 from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
 from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
@@ -39,8 +40,10 @@ def draw_order_experiment(owner):
     SampleBatch.objects.filter(experiment=experiment).delete()
     Experiment.objects.filter(pk=experiment.pk).update(task_order=Experiment.TaskOrder.DRAW)
     experiment.refresh_from_db()
-    task_a, task_b, row_positions = sample_tasks_ordered(experiment=experiment, sample=sample, batch=0)
-    rows = SampledRows(experiment, items, positions, sample, task_a, task_b, row_positions=row_positions)
+    # The rows are stored sorted by first position (as metrics_core sample writes them); ``sample``
+    # stays as drawn, the order its draw positions are dealt in.
+    stored, task_a, task_b, row_positions, _ = sample_tasks_ordered(experiment=experiment, sample=sample, batch=0)
+    rows = SampledRows(experiment, items, positions, stored, task_a, task_b, row_positions=row_positions)
     sampled_rows_save(rows=rows, batch_size=100)
     return experiment, population, sample
 
@@ -89,6 +92,10 @@ def test_a_draw_order_snapshot_estimates_from_the_labelled_prefix_and_counts_wai
         horizon=experiment.n_draws,
         labelled_draws=counts,
     ).as_dict()
+    # Each estimate reports its labelled draws, as ``estimate`` does on a PAIRS file with positions.
+    per_metric = labelled_draws_by_metric(sample, counts, expected["estimates"])
+    for name, estimate in expected["estimates"].items():
+        estimate["labelled_draws"] = per_metric[name]
     assert snapshot.estimates["estimates"] == expected["estimates"]
     labelled_pairs = {frozenset((i, j)) for i, j, c in zip(sample.i.tolist(), sample.j.tolist(), counts) if c}
     waiting = sum(frozenset((x, y)) not in labelled_pairs for x, y, _ in judged)
