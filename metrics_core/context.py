@@ -23,7 +23,7 @@ from .population import Population
 from .sampling import PairSample
 
 # The impact metrics the derived metrics read (MQM §3.2's diagram).
-CONTEXT_EXACT = ("AffectedWeightFraction", "WeightFractionOfBaseCluster", "JaccardDistance")
+CONTEXT_EXACT = ("AffectedWeightFraction", "WeightFractionOfBaseCluster", "JaccardDistance", "SplitRate", "MergeRate")
 
 
 @dataclass(frozen=True, eq=False)

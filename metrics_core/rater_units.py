@@ -173,7 +173,9 @@ class RaterLayout:
                 "BadMergeRate": scaled(merge_rate, 1.0 - p_merge),
             }
         t = self.totals
-        p_stable = share((SELF, INTERSECTION), value)
+        # Self pairs are known, not judged (spec §14): the index is their exact total plus the
+        # intersection's total times its own share, as in metrics_core.estimation.
+        p_intersection = share((INTERSECTION,), value)
         rate_split = share((SPLIT,), value, self.union_over_base)
         rate_merge = share((MERGE,), value, self.union_over_exp)
         out = {
@@ -181,8 +183,8 @@ class RaterLayout:
             "BadSplitDistance": scaled(t[SPLIT], p_split),
             "GoodMergeDistance": scaled(t[MERGE], p_merge),
             "BadMergeDistance": scaled(t[MERGE], 1.0 - p_merge),
-            "AffectedGoodIndex": scaled(t[SELF] + t[INTERSECTION], p_stable),
-            "AffectedBadIndex": scaled(t[SELF] + t[INTERSECTION], 1.0 - p_stable),
+            "AffectedGoodIndex": t[SELF] + scaled(t[INTERSECTION], p_intersection),
+            "AffectedBadIndex": scaled(t[INTERSECTION], 1.0 - p_intersection),
             "DeltaPrecision": delta_precision(),
             "GoodSplitRate": scaled(split_rate, 1.0 - rate_split),
             "BadSplitRate": scaled(split_rate, rate_split),

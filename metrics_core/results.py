@@ -94,8 +94,8 @@ class ImpactTable:
 class Estimate(FlatResult):
     """An estimated metric with its standard error, confidence interval and confidence sequence.
 
-    ``judged_draws`` of the ``drawn_draws`` sampled draws it rests on had a verdict
-    (self pairs count as judged). ``ci_low``/``ci_high`` is the fixed-n interval of
+    ``judged_draws`` of the ``drawn_draws`` sampled draws it rests on had a verdict (self
+    pairs are known, not judged, and do not count: abcde-spec §14). ``ci_low``/``ci_high`` is the fixed-n interval of
     abcde-spec §6, ``cs_low``/``cs_high`` the anytime-valid confidence sequence of §9 (valid
     however often the estimate is looked at), and ``unsure_low``/``unsure_high`` the
     estimate's range had the *unsure* verdicts been decided (§12). The last four are

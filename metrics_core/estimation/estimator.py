@@ -317,7 +317,8 @@ class Estimator:
     def normal(self, parts: list[tuple[float, Mean]]) -> Estimate:
         """``Σ multiplier × mean`` over independent parts, with a normal interval and sequence."""
         parts = [(mult, mean) for mult, mean in parts if mult != 0.0]
-        judged = sum(mean.judged_draws for _, mean in parts)
+        # Judged by a rater: self pairs are known, not judged (spec §14), as the sequence counts.
+        judged = sum(mean.verdict_draws for _, mean in parts)
         drawn = sum(mean.drawn_draws for _, mean in parts)
         if not parts:
             return Estimate(0.0, 0.0, 0.0, 0.0, judged, drawn, 0.0, 0.0, 0.0, 0.0)
