@@ -148,33 +148,33 @@ def _settle(experiment: Experiment, estimate, decision, progress: dict, sample: 
     experiment was created (later batches add draws, not plan). New draws bring new pairs at the
     Good–Turing rate, so a verdict buys ``1 / new_pair_share`` draws; only the metric's share of
     them moves it. Before any new batch, the pairs already drawn and waiting for a verdict are
-    judged, each bringing the sample's draws per pair."""
+    judged, each bringing the metric's judged draws per judged pair so far."""
     if not math.isfinite(decision.value):
         return None
     sample_draws = sample.get("sample_draws") or experiment.n_draws
     class_share = min(estimate.drawn_draws / sample_draws, 1.0) if estimate.drawn_draws > 0 else 1.0
     horizon = max(round(class_share * experiment.n_draws), 1)
-    share = sample.get("new_pair_share")
-    if share:
-        draws_per_pair = 1.0 / share
-    else:
-        judged_pairs = progress.get("judged_pairs") or 0
-        draws_per_pair = estimate.judged_draws / class_share / judged_pairs if judged_pairs else 1.0
-    # Pairs drawn and waiting for a verdict come first, each with the sample's draws per pair.
+    # Pairs drawn and waiting for a verdict come first, each bringing the metric's judged draws
+    # per judged pair so far (in the sample's draws); then pairs of new batches, at the
+    # Good–Turing rate.
     tasks, judged_pairs = progress.get("tasks") or 0, progress.get("judged_pairs") or 0
+    per_pair = estimate.judged_draws / class_share / judged_pairs if judged_pairs else 1.0
+    share = sample.get("new_pair_share")
+    draws_per_pair = 1.0 / share if share else per_pair
+    pending_pairs = max(tasks - judged_pairs, 0)
     plan = settle_plan(
         estimate=estimate,
         margin=decision.margin,
         horizon=horizon,
         class_share=class_share,
-        pending_pairs=max(tasks - judged_pairs, 0),
-        pending_draws_per_pair=sample_draws / tasks if tasks else 1.0,
+        pending_pairs=pending_pairs,
+        pending_draws_per_pair=max(per_pair, 1.0),
         draws_per_pair=max(draws_per_pair, 1.0),
         replication=experiment.replication,
         cost_per_verdict=float(progress.get("cost_per_verdict") or 0.0),
         confidence=experiment.confidence,
     )
-    pending = max(estimate.drawn_draws - estimate.judged_draws, 0) / class_share
+    pending = pending_pairs * max(per_pair, 1.0)
     more_draws = plan.judged_draws - pending
     needed = _round_up(max(more_draws, 0.0)) if math.isfinite(more_draws) else None
     proposal = sample_batch_proposal(experiment=experiment, wanted=needed) if needed else None

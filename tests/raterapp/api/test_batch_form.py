@@ -26,10 +26,12 @@ def post(client_of, experiment, draws):
     return client_of("owner").post(f"/api/experiments/{experiment.pk}/batches/", {"draws": draws}, format="json")
 
 
-def undecided(people):
-    """ΔPrecision decides, margin 0, after a few verdicts: far from settled, so the plan wants many draws."""
-    experiment = experiment_prepared(owner=people["owner"], n_draws=300)
-    Experiment.objects.filter(pk=experiment.pk).update(decision_metric="DeltaPrecision", equivalence_margin=0.0)
+def undecided(people, n_draws=300):
+    """ΔPrecision decides, after a few verdicts: far from settled, so the plan wants many draws
+    (beyond the sample's waiting pairs, which are judged first, when the sample is small)."""
+    experiment = experiment_prepared(owner=people["owner"], n_draws=n_draws)
+    # A margin near the estimate (about −0.24 here): settling takes far more than the waiting pairs.
+    Experiment.objects.filter(pk=experiment.pk).update(decision_metric="DeltaPrecision", equivalence_margin=0.2)
     experiment.refresh_from_db()
     judge(experiment, raters(1), limit=4)
     estimates_refresh(experiment_id=experiment.pk)
@@ -38,7 +40,7 @@ def undecided(people):
 
 def test_a_plan_beyond_the_batch_limit_is_proposed_at_the_limit_and_the_api_accepts_it(people, client_of, monkeypatch):
     monkeypatch.setattr(batches, "MAX_BATCH_DRAWS", 100)
-    experiment = undecided(people)
+    experiment = undecided(people, n_draws=100)
     settle = client_of("owner").get(f"/api/experiments/{experiment.pk}/decision/").json()["settle"]
     assert settle["needed_draws"] > 100  # the plan exceeds what one batch may hold
     assert (settle["suggested_draws"], settle["suggested_clamped"]) == (100, True)
@@ -69,7 +71,7 @@ def test_the_room_left_in_the_sample_caps_the_proposal_too(people, client_of, mo
 
 
 def test_a_plan_within_the_limit_is_proposed_as_it_is(people, client_of):
-    experiment = undecided(people)
+    experiment = undecided(people, n_draws=100)
     settle = client_of("owner").get(f"/api/experiments/{experiment.pk}/decision/").json()["settle"]
     assert settle["suggested_clamped"] is False and settle["suggested_draws"] == settle["needed_draws"]
     draws, most, note = form_of(people, experiment)
