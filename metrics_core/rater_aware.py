@@ -30,6 +30,12 @@ Conventions (ours):
   above 1 (the sequence of §9 knows sampling error only). ``unsure_low``/``unsure_high`` are the
   range had every unsure verdict been decided, each pair's posterior standing for its sure
   verdicts.
+- With ``labelled_draws`` (a sample judged in draw order, abcde-spec §14) the estimates use the
+  labelled prefix as :func:`estimate_quality` does: a class's judged draws are its labelled draws
+  with a verdict, reweighted to all its drawn draws (self draws are always labelled), in the
+  point estimates and in every bootstrap replicate alike. Verdicts on sampled pairs without a
+  labelled draw wait: the model is fitted without them (gold pairs and pairs outside the sample
+  have no prefix and always count), so nothing beyond the prefix moves an estimate.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from ._validation import generator, positive_int
 from .context import sample_context
 from .dawid_skene import DawidSkeneFit, em_fit, fit_from_em
 from .estimation import estimate_quality, metrics_for_scheme
+from .estimation.draws import labelled_counts
 from .judgements import PairVerdicts
 from .population import Population
 from .rater_units import RaterLayout, RaterUnits
@@ -115,6 +122,7 @@ def estimate_quality_rater_aware(
     horizon: int | None = None,
     smoothing: float = 1e-3,
     resample_raters: bool = False,
+    labelled_draws: Any = None,
 ) -> RaterAwareQuality:
     """Estimate every quality metric of the sample's scheme from Dawid–Skene posteriors.
 
@@ -140,6 +148,10 @@ def estimate_quality_rater_aware(
     resample_raters : bool
         Also draw the raters again in each replicate (a two-way bootstrap). Off by default: see
         the module docstring.
+    labelled_draws : array-like of int, optional
+        Each sample row's draws in its batch's labelled prefix (abcde-spec §14,
+        :func:`~metrics_core.labelled_prefix`), as in :func:`estimate_quality`: the estimates and
+        the model use the prefix only (module docstring). Default: every draw.
 
     Returns
     -------
@@ -165,15 +177,18 @@ def estimate_quality_rater_aware(
     n_boot = positive_int("n_boot", n_boot)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    units = RaterUnits.build(sample, i, j, verdict, rater, gold_i, gold_j, gold_answer)
+    labelled = None if labelled_draws is None else labelled_counts(sample, labelled_draws)
+    units = RaterUnits.build(sample, i, j, verdict, rater, gold_i, gold_j, gold_answer, labelled)
     data = units.data
     point = em_fit(data, smoothing=smoothing)
     model = fit_from_em(data, point)
     posterior = model.posterior
     verdicts = units.posterior_verdicts(posterior)
     context = sample_context(population, sample)
-    raw = estimate_quality(context, sample, verdicts, confidence=confidence, horizon=horizon)
-    layout = RaterLayout.build(context, sample, units.unit_of_row)
+    raw = estimate_quality(
+        context, sample, verdicts, confidence=confidence, horizon=horizon, labelled_draws=labelled_draws
+    )
+    layout = RaterLayout.build(context, sample, units.unit_of_row, labelled)
     replicates, converged = _bootstrap(
         layout, units, posterior, rng=rng, n_boot=n_boot, smoothing=smoothing, resample_raters=resample_raters
     )

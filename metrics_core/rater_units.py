@@ -24,6 +24,10 @@ class RaterUnits:
     A unit's group is its (stratum, class) in the sample (codes 0..11), 12 for a gold pair
     outside the sample and 13 for any other judged pair; groups are the model's priors and the
     bootstrap's strata.
+
+    With a labelled prefix (abcde-spec §14), the verdicts on a sampled pair without a labelled
+    draw wait, as in the human-only estimates: the model does not see them (the pair stays a unit
+    without verdicts, like a pair nobody judged), so pairs beyond the prefix influence nothing.
     """
 
     a: np.ndarray
@@ -34,7 +38,8 @@ class RaterUnits:
     counts: np.ndarray  # (3, units): equivalent, not equivalent and unsure verdicts
 
     @classmethod
-    def build(cls, sample, i, j, verdict, rater, gold_i, gold_j, gold_answer) -> RaterUnits:
+    def build(cls, sample, i, j, verdict, rater, gold_i, gold_j, gold_answer, labelled=None) -> RaterUnits:
+        """``labelled``: each sample row's labelled draws (``labelled_counts``), or ``None`` for every draw."""
         i, j = as_1d("i", i).astype(np.int64), as_1d("j", j).astype(np.int64)
         codes = verdict_codes("verdict", verdict).astype(np.int64)
         rater = as_1d("rater", rater)
@@ -72,8 +77,14 @@ class RaterUnits:
         truth[np.searchsorted(keys, gold_keys)] = truth_of_gold
         truth[unit_of_row[sample.pair_class == SELF]] = 1.0  # self pairs: equivalent, never judged
         unit = np.searchsorted(keys, judged_keys[keep])
-        data = _data(unit, rater[keep], codes[keep], truth, group, None)
-        counts = np.stack([np.bincount(unit[codes[keep] == c], minlength=n_units) for c in range(3)])
+        rater, codes = rater[keep], codes[keep]
+        if labelled is not None:
+            waiting = np.bincount(unit_of_row, weights=labelled, minlength=n_units) == 0
+            waiting[group >= 12] = False  # gold and other pairs outside the sample have no prefix
+            heard = ~waiting[unit]
+            unit, rater, codes = unit[heard], rater[heard], codes[heard]
+        data = _data(unit, rater, codes, truth, group, None)
+        counts = np.stack([np.bincount(unit[codes == c], minlength=n_units) for c in range(3)])
         return cls(keys // n, keys % n, group, data, unit_of_row, counts)
 
     def posterior_verdicts(self, posterior: np.ndarray) -> PairVerdicts:
@@ -90,8 +101,8 @@ class RaterUnits:
 
 @dataclass(frozen=True, eq=False)
 class RaterLayout:
-    """Per sample row what every estimate needs: its class, stratum, draws and unit, the
-    ΔPrecision label, the rates' importances, and the exact totals (abcde-spec §4-6)."""
+    """Per sample row what every estimate needs: its class, stratum, draws (and labelled draws) and
+    unit, the ΔPrecision label, the rates' importances, and the exact totals (abcde-spec §4-6)."""
 
     scheme: str
     pair_class: np.ndarray
@@ -103,9 +114,14 @@ class RaterLayout:
     union_over_exp: np.ndarray
     totals: np.ndarray  # (4,) class totals of the sampling weight
     rate_totals: np.ndarray  # (4,) SplitRate(T), MergeRate(T) at SPLIT, MERGE
+    # Each row's draws in the labelled prefix (abcde-spec §14; ``labelled_counts``), the draws a
+    # class's judged draws are counted from; ``None``: every draw.
+    labelled: np.ndarray | None = None
 
     @classmethod
-    def build(cls, context: SampleContext, sample: PairSample, unit_of_row: np.ndarray) -> RaterLayout:
+    def build(
+        cls, context: SampleContext, sample: PairSample, unit_of_row: np.ndarray, labelled: np.ndarray | None = None
+    ) -> RaterLayout:
         pair_class = sample.pair_class.astype(np.int64)
         union, base, exp = context.union, context.base, context.exp
         if sample.scheme == "precision":
@@ -126,16 +142,21 @@ class RaterLayout:
             union / exp,
             np.asarray(context.totals, dtype=float),
             np.asarray(context.rate_totals, dtype=float),
+            None if labelled is None else np.asarray(labelled, dtype=np.float64),
         )
 
     def estimates(self, x: np.ndarray, weight: np.ndarray) -> dict[str, np.ndarray]:
         """Every metric of the scheme for each row of ``x`` (B, rows): a pair's value (NaN where
-        unjudged), with ``weight`` (B, rows) its pair's bootstrap multiplicity."""
+        unjudged), with ``weight`` (B, rows) its pair's bootstrap multiplicity.
+
+        With a labelled prefix, a class's judged draws are its labelled draws with a verdict and
+        its drawn draws all its draws, as in :func:`~metrics_core.estimate_quality` (spec §14)."""
         strata = SCHEME_STRATA[self.scheme]
         stratum_of = {c: s for s, classes in strata.items() for c in classes}
         judged = ~np.isnan(x)
         value = np.where(judged, x, 0.0)
         w = weight * self.draws
+        labelled = None if self.labelled is None else weight * self.labelled
 
         def share(classes: tuple[int, ...], v: np.ndarray, importance: np.ndarray | None = None) -> np.ndarray:
             """The mean of ``v`` over the judged draws of ``classes`` (one stratum), each class
@@ -143,8 +164,9 @@ class RaterLayout:
             total, drawn_total = 0.0, 0.0
             for c in classes:
                 rows = (self.pair_class == c) & (self.stratum == stratum_of[c])
-                a = w[:, rows] * (1.0 if importance is None else importance[rows])
-                judged_a = np.where(judged[:, rows], a, 0.0)
+                scale = 1.0 if importance is None else importance[rows]
+                a = w[:, rows] * scale
+                judged_a = np.where(judged[:, rows], a if labelled is None else labelled[:, rows] * scale, 0.0)
                 drawn, judged_sum = np.sum(a, axis=1), np.sum(judged_a, axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     mean = np.sum(judged_a * v[:, rows], axis=1) / judged_sum

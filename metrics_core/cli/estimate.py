@@ -8,6 +8,7 @@ import numpy as np
 
 from ..derived import derived_metrics
 from ..estimation import estimate_quality
+from ..estimation.labelled import labelled_draws_by_metric
 from ..impact import impact_metrics
 from ..io import InputError, read_items, read_judgements, read_pairs
 from ..io.gold_pairs import read_gold_pairs
@@ -71,12 +72,15 @@ def run_estimate(args: argparse.Namespace) -> dict:
     if labelled is not None:
         result = with_labelled(result, sample, labelled)
     if args.raters:
-        result["rater_aware"] = _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold)
+        result["rater_aware"] = _rater_aware_json(
+            args, items, population, sample, judged_i, judged_j, judgements, gold, counts
+        )
     return result
 
 
-def _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold) -> dict:
-    """``estimate --raters dawid-skene``: the estimates from the pairs' posteriors and the raters' matrices."""
+def _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold, counts) -> dict:
+    """``estimate --raters dawid-skene``: the estimates from the pairs' posteriors and the raters' matrices;
+    from the labelled prefix (``counts``, ``None`` without ``positions``) like the estimates beside them."""
     gold_i, gold_j, answers = (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0, dtype=object),)
     if gold is not None:
         gold_i, gold_j = (item_positions(items, gold.path, name, getattr(gold, name), len(gold)) for name in ("i", "j"))
@@ -97,5 +101,11 @@ def _rater_aware_json(args, items, population, sample, judged_i, judged_j, judge
         n_boot=args.n_boot,
         confidence=args.confidence,
         horizon=args.horizon,
+        labelled_draws=counts,
     )
-    return aware.as_dict()
+    out = aware.as_dict()
+    if counts is not None:  # each estimate's labelled draws, as ``with_labelled`` gives the others
+        per_metric = labelled_draws_by_metric(sample, counts, out["estimates"])
+        for name, estimate in out["estimates"].items():
+            estimate["labelled_draws"] = per_metric[name]
+    return out

@@ -162,9 +162,7 @@ class Draws:
             raise ValueError(f"the context has rows up to {rows.max()}; the sample has {len(sample)}")
         counts, class_drawn, kept = sample.draws, None, None
         if labelled_draws is not None:
-            # Self pairs are known, not judged: every self draw is labelled, wherever it lies (the
-            # prefix of each other class stays a simple random sample of that class's draws).
-            counts = np.where(sample.pair_class == SELF, sample.draws, _labelled_counts(labelled_draws, sample))
+            counts = labelled_counts(sample, labelled_draws)
             group = 4 * sample.stratum[rows].astype(np.int64) + sample.pair_class[rows]
             class_drawn = np.bincount(group, weights=sample.draws[rows], minlength=12)[:12]
             kept = np.flatnonzero(counts[rows] > 0)  # positions among the rows in scope
@@ -235,6 +233,14 @@ class Draws:
         if mass <= 0:
             return math.nan
         return horizon * self.stratum_share[stratum] * float(self.totals[stratum, list(classes)].sum()) / mass
+
+
+def labelled_counts(sample: PairSample, labelled_draws: Any) -> np.ndarray:
+    """Each sample row's draws an estimate uses from its labelled prefix (spec §14), checked.
+
+    Self pairs are known, not judged: every self draw is labelled, wherever it lies (the prefix of
+    each other class stays a simple random sample of that class's draws)."""
+    return np.where(sample.pair_class == SELF, sample.draws, _labelled_counts(labelled_draws, sample))
 
 
 def _labelled_counts(labelled_draws: Any, sample: PairSample) -> np.ndarray:

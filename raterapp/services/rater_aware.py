@@ -17,7 +17,9 @@ from django.conf import settings
 from django.db import transaction
 
 from metrics_core import estimate_quality_rater_aware, transitivity_report
+from metrics_core.estimation.labelled import labelled_draws_by_metric
 from raterapp.models import Experiment, Judgement, RaterAwareEstimate, ReusedVerdict, SampledPair
+from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.scheduling import ExperimentRefresh
@@ -102,6 +104,9 @@ def _rater_aware_payload(experiment: Experiment, rows: dict[str, np.ndarray]) ->
     if judged.population is None:
         raise ValueError("Rater-aware estimates need the population in memory; this experiment was prepared on Dask.")
     gold = _gold_questions(rows)
+    # In draw order, from each batch's labelled prefix, as the snapshot's estimates (abcde-spec §14).
+    labelled = labelled_prefix_get(experiment=experiment, judged=judged)
+    counts = None if labelled is None else labelled.counts
     fit = estimate_quality_rater_aware(
         judged.population,
         judged.sample,
@@ -115,8 +120,14 @@ def _rater_aware_payload(experiment: Experiment, rows: dict[str, np.ndarray]) ->
         rng=np.random.default_rng(experiment.seed),
         n_boot=settings.RATER_AWARE_BOOTSTRAP_REPLICATES,
         confidence=experiment.confidence,
+        labelled_draws=counts,
     )
-    return fit.as_dict()
+    payload = fit.as_dict()
+    if counts is not None:  # each estimate's labelled draws, as the snapshot reports them
+        per_metric = labelled_draws_by_metric(judged.sample, counts, payload["estimates"])
+        for name, estimate in payload["estimates"].items():
+            estimate["labelled_draws"] = per_metric[name]
+    return payload
 
 
 def _raters_are_identifiable(rows: dict[str, np.ndarray]) -> bool:
