@@ -83,7 +83,9 @@ class _Frame:
     drawn: int
     judged: int
     v: float  # drawn/judged
-    q: float  # share of the class's distinct pairs judged
+    q: float  # share of the class's distinct pairs (labelled pairs in a prefix) judged
+    # In a labelled prefix (spec §14), the class's judged draws over its drawn draws; None otherwise.
+    labelled: float | None
     present: np.ndarray | slice  # the class's units with a verdict (a slice when all are)
     unit_draws: np.ndarray  # draws of the present units
     share: np.ndarray  # share of equivalent verdicts of the present units
@@ -102,22 +104,14 @@ class _Frame:
         drawn = int(all_draws.sum()) if d.class_drawn is None else int(d.class_drawn[group])
         judged = int(unit_draws.sum())
         n_units = units.stop - units.start
-        if d.class_drawn is None:  # judged pairs a random subset of the pairs: q by pairs (spec §6)
-            q = len(unit_draws) / n_units if n_units else 0.0
-        else:
-            # A labelled prefix is a simple random sample of the class's draws, post-stratified by
-            # class: what is missing is the class's draws not labelled with a usable verdict, so q
-            # is by draws. The spec's formula then splits into the class counts' multinomial
-            # variance over all drawn draws and the within-class variance of the prefix, which a q
-            # of 1 (every labelled pair judged) would overstate by the classes' spread / n_g.
-            q = judged / drawn if drawn else 0.0
         return cls(
             rows,
             units,
             drawn,
             judged,
             drawn / judged if judged else 0.0,
-            q,
+            len(unit_draws) / n_units if n_units else 0.0,
+            None if d.class_drawn is None else (judged / drawn if drawn else 0.0),
             present,
             unit_draws,
             share[present],
@@ -172,6 +166,18 @@ class _Weights:
             (per_draw * (f.q * f.unit_draws), np.square(x - m)),
             (per_draw * ((1.0 - f.q) * f.unit_draws * f.unit_draws), np.square(x - class_mean)),
         ]
+
+    def prefix_terms(self, x: np.ndarray, m: float, class_mean: float) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The same in a labelled prefix (spec §14), which is a simple random sample of the draws
+        post-stratified by class: ``v_u² k_u`` centred at the class's mean (within the class), and
+        the class's mean off the pooled one weighted as the class's share of all drawn draws varies,
+        ``N_g (ȳ_g − m)²`` (``v_u² D_u`` summed times the labelled share ``n_g/N_g``). Centred at
+        ``m`` as in §6, that term would be ``N_g²/n_g``: overstated by the unlabelled draws."""
+        f = self.frame
+        per_draw = self.unit_weight / f.unit_draws
+        per_draw *= per_draw
+        between = f.labelled * float(np.dot(per_draw, f.unit_draws))
+        return [(self.vk, np.square(x - class_mean)), (np.array([between]), np.array([(class_mean - m) ** 2]))]
 
 
 class Estimator:
@@ -233,10 +239,12 @@ class Estimator:
             class_mean = float(unit_wx.sum()) / weights.total
             unit_x = np.divide(unit_wx, weights.unit_weight, out=unit_wx)  # unit_wx is not read again
             vk_total += weights.vk_total
-            if len(parts) == 1 or weights.frame.q == 1.0:
+            if len(parts) == 1 or (weights.frame.labelled is None and weights.frame.q == 1.0):
                 terms.append((weights.vk, np.square(unit_x - m)))
-            else:  # spec §14: what missing pairs add is centred within their class
+            elif weights.frame.labelled is None:  # spec §14: what missing pairs add is centred within their class
                 terms.extend(weights.split_terms(unit_x, m, class_mean))
+            else:
+                terms.extend(weights.prefix_terms(unit_x, m, class_mean))
         n_eff = total**2 / vk_total
         floor = self._floor(frames, classes, drawn) if x == "precision" else 0.0
         return Mean(m, n_eff, judged, drawn, horizon, total, _Spread(terms, self._pending), verdict_draws, floor)

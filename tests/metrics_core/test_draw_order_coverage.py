@@ -53,11 +53,13 @@ def holds(low: float, high: float, truth: float) -> bool:
 def test_intervals_cover_when_rating_stops_early_and_delta_precision_is_narrower():
     """300 seeds, unit and lognormal weights, jaccard and stratified, 100 / 200 / 400 verdicts in
     draw order: pooled coverage of the 95% intervals ≥ 93%, no cell below 88%; ΔPrecision's median
-    half-width below that of today's order and variance at the same verdicts (jaccard), and at most
-    0.8× at 100 verdicts. Measured (this test, -s): 0.78 / 0.84 / 0.89 (unit weights) and 0.81 /
-    0.87 / 0.94 (lognormal) at 100 / 200 / 400 verdicts; on the demo's Febrl data 0.52-0.76
-    (bench/bench_draw_order.py). The issue's goal of 0.8× at every level is not met on these
-    synthetic populations, whose classes' means differ less than Febrl's."""
+    half-width at most 0.85× that of today's order and variance at the same verdicts (jaccard), and
+    at most 0.8× at 100 verdicts. Measured (this test, -s): 0.77 / 0.81 / 0.83 (unit weights) and
+    0.78 / 0.80 / 0.82 (lognormal) at 100 / 200 / 400 verdicts; on the demo's Febrl data 0.52-0.76
+    (bench/bench_draw_order.py). The SE is then calibrated (its root mean square over the seeds
+    equals the estimates' spread within 1-6% at 400 verdicts): no valid interval of this estimator
+    is narrower, and these populations' classes differ less than Febrl's, which is what today's
+    pooled centring overstates."""
     seeds = range(300)
     levels = (100, 200, 400)
     covered, trials = defaultdict(int), defaultdict(int)
@@ -88,8 +90,8 @@ def test_intervals_cover_when_rating_stops_early_and_delta_precision_is_narrower
     print("ΔPrecision median half-width, draw order / today's:", {k: round(v, 3) for k, v in ratios.items()})
     assert pooled >= 0.93, pooled
     assert min(rates.values()) >= 0.88, min(rates.items(), key=lambda item: item[1])
-    assert max(ratios.values()) < 0.97, ratios
-    assert max(ratio for (_, verdicts), ratio in ratios.items() if verdicts == 100) <= 0.83, ratios
+    assert max(ratios.values()) <= 0.85, ratios
+    assert max(ratio for (_, verdicts), ratio in ratios.items() if verdicts == 100) <= 0.8, ratios
 
 
 def _ever_missed(run: DrawOrderRun, truth: dict, looks: list[int]) -> set[str]:
