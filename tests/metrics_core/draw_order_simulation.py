@@ -69,18 +69,30 @@ class DrawOrderRun:
         a, b = mc.pairs_in_draw_order(sample, positions)
         return cls(world, sample, positions, a, b)
 
-    def estimates(self, verdicts: int, horizon: int | None = None) -> mc.QualityEstimates:
+    def judged(self, verdicts: int) -> tuple[mc.PairVerdicts, np.ndarray]:
+        """The first ``verdicts`` tasks' verdicts, and each sample row's labelled draws."""
         a, b = self.a[:verdicts], self.b[:verdicts]
         judged = set(zip(a.tolist(), b.tolist()))
         low, high = np.minimum(self.sample.i, self.sample.j), np.maximum(self.sample.i, self.sample.j)
         resolved = np.array([pair in judged for pair in zip(low.tolist(), high.tolist())], dtype=bool)
         counts, _ = mc.labelled_prefix(self.sample, self.positions, resolved)
-        return mc.estimate_quality(
+        return verdicts_on(self.world, a, b), counts
+
+    def estimates(self, verdicts: int, horizon: int | None = None) -> mc.QualityEstimates:
+        judged, counts = self.judged(verdicts)
+        return mc.estimate_quality(self.world.population, self.sample, judged, labelled_draws=counts, horizon=horizon)
+
+    def derived(self, verdicts: int, recall_base: float, seed: int) -> mc.DerivedMetrics:
+        """ΔRecall and IQ at a known Recall_Base (a ground truth's), from the labelled prefix."""
+        judged, counts = self.judged(verdicts)
+        return mc.derived_metrics(
             self.world.population,
             self.sample,
-            verdicts_on(self.world, a, b),
+            judged,
+            rng=np.random.default_rng(seed),
+            n_boot=100,
+            recall_base=recall_base,
             labelled_draws=counts,
-            horizon=horizon,
         )
 
 
