@@ -55,7 +55,7 @@ from .estimation.draws import labelled_counts
 from .judgements import PairVerdicts
 from .population import Population
 from .rater_units import RaterLayout, RaterUnits
-from .results import QualityEstimates
+from .results import Estimate, QualityEstimates
 from .sampling import PairSample
 
 # Like estimate_quality, a normal interval for ΔPrecision, whose values are not bounded by a
@@ -236,6 +236,21 @@ def _bootstrap(
     return {name: np.concatenate(parts) for name, parts in out.items()}, converged
 
 
+# An SE below this is rounding: every verdict of the class agrees (values are O(1) shares).
+_ROUNDING_SE = 1e-10
+
+
+def _widened_sequence(e: Estimate, stderr: float, z: float) -> tuple[float, float]:
+    """The pair-level sequence widened about the value by the bootstrap SE over the pair-level
+    one where that is above 1. With no pair-level spread (every verdict agrees, the SE rounding)
+    a ratio means nothing: the sequence gains the bootstrap's normal half-width instead."""
+    if e.stderr > _ROUNDING_SE:
+        widen = max(stderr / e.stderr, 1.0)
+        return e.value - widen * (e.value - e.cs_low), e.value + widen * (e.cs_high - e.value)
+    extra = z * stderr if stderr > _ROUNDING_SE else 0.0
+    return e.cs_low - extra, e.cs_high + extra
+
+
 def _with_bootstrap(
     raw: QualityEstimates,
     layout: RaterLayout,
@@ -258,8 +273,7 @@ def _with_bootstrap(
             low, high = e.value - z * stderr, e.value + z * stderr
         else:
             low, high = (float(q) for q in np.quantile(values, [tail, 1.0 - tail]))
-        widen = stderr / e.stderr if e.stderr > 0 and stderr > e.stderr else 1.0
-        cs_low, cs_high = e.value - widen * (e.value - e.cs_low), e.value + widen * (e.cs_high - e.value)
+        cs_low, cs_high = _widened_sequence(e, stderr, NormalDist().inv_cdf(1.0 - tail))
         out[name] = replace(
             e, stderr=stderr, ci_low=min(low, e.value), ci_high=max(high, e.value), cs_low=cs_low, cs_high=cs_high
         )

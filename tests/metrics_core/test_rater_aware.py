@@ -254,3 +254,28 @@ def test_rater_aware_estimates_halve_the_bias_and_cover_the_truth(population):
             failures.append(f"{name}: coverage {coverage:.3f} outside [0.92, 0.98]")
     print("\n".join(lines))
     assert not failures, "\n".join(failures)
+
+
+def test_a_class_whose_verdicts_all_agree_keeps_a_bounded_sequence(population):
+    """Every verdict agrees (all *not equivalent*): the pair-level SE is rounding (~1e-14), and a
+    ratio of two roundings once widened a sequence to [−400, 406]."""
+    pop, ideal = population
+    sample, (i, j, verdict, rater), _, n_sampled = judged_experiment(
+        np.random.default_rng(8), pop, ideal, draws=300, scheme="jaccard"
+    )
+    verdict = np.full(n_sampled, "not_equivalent", dtype=object)
+    aware = estimate_quality_rater_aware(
+        pop,
+        sample,
+        i=i[:n_sampled],
+        j=j[:n_sampled],
+        verdict=verdict,
+        rater=rater[:n_sampled],
+        rng=np.random.default_rng(2),
+        n_boot=40,
+    ).quality
+    raw = mc.estimate_quality(pop, sample, mc.verdicts_from_judgements(i[:n_sampled], j[:n_sampled], verdict))
+    for name, e in aware.estimates.items():
+        assert e.cs_low <= e.value <= e.cs_high, name
+        # no wider than the pair-level sequence plus the bootstrap's normal half-width
+        assert e.cs_high - e.cs_low <= raw[name].cs_high - raw[name].cs_low + 4 * e.stderr + 1e-9, name
