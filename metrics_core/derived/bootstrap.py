@@ -100,7 +100,8 @@ def replicate_inputs(draws: Draws, scheme: str, *, n_boot: int, rng: np.random.G
     replicate leaves a needed class without judged draws.
     """
     columns = _columns(draws, scheme)
-    groups = _groups(draws, scheme, within)
+    prefix = _partial_prefix(draws)
+    groups = _groups(draws, scheme, "class" if prefix else within)
     fixed = np.ones(len(draws.draws), dtype=bool)
     for rows in groups:
         fixed[rows] = False
@@ -108,7 +109,37 @@ def replicate_inputs(draws: Draws, scheme: str, *, n_boot: int, rng: np.random.G
     judged = ~np.isnan(draws.equivalent)
     for rows in groups:
         sums += _group_sums(rows, draws, judged, columns, n_boot, rng)
+    if prefix:
+        _resample_class_shares(sums, draws, scheme, columns, rng)
     return inputs_from_sums(sums, draws, scheme, columns)
+
+
+def _partial_prefix(draws: Draws) -> bool:
+    """Whether the draws are a labelled prefix short of some class's drawn draws (spec §14)."""
+    if draws.class_drawn is None:
+        return False
+    labelled = np.bincount(draws.stratum * 4 + draws.pair_class, weights=draws.draws, minlength=12)[:12]
+    return bool(np.any(labelled < draws.class_drawn))
+
+
+def _resample_class_shares(
+    sums: np.ndarray, draws: Draws, scheme: str, columns: _Columns, rng: np.random.Generator
+) -> None:
+    """A labelled prefix is a simple random sample of the draws, post-stratified by class: its
+    replicates resample each class's labelled draws (``within="class"``) and, apart, the classes'
+    drawn draws of each stratum, a multinomial over all its drawn draws (which the point estimate
+    reweights to). Resampling the prefix alone would centre the replicates on the prefix's class
+    shares and vary them as if only the labelled draws had been drawn."""
+    stratum_of = _STRATUM_OF[scheme]
+    for stratum in sorted(set(stratum_of.values())):
+        classes = [c for c in range(4) if stratum_of[c] == stratum]
+        drawn = np.array([draws.class_drawn[stratum * 4 + c] for c in classes], dtype=np.float64)
+        total = drawn.sum()
+        if total == 0:
+            continue
+        resampled = rng.multinomial(int(total), drawn / total, size=len(sums))
+        for k, c in enumerate(classes):
+            sums[:, columns.drawn[(stratum, c)]] = resampled[:, k]
 
 
 def _group_sums(
