@@ -120,6 +120,7 @@ def _rater_aware_payload(experiment: Experiment, rows: dict[str, np.ndarray]) ->
         rng=np.random.default_rng(experiment.seed),
         n_boot=settings.RATER_AWARE_BOOTSTRAP_REPLICATES,
         confidence=experiment.confidence,
+        horizon=experiment.n_draws,  # as the snapshot's sequences (services/estimates.py)
         labelled_draws=counts,
     )
     payload = fit.as_dict()

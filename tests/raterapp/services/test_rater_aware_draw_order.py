@@ -41,6 +41,10 @@ def judge(task, rater, *, wrong=False):
 def test_a_draw_order_experiment_s_rater_aware_estimates_use_the_labelled_prefix(users, settings):
     settings.RATER_AWARE_BOOTSTRAP_REPLICATES = 40
     experiment, population, sample = draw_order_experiment(users["engineer"])
+    # Its sequences are tuned to the draws planned at creation, as the snapshot's, whatever the
+    # sample holds now (batches added since): planned here as three times the sample.
+    Experiment.objects.filter(pk=experiment.pk).update(n_draws=3 * sample.n_draws)
+    experiment.refresh_from_db()
     ann, bob = make_raters(2)
     tasks = list(PairTask.objects.filter(experiment=experiment).order_by("rank")[:24])
     # Two raters on each of the first 24 tasks but the 13th (leased, never answered): the prefix
@@ -71,6 +75,7 @@ def test_a_draw_order_experiment_s_rater_aware_estimates_use_the_labelled_prefix
         rater=rater.astype(np.int64),
         n_boot=40,
         confidence=experiment.confidence,
+        horizon=experiment.n_draws,
     )
     expected = estimate_quality_rater_aware(
         population, stored_sample, rng=np.random.default_rng(experiment.seed), labelled_draws=counts, **args
