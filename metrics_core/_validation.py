@@ -24,6 +24,7 @@ refusal only where no scale works.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -95,13 +96,23 @@ def weight_span_problem(weights: np.ndarray) -> tuple[int, int, bool] | None:
     if len(weights) == 0:
         return None
     low, high = int(np.argmin(weights)), int(np.argmax(weights))
-    e_low, e_high = (int(e) for e in np.frexp(weights[[low, high]])[1])
+    heavier = weight_span_blame(weights[low], weights[high], median=lambda: np.median(weights))
+    if heavier is None:
+        return None
+    return (high, low, True) if heavier else (low, high, False)
+
+
+def weight_span_blame(lightest: float, heaviest: float, *, median: Callable[[], float]) -> bool | None:
+    """The rule of :func:`weight_span_problem` on the extremes of positive finite weights, for
+    readers that never hold them all (the Dask backend): ``None`` when ``heaviest`` is at most
+    2**WEIGHT_SPAN_EXPONENT times ``lightest``, else whether to blame the heaviest (True) or the
+    lightest (False), the one farther from the median in magnitude. ``median()`` returns the
+    weights' median (``numpy.median``'s); it is only called past the span."""
+    e_low, e_high = (int(e) for e in np.frexp(np.array([lightest, heaviest], dtype=np.float64))[1])
     if e_high - e_low <= WEIGHT_SPAN_EXPONENT:
         return None
-    middle = int(np.frexp(np.median(weights))[1])
-    if e_high - middle >= middle - e_low:
-        return high, low, True
-    return low, high, False
+    middle = int(np.frexp(median())[1])
+    return e_high - middle >= middle - e_low
 
 
 def weight_span_message(blamed: str, other: str, *, heavier: bool) -> str:
@@ -117,7 +128,13 @@ def weight_rescaling(weights: np.ndarray) -> int:
     into [0.5, 1). Exact, and every ratio is kept (module docstring)."""
     if len(weights) == 0:
         return 0
-    e_low, e_high = (int(e) for e in np.frexp(np.array([weights.min(), weights.max()]))[1])
+    return weight_range_rescaling(weights.min(), weights.max())
+
+
+def weight_range_rescaling(lightest: float, heaviest: float) -> int:
+    """:func:`weight_rescaling` of checked weights from ``lightest`` to ``heaviest`` (for readers
+    that never hold them all: the Dask backend)."""
+    e_low, e_high = (int(e) for e in np.frexp(np.array([lightest, heaviest], dtype=np.float64))[1])
     if e_low > -WEIGHT_SPAN_EXPONENT and e_high <= WEIGHT_SPAN_EXPONENT:
         return 0
     return -e_high

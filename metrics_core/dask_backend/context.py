@@ -21,7 +21,8 @@ from .segments import shared
 
 
 def items_rows(items: DaskItems, ids) -> pd.DataFrame:
-    """Every column of the items with these ids, one row each, sorted by ``item_id``.
+    """Every column of the items with these ids, one row each, sorted by ``item_id`` (``weight`` in
+    the files' units, :meth:`~.items.DaskItems.given_weight`).
 
     Reads each partition once and keeps only the wanted rows: the driver holds O(len(ids)).
     """
@@ -29,6 +30,7 @@ def items_rows(items: DaskItems, ids) -> pd.DataFrame:
     frame = items.frame
     found = frame.map_partitions(_rows_with_ids, shared(wanted), meta=frame._meta).compute()
     found = found.sort_values("item_id", kind="stable").reset_index(drop=True)
+    found["weight"] = items.given_weight(found["weight"].to_numpy())
     if len(found) != len(wanted):
         missing = wanted.difference(pd.Index(found["item_id"]))
         raise ValueError(f"{len(missing)} item ids are not among the items, e.g. {missing[0]!r}")

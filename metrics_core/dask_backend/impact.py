@@ -45,8 +45,8 @@ def impact_metrics(items: DaskItems) -> ImpactMetrics:
     return ImpactMetrics(
         items=int(exact["items"]),
         affected_items=int(exact["affected_items"]),
-        total_weight=float(sums["weight"][0]),
-        affected_weight=float(sums["affected_weight"][0]),
+        total_weight=float(items.given_weight(sums["weight"][0])),
+        affected_weight=float(items.given_weight(sums["affected_weight"][0])),
         metrics={name: float(values[0]) for name, values in metrics.items()},
     )
 
@@ -69,7 +69,7 @@ def impact_per_cluster(items: DaskItems) -> dd.DataFrame:
             npartitions=cells.npartitions,
             grouped_already=side == "exp",  # the cell table is partitioned by Exp cluster
         )
-        tables.append(sums.map_partitions(_finish_table, side=side, label=by))
+        tables.append(sums.map_partitions(_finish_table, side=side, label=by, exponent=items.weight_exponent))
     base_ids, exp_ids = (table["cluster_id"].dtype for table in tables)
     if not (pd.api.types.is_integer_dtype(base_ids) and pd.api.types.is_integer_dtype(exp_ids)):
         tables = [table.assign(cluster_id=table["cluster_id"].astype(str)) for table in tables]
@@ -102,7 +102,7 @@ def impact_by_slice(items: DaskItems, column: str) -> ImpactTable:
         labels=table[column].to_numpy(),
         items=columns["items"].astype(np.int64),
         affected_items=columns["affected_items"].astype(np.int64),
-        weight=columns["weight"],
+        weight=items.given_weight(columns["weight"]),
         metrics=impact_from_sums(columns),
     )
 
@@ -112,7 +112,10 @@ def impact_per_item(items: DaskItems) -> dd.DataFrame:
     and :data:`PER_ITEM_METRICS`, one row per item (lazy: write it with ``to_parquet``)."""
     per_cell = items.cells[[*KEYS, "affected", "base_weight", *POINTWISE_METRICS]]
     joined = items.frame[["item_id", *KEYS, "weight"]].merge(per_cell, on=KEYS, how="inner")
-    joined = joined.assign(WeightFractionOfBaseCluster=joined["weight"] / joined["base_weight"])
+    joined = joined.assign(
+        WeightFractionOfBaseCluster=joined["weight"] / joined["base_weight"],
+        weight=items.given_weight(joined["weight"]),  # in the files' units, as in memory
+    )
     return joined[["item_id", *KEYS, "weight", "affected", *PER_ITEM_METRICS]]
 
 
@@ -143,7 +146,7 @@ def _exact_term_sums(part: pd.DataFrame) -> tuple[int, ...]:
     )
 
 
-def _finish_table(part: pd.DataFrame, side: str, label: str) -> pd.DataFrame:
+def _finish_table(part: pd.DataFrame, side: str, label: str, exponent: int) -> pd.DataFrame:
     sums = {name: part[name].to_numpy() for name in IMPACT_SUMS}
     metrics = impact_from_sums(sums)
     out = pd.DataFrame(
@@ -152,7 +155,7 @@ def _finish_table(part: pd.DataFrame, side: str, label: str) -> pd.DataFrame:
             "cluster_id": part[label].to_numpy(),
             "items": sums["items"].astype(np.int64),
             "affected_items": sums["affected_items"].astype(np.int64),
-            "weight": sums["weight"],
+            "weight": np.ldexp(sums["weight"], -exponent),  # in the files' units
         }
     )
     for name in IMPACT_METRICS:
