@@ -5,7 +5,9 @@ The pair and verdict files have the columns of the metrics_core command line fir
 ``python -m metrics_core estimate ITEMS pairs.csv judgements.csv`` reproduces the
 estimates outside the app. A draw-order experiment's pairs file has one row per batch that drew
 a pair, with ``batch`` and ``positions``, so the command line uses the labelled prefix as the app
-does (abcde-spec §14). Choose the format with ``?format=csv|json`` or ``Accept``.
+does (abcde-spec §14); its judgements file closes each pair excluded after a report without a
+verdict with an ``unsure`` row without rater, which the command line counts as resolved, as the app
+does. Choose the format with ``?format=csv|json`` or ``Accept``.
 
 Roles: engineer (own or granted experiments), admin; raters and anonymous users 403;
 an experiment that is not visible 404.
@@ -21,9 +23,9 @@ from rest_framework.response import Response
 from metrics_core import DERIVED_METRICS, IMPACT_METRICS
 from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.derived import derived_latest, recall_base_assumption
-from raterapp.selectors.draw_order import pairs_export_fields, pairs_export_rows
+from raterapp.selectors.draw_order import judgements_export_rows, pairs_export_fields, pairs_export_rows
 from raterapp.selectors.experiments import estimate_snapshot_latest
-from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS, judgements_rows
+from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS
 
 from .common import FORMAT, ExperimentReadApi, ExportApi, download_responses
 from .serializers.estimates import EstimateRowSerializer, EstimateSnapshotSerializer, JudgementExportSerializer
@@ -63,13 +65,14 @@ class ExperimentPairsExportApi(_RowsExportApi):
 
 
 class ExperimentJudgementsExportApi(_RowsExportApi):
-    """All verdicts, oldest first, with the item ids of their pair and the rater's user id.
-    Roles: engineer (own or granted), admin."""
+    """All verdicts, oldest first, with the item ids of their pair and the rater's user id; in draw
+    order, then a row without rater for each pair excluded after a report without a verdict (the
+    command line's way to say the pair is closed). Roles: engineer (own or granted), admin."""
 
     export_name = "judgements"
     csv_fields = JUDGEMENT_FIELDS
     body_serializer = JudgementExportSerializer
-    read = staticmethod(judgements_rows)
+    read = staticmethod(judgements_export_rows)
 
 
 class ExperimentImpactExportApi(ExportApi):

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics_core import PAIR_CLASSES, labelled_of_batches, waiting_verdicts
-from raterapp.models import Experiment, SampledPair
-from raterapp.selectors.samples import PAIR_FIELDS, JudgedSample, sampled_pairs_rows
+from raterapp.models import Experiment, Judgement, PairTask, ReusedVerdict, SampledPair
+from raterapp.selectors.samples import PAIR_FIELDS, JudgedSample, judgements_rows, sampled_pairs_rows
 
 SELF = PAIR_CLASSES.index("self")
 
@@ -72,3 +72,43 @@ def pairs_export_rows(*, experiment: Experiment) -> list[dict]:
             out.append(row | {"draws": len(positions), "jaccard_contribution": share, "batch": int(batch),
                               "positions": " ".join(str(p) for p in positions)})  # fmt: skip
     return out
+
+
+# The comment of a judgements export row that closes an excluded pair without a verdict.
+CLOSED_WITHOUT_VERDICT = "no verdict: excluded after a report (closes the pair for the labelled prefix)"
+
+
+def judgements_export_rows(*, experiment: Experiment) -> list[dict]:
+    """The verdicts as the command line's JUDGEMENTS file (:func:`judgements_rows`). In draw order,
+    then one row per sampled pair excluded after a report (its task retired) without any verdict:
+    the app counts such a pair as resolved (abcde-spec §14), and the command line counts a pair as
+    resolved when JUDGEMENTS has a row on it, a pair with only *unsure* rows resolved but without a
+    usable verdict (metrics-cli.md). So the row says ``unsure``, with no rater, the retirement's
+    time and :data:`CLOSED_WITHOUT_VERDICT` as its comment: ``estimate`` then finds the app's
+    labelled prefix. (Its §12 bounds count the pair as unsure, which the app's do not, and beyond
+    the prefix the row counts as a waiting verdict: the contract has no other way to close a pair.)"""
+    rows = judgements_rows(experiment=experiment)
+    if experiment.task_order != Experiment.TaskOrder.DRAW:
+        return rows
+    closed = (
+        PairTask.objects.sampled()
+        .filter(experiment=experiment, retired_at__isnull=False)
+        .exclude(pk__in=Judgement.objects.filter(task__experiment=experiment).values("task_id"))
+        .exclude(pk__in=ReusedVerdict.objects.filter(experiment=experiment).values("task_id"))
+        .order_by("retired_at", "pk")
+        .values("pk", "item_a__item_id", "item_b__item_id", "retired_at")
+    )
+    return rows + [
+        {
+            "i": task["item_a__item_id"],
+            "j": task["item_b__item_id"],
+            "verdict": Judgement.Verdict.UNSURE.value,
+            "task": task["pk"],
+            "rater": None,
+            "comment": CLOSED_WITHOUT_VERDICT,
+            "created_at": task["retired_at"],
+            "reused": False,
+            "source_experiment": None,
+        }
+        for task in closed
+    ]

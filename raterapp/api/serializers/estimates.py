@@ -107,7 +107,11 @@ class JudgementExportSerializer(serializers.Serializer):
     j = serializers.CharField()
     verdict = serializers.ChoiceField(choices=Judgement.Verdict.choices)
     task = serializers.IntegerField()
-    rater = serializers.IntegerField()
+    rater = serializers.IntegerField(
+        allow_null=True,
+        help_text="The rater's user id; null on the unsure row that closes a pair excluded after a report "
+        "without a verdict (draw order: the command line then counts it resolved, as the app does).",
+    )
     comment = serializers.CharField(help_text="The rater's comment; empty when none.")
     created_at = serializers.DateTimeField()
     reused = serializers.BooleanField(help_text="Given in another experiment of the workspace (abcde-spec §11).")
