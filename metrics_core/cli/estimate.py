@@ -87,13 +87,15 @@ def _rater_aware_json(args, items, population, sample, judged_i, judged_j, judge
         answers = gold.answer
     # A stream of its own, so that the derived metrics' bootstrap is the same with or without it.
     rng = np.random.default_rng(np.random.SeedSequence(args.seed).spawn(2)[1])
+    rater = judgements.rater.to_numpy(zero_copy_only=False)
+    by_rater = rater != ""  # unsure rows without a rater close a pair and observe no rater
     aware = estimate_quality_rater_aware(
         population,
         sample,
-        i=judged_i,
-        j=judged_j,
-        verdict=judgements.verdict,
-        rater=judgements.rater.to_numpy(zero_copy_only=False),
+        i=judged_i[by_rater],
+        j=judged_j[by_rater],
+        verdict=judgements.verdict[by_rater],
+        rater=rater[by_rater],
         gold_i=gold_i,
         gold_j=gold_j,
         gold_answer=answers,

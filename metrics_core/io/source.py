@@ -86,6 +86,16 @@ class TableSource:
         self._require_present(name, values)
         return values
 
+    def ids_where(self, name: str, required: np.ndarray) -> pa.Array:
+        """A column of text, non-empty on the ``required`` rows and ``""`` where it is missing elsewhere."""
+        values = _as_string(self._typed(name, _is_text_or_integer, "text or integers"))
+        values = pc.fill_null(values, "")
+        missing = _text_lengths(values) == 0
+        if np.any(missing & required):
+            raise self.error(f"empty {name}", row=int(np.argmax(missing & required)))
+        self.require_no_nul(name, values)
+        return values
+
     def labels(self, name: str) -> pa.Array:
         """Cluster ids: non-empty text, or integers (Parquet)."""
         values = self._typed(name, _is_text_or_integer, "text or integers")

@@ -275,17 +275,18 @@ def read_judgements(path: Any, *, with_rater: bool = False) -> JudgementsTable:
 
     Rows with ``i == j`` are allowed (self pairs are always equivalent and are
     ignored downstream). ``with_rater``: the ``rater`` column is required too, a
-    non-empty id on every row (otherwise it is not read). Raises :class:`InputError`.
+    non-empty id on every row but *unsure* ones, which observe nothing of a rater
+    (the app's export closes a pair excluded without a verdict with an *unsure* row
+    and no rater); otherwise it is not read. Raises :class:`InputError`.
     """
     required = JUDGEMENT_COLUMNS + ("rater",) if with_rater else JUDGEMENT_COLUMNS
     src = TableSource.open(path, required=required, allow_no_rows=True)
-    return JudgementsTable(
-        src.path,
-        _exported_ids(src, "i"),
-        _exported_ids(src, "j"),
-        src.choices("verdict", VERDICTS),
-        _exported_ids(src, "rater") if with_rater else None,
-    )
+    verdict = src.choices("verdict", VERDICTS)
+    rater = None
+    if with_rater:
+        rater = src.ids_where("rater", required=verdict != VERDICTS.index("unsure"))
+        rater = unquote_spreadsheet_text(rater) if src.kind == "csv" else rater
+    return JudgementsTable(src.path, _exported_ids(src, "i"), _exported_ids(src, "j"), verdict, rater)
 
 
 def _exported_ids(src: TableSource, name: str) -> pa.Array:

@@ -167,6 +167,18 @@ def test_empty_rater_cells_are_refused_with_the_option(files):
     assert done.returncode == 2 and done.stdout == "" and "empty_rater.csv: line 2" in done.stderr
 
 
+def test_an_unsure_row_without_a_rater_closes_its_pair_and_observes_no_rater(files):
+    """The app's export closes a pair excluded without a verdict with an unsure row and no rater:
+    read with the option, it changes no rater's counts and no rater-aware estimate."""
+    with_closing = files["folder"] / "closing_row.csv"
+    rows = list(csv.reader(open(files["with_rater"])))
+    write_csv(with_closing, rows[0], rows[1:] + [[rows[1][0], rows[1][1], "unsure", ""]])
+    common = ("--raters", "dawid-skene", "--seed", SEED, "--n-boot", N_BOOT)
+    got = run_json("estimate", files["items"], files["pairs"], with_closing, *common)["rater_aware"]
+    want = run_json("estimate", files["items"], files["pairs"], files["with_rater"], *common)["rater_aware"]
+    assert got == want
+
+
 def test_the_cli_reference_documents_the_option():
     text = (REPO / "docs" / "cli.md").read_text()
     for words in ("--raters dawid-skene", "--gold GOLD", '"rater_aware"', "optional\n`rater`", "`answer`"):
