@@ -55,7 +55,8 @@ def group_contribution(*, metric: Any, weight: Any, total_weight: float) -> floa
     if np.any(w < 0):
         raise ValueError("weight must be ≥ 0")
     try:
-        result = m * w / total
+        # The group's share of the weight first: metric × weight underflows with weights near 1e-320.
+        result = m * (w / total)
     except ValueError as exc:  # shapes that do not broadcast
         raise ValueError(f"metric and weight must have matching shapes: {exc}") from None
     return float(result) if np.ndim(result) == 0 else result

@@ -179,14 +179,16 @@ def _data(unit, rater, verdict, truth, unit_group, unit_weight) -> VerdictData:
     if len(unit) and unit.min() < 0:
         raise ValueError("unit codes must be ≥ 0")
     n_units = int(unit.max(initial=-1)) + 1
-    for name, values in (("truth", truth), ("unit_group", unit_group), ("unit_weight", unit_weight)):
+    per_unit = {"truth": truth, "unit_group": unit_group, "unit_weight": unit_weight}
+    for name, values in per_unit.items():
         if values is not None and len(as_1d(name, values)) < n_units:
             raise ValueError(f"{name} has {len(as_1d(name, values))} values; units go up to {n_units - 1}")
+    # Units past the last judged one (nobody judged them) exist when a per-unit array says so.
+    n_units = max([n_units] + [len(as_1d(name, values)) for name, values in per_unit.items() if values is not None])
     truth = np.full(n_units, np.nan) if truth is None else as_1d("truth", truth).astype(np.float64)
     known = ~np.isnan(truth)
     if not np.isin(truth[known], (0.0, 1.0)).all():
         raise ValueError("truth must be 1.0 (equivalent), 0.0 (not equivalent) or NaN (unknown)")
-    n_units = len(truth)
     group = np.zeros(n_units, dtype=np.int64) if unit_group is None else as_1d("unit_group", unit_group)
     weight = np.ones(n_units) if unit_weight is None else as_1d("unit_weight", unit_weight).astype(np.float64)
     if len(group) != n_units or len(weight) != n_units:

@@ -30,7 +30,7 @@ def judgements_to_target(*, half_width: float, judgements: int, target_half_widt
     """Further verdicts expected to bring an interval's half-width down to the target.
 
     ``0`` when it is already there; ``nan`` when there is nothing to extrapolate from
-    (no verdict yet, or an undefined interval).
+    (no verdict yet, or an undefined interval); ``inf`` when the number passes float64.
 
     >>> judgements_to_target(half_width=0.04, judgements=500, target_half_width=0.02)
     1500.0
@@ -45,7 +45,7 @@ def judgements_to_target(*, half_width: float, judgements: int, target_half_widt
         return math.nan
     if half_width <= target_half_width:
         return 0.0
-    return float(math.ceil(judgements * (half_width / target_half_width) ** 2 - judgements))
+    return _ceil_or_inf(judgements * _squared_ratio(half_width, target_half_width) - judgements)
 
 
 PLAN_KINDS: tuple[str, ...] = ("fixed", "sequence")
@@ -112,7 +112,9 @@ def plan_to_half_width(
     Plan
         ``verdicts = judged_draws / draws_per_pair × replication``, ``cost = verdicts ×
         cost_per_verdict``, the draws and verdicts rounded up. The extrapolation assumes the
-        verdicts to come look like those so far.
+        verdicts to come look like those so far. ``inf`` (all three) when the target is out of
+        reach: the sequence, ``σ̂`` held, is still wider after e³⁰ judged draws, or the draws pass
+        float64.
 
     Examples
     --------
@@ -136,7 +138,7 @@ def plan_to_half_width(
     if half_width <= target_half_width:
         return Plan(0.0, 0.0, 0.0, True)
     if kind == "fixed":
-        more = n * (half_width / target_half_width) ** 2 - n
+        more = n * _squared_ratio(half_width, target_half_width) - n
     else:
         planned = estimate.drawn_draws if horizon is None else positive_int("horizon", horizon)
         if planned <= 0:
@@ -151,12 +153,25 @@ def plan_to_half_width(
         )
     more = _ceil(max(more, 0.0))
     verdicts = _ceil(more / draws_per_pair * replication)
+    if math.isinf(verdicts):  # out of reach (or past float64): no finite plan
+        return Plan(math.inf, math.inf, math.inf, False)
     return Plan(more, verdicts, verdicts * cost_per_verdict, False)
 
 
 def _ceil(value: float) -> float:
-    """Rounded up, but not for a rounding error: (0.04/0.02)² is 4.000000000000001."""
-    return float(math.ceil(value * (1 - 1e-12)))
+    """Rounded up, but not for a rounding error: (0.04/0.02)² is 4.000000000000001; ``inf`` stays ``inf``."""
+    return _ceil_or_inf(value * (1 - 1e-12))
+
+
+def _ceil_or_inf(value: float) -> float:
+    """``math.ceil`` as a float, ``inf`` for ``inf`` (which ``math.ceil`` refuses)."""
+    return value if math.isinf(value) else float(math.ceil(value))
+
+
+def _squared_ratio(half_width: float, target_half_width: float) -> float:
+    """``(half_width / target_half_width)²``, ``inf`` past float64 (Python's ``**`` raises there)."""
+    ratio = half_width / target_half_width
+    return ratio * ratio
 
 
 # The futures of :func:`settle_plan`: enough paths for a median to ~2%, on a log grid to 10⁴·n.
@@ -259,6 +274,8 @@ def settle_plan(
     pending = min(max(int(pending_pairs), 0) * pending_rate, more)
     pairs = pending / pending_rate + (more - pending) / draws_per_pair
     verdicts = _ceil(pairs * replication)
+    if math.isinf(verdicts):  # a class share so small that its draws pass float64
+        return Plan(math.inf, math.inf, math.inf, False)
     return Plan(more, verdicts, verdicts * cost_per_verdict, False)
 
 

@@ -1,8 +1,9 @@
 """Measures that count pairs of distinct items: pairwise precision/recall/F1, Rand, ARI, FM.
 
 With weights a pair of items ``d, e`` counts ``w_d · w_e`` (the unit-weight case counts
-pairs); the pairs of a set of weight ``w`` whose items' squares sum to ``s`` weigh
-``(w² − s)/2``. Whether a set of pairs is empty is decided on counts, never on floats.
+pairs); the pairs of a set weigh ``Σ_{d<e} w_d·w_e``, summed without the cancellation of
+``(w² − s)/2`` (:func:`~.contingency.pair_masses`). Whether a set of pairs is empty is decided on
+counts, never on floats.
 The Adjusted Rand Index uses counts only: its chance correction is the hypergeometric
 model of Hubert and Arabie (1985), which is about items, not weights.
 """
@@ -13,7 +14,7 @@ import math
 
 import numpy as np
 
-from .contingency import Contingency
+from .contingency import Contingency, pair_masses
 
 
 def pair_counting_measures(table: Contingency) -> dict[str, float | None]:
@@ -29,8 +30,9 @@ def pair_counting_measures(table: Contingency) -> dict[str, float | None]:
     whatever the undefined factor in [0, 1] (scikit-learn's value too).
     """
     counts = _pair_counts(table)
-    masses = _pair_masses(table)
-    same_both, same_truth, same_pred, all_pairs = masses
+    same_both, cross_truth, cross_pred, cross_all = _pair_masses(table)
+    # Pairs in the same truth cluster: in one cell, or in two cells of the cluster; and so on.
+    same_truth, same_pred, all_pairs = same_both + cross_truth, same_both + cross_pred, same_both + cross_all
     has_truth, has_pred = counts["truth"] > 0, counts["pred"] > 0
     if has_truth and has_pred:
         fowlkes_mallows = _ratio(same_both, math.sqrt(same_truth * same_pred))
@@ -40,18 +42,15 @@ def pair_counting_measures(table: Contingency) -> dict[str, float | None]:
         "PairwisePrecision": _ratio(same_both, same_pred) if has_pred else None,
         "PairwiseRecall": _ratio(same_both, same_truth) if has_truth else None,
         "PairwiseF1": _ratio(2.0 * same_both, same_truth + same_pred) if has_truth or has_pred else None,
-        "RandIndex": _complement(_ratio(same_truth + same_pred - 2.0 * same_both, all_pairs)),
+        "RandIndex": _complement(_ratio(cross_truth + cross_pred, all_pairs)),
         "AdjustedRandIndex": _adjusted_rand(counts),
         "FowlkesMallows": fowlkes_mallows,
     }
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
-    """``numerator/denominator``; None when the pairs' mass is lost to rounding (0 though pairs exist).
-
-    That happens only with weights whose span approaches float64's precision (one item 1e16 times
-    the others' weight): ``(w² − s)/2`` then cancels to nothing.
-    """
+    """``numerator/denominator``; None when the pairs' mass is 0 though pairs exist (it no longer
+    cancels, :func:`~.contingency.pair_masses`, but a product of weights could underflow)."""
     return numerator / denominator if denominator > 0 else None
 
 
@@ -91,16 +90,17 @@ def _pairs_within(sizes: np.ndarray) -> int:
 
 
 def _pair_masses(table: Contingency) -> tuple[float, float, float, float]:
-    """Weighted pair masses: same cluster in both, in the truth, in the prediction, and all."""
+    """Weighted pair masses: pairs in one cell, and pairs in two different cells of one truth
+    cluster, of one predicted cluster, and anywhere; sums of products, never differences
+    (``(w² − s)/2`` cancelled when one item outweighed the others 1e16 times: a precision of 2.0)."""
     if table.unit_weights:
         counts = _pair_counts(table)
-        return tuple(float(counts[name]) for name in ("both", "truth", "pred", "all"))  # type: ignore[return-value]
-    squares_by_row, squares_by_col = table.row_sum(table.weight_sq), table.col_sum(table.weight_sq)
-    total = table.total_weight
-    # Rounding can leave a set's (w² − s)/2 slightly below 0: a pair mass is never negative.
+        both = counts["both"]
+        return float(both), float(counts["truth"] - both), float(counts["pred"] - both), float(counts["all"] - both)
+    n_cells = len(table.weight)
     return (
-        float(np.maximum(table.weight**2 - table.weight_sq, 0.0).sum() / 2),
-        float(np.maximum(table.row_weight**2 - squares_by_row, 0.0).sum() / 2),
-        float(np.maximum(table.col_weight**2 - squares_by_col, 0.0).sum() / 2),
-        float(max(total**2 - table.weight_sq.sum(), 0.0) / 2),
+        float(table.pair_weight.sum()),
+        float(pair_masses(table.row, table.shape[0], table.weight).sum()),
+        float(pair_masses(table.col, table.shape[1], table.weight).sum()),
+        float(pair_masses(np.zeros(n_cells, dtype=np.int64), 1, table.weight).sum()),
     )

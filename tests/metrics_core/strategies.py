@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from metrics_core import (
     SCHEMES,
+    Estimate,
     PairSample,
     PairVerdicts,
     Population,
@@ -129,3 +130,106 @@ def within(low: float, value: float, high: float) -> bool:
 
 def same_float(x: float, y: float) -> bool:
     return (math.isnan(x) and math.isnan(y)) or x == y
+
+
+# --- Added for the property tests of the remaining entry points (issue 32, item 5) ---------------
+
+
+def _partition(labels: list) -> list[int]:
+    first: dict = {}
+    return [first.setdefault(label, len(first)) for label in labels]
+
+
+@st.composite
+def affected_populations(draw, max_items: int = 30) -> Population:
+    """Like :func:`populations`, with at least one affected item (every sampling entry point refuses the
+    others) by construction rather than by filtering: when Exp came out equal to Base, one item moves
+    out of its cluster (or, a singleton, joins its neighbour's). Also Exp = Base with one item moved."""
+    n = draw(st.integers(2, max_items))
+    clusters = draw(st.integers(1, n))
+    base = draw(st.lists(st.integers(0, clusters - 1), min_size=n, max_size=n))
+    exp_kind = draw(st.sampled_from(["free", "singletons", "one", "moved"]))
+    if exp_kind == "singletons":
+        exp = list(range(n))
+    elif exp_kind == "one":
+        exp = [0] * n
+    elif exp_kind == "moved":
+        exp = list(base)
+    else:
+        exp = draw(st.lists(st.integers(0, clusters - 1), min_size=n, max_size=n))
+    if _partition(base) == _partition(exp):
+        k = draw(st.integers(0, n - 1))
+        if exp.count(exp[k]) > 1:
+            exp[k] = max(exp) + 1
+        else:
+            exp[k] = exp[(k + 1) % n]
+    return population_from_labels(base, exp, draw(weights(n)))
+
+
+@st.composite
+def judged_samples(draw, max_items: int = 12, max_draws: int = 60):
+    """``(population, sample, judgements)`` of a population with affected items (every scheme and edge)."""
+    pop = draw(affected_populations(max_items))
+    sample = draw(samples(pop, max_draws=max_draws))
+    return pop, sample, draw(judgements(pop, sample))
+
+
+def given_weights(population: Population) -> np.ndarray:
+    """The weights ``population`` was built from (ones for unit weights)."""
+    if population.unit_weights:
+        return np.ones(population.n_items)
+    return np.asarray(population.given_weight(population.weight), dtype=float)
+
+
+_SHARES = st.floats(0.0, 1.0)
+_WIDTHS = st.one_of(st.just(0.0), st.floats(0.0, 1.0), st.floats(1e-12, 1e-6))
+
+
+@st.composite
+def estimates(draw, low: float = -1.0, high: float = 1.0) -> Estimate:
+    """An :class:`Estimate` as the estimators report one: the interval about the value, the sequence about
+    the interval, the unsure range about the value; or its undefined forms (nothing judged, no interval
+    yet, no sequence or unsure range computed)."""
+    judged = draw(st.integers(0, 10**5))
+    drawn = judged + draw(st.integers(0, 10**5))
+    kind = draw(st.sampled_from(["full", "full", "full", "no_sequence", "no_interval", "undefined"]))
+    nan = math.nan
+    if kind == "undefined":
+        return Estimate(nan, nan, nan, nan, judged, drawn)
+    value = draw(st.floats(low, high))
+    if kind == "no_interval":
+        return Estimate(value, nan, nan, nan, judged, drawn)
+    ci_low, ci_high = value - draw(_WIDTHS), value + draw(_WIDTHS)
+    stderr = (ci_high - ci_low) / 3.92
+    if kind == "no_sequence":
+        return Estimate(value, stderr, ci_low, ci_high, judged, drawn)
+    cs_low, cs_high = ci_low - draw(_WIDTHS), ci_high + draw(_WIDTHS)
+    unsure_low, unsure_high = value - draw(_WIDTHS), value + draw(_WIDTHS)
+    return Estimate(value, stderr, ci_low, ci_high, judged, drawn, cs_low, cs_high, unsure_low, unsure_high)
+
+
+@st.composite
+def rater_tables(draw, max_units: int = 12, max_raters: int = 4):
+    """A verdict table for the agreement and Dawid–Skene entry points: ``(unit, rater, verdict)`` columns,
+    at most one verdict per rater and unit; one rater or several, all unsure, units nobody judged."""
+    n_units = draw(st.integers(1, max_units))
+    n_raters = draw(st.integers(1, max_raters))
+    mode = draw(st.sampled_from(["mixed", "all_unsure", "all_sure", "unanimous"]))
+    truth = draw(st.lists(st.sampled_from(VERDICT_WORDS[:2]), min_size=n_units, max_size=n_units))
+    unit, rater, verdict = [], [], []
+    for u in range(n_units):
+        for r in range(n_raters):
+            if not draw(st.booleans()) and mode != "unanimous":
+                continue  # this rater did not judge this unit
+            if mode == "all_unsure":
+                word = "unsure"
+            elif mode == "unanimous":
+                word = truth[u]
+            elif mode == "all_sure":
+                word = draw(st.sampled_from(VERDICT_WORDS[:2]))
+            else:
+                word = draw(st.sampled_from(VERDICT_WORDS))
+            unit.append(u)
+            rater.append(f"r{r}")
+            verdict.append(word)
+    return n_units, np.array(unit, dtype=np.int64), np.array(rater, dtype=object), np.array(verdict, dtype=object)
