@@ -105,6 +105,9 @@ if env.bool("DB_POOL", default=False) and DATABASES["default"]["ENGINE"].endswit
         "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
         "timeout": 10,
     }
+    # The pool checks a connection before a request gets it (Django passes psycopg_pool's
+    # check_connection): one the server closed (a restart, a failover, an idle reaper) is replaced.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # Requests a web worker runs in Django at once under ASGI (raterapp/asgi.py; 0: no limit); the
 # rest wait in the worker's event loop, not in threads that fight for the GIL. The live streams
 # are not counted. One: the rating loop's requests are short and CPU-bound in Python, so a second

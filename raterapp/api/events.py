@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from types import SimpleNamespace
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.handlers.asgi import ASGIRequest
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -43,8 +44,12 @@ from raterapp.services.live import experiment_channel
 
 from .common import EXPERIMENT_NOT_FOUND, IsEngineerOrAdmin
 
+logger = logging.getLogger(__name__)
+
 # How long the browser waits before it reconnects after the stream ended (ms).
 RECONNECT_MS = 2000
+# Sent when the stream fails (Redis or the database down): the page polls dashboard/ instead.
+UNAVAILABLE = "event: unavailable\ndata: {}\n\n"
 
 
 class EventStreamRenderer(BaseRenderer):
@@ -84,12 +89,18 @@ class ExperimentEventsApi(APIView):
         response = StreamingHttpResponse(events, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+        # Back to the pool now, not when the stream ends: the stream lasts minutes and reads
+        # with connections of its own (_event_since).
+        connection.close()
         return response
 
 
 async def dashboard_events(*, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
     """The stream's text: events as the dashboard changes, heartbeats between, for a bounded time.
-    It ends early when the user may no longer read the experiment (access is checked at each read)."""
+    It ends early when the user may no longer read the experiment (access is checked at each read),
+    and with an ``unavailable`` event when Redis or the database fails: nothing escapes it, since
+    an exception out of a streamed body skips the end of the request (Django's ``request_finished``)
+    and with it the return of the request's database connection to the pool."""
     import redis.asyncio as redis
 
     loop = asyncio.get_running_loop()
@@ -97,26 +108,38 @@ async def dashboard_events(*, user_id: int, experiment_id: int, cursor: Dashboar
     client = redis.Redis.from_url(settings.REDIS_URL)
     pubsub = client.pubsub(ignore_subscribe_messages=True)
     try:
-        await pubsub.subscribe(experiment_channel(experiment_id))
-        yield f"retry: {RECONNECT_MS}\n\n"
-        while True:
-            allowed, event, cursor = await _event_since(user_id, experiment_id, cursor)
-            if not allowed:
-                return
-            if event is not None:
-                yield event
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return
-            message = await pubsub.get_message(timeout=min(settings.EVENTS_HEARTBEAT_SECONDS, remaining))
-            if message is None:
-                yield ": heartbeat\n\n"
-            else:  # one re-read for a burst of messages
-                while await pubsub.get_message(timeout=0) is not None:
-                    pass
+        async for text in _stream(pubsub, loop, deadline, user_id, experiment_id, cursor):
+            yield text
+    except Exception as error:  # noqa: BLE001 - any failure ends the stream, the page polls
+        logger.warning("live stream of experiment %s ended: %s: %s", experiment_id, type(error).__name__, error)
+        yield UNAVAILABLE
     finally:
-        await pubsub.aclose()
-        await client.aclose()
+        try:
+            await pubsub.aclose()
+            await client.aclose()
+        except Exception as error:  # noqa: BLE001 - a dead connection closes with an error
+            logger.warning("live stream of experiment %s: closing Redis: %s", experiment_id, error)
+
+
+async def _stream(pubsub, loop, deadline: float, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
+    """:func:`dashboard_events`' events and heartbeats, which may raise."""
+    await pubsub.subscribe(experiment_channel(experiment_id))
+    yield f"retry: {RECONNECT_MS}\n\n"
+    while True:
+        allowed, event, cursor = await _event_since(user_id, experiment_id, cursor)
+        if not allowed:
+            return
+        if event is not None:
+            yield event
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        message = await pubsub.get_message(timeout=min(settings.EVENTS_HEARTBEAT_SECONDS, remaining))
+        if message is None:
+            yield ": heartbeat\n\n"
+        else:  # one re-read for a burst of messages
+            while await pubsub.get_message(timeout=0) is not None:
+                pass
 
 
 @sync_to_async

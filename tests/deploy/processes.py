@@ -7,12 +7,14 @@ import http.cookiejar
 import json
 import re
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
@@ -21,6 +23,26 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def redis_started(port: int, logs: Path) -> subprocess.Popen:
+    """A redis-server of the test's own on ``port`` (no persistence), once it answers."""
+    import redis as redis_py
+
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=open(logs / "redis.log", "a"), stderr=subprocess.STDOUT,  # noqa: SIM115 - closed with the process
+    )
+    client = redis_py.Redis(port=port, socket_connect_timeout=0.5)
+    wait_until(lambda: _pings(client), timeout=10, what="redis-server to answer")
+    return server
+
+
+def _pings(client) -> bool:
+    try:
+        return client.ping()
+    except Exception:
+        return False
 
 
 def http_status(url: str, *, timeout: float = 2.0) -> int | None:

@@ -40,7 +40,7 @@ from raterapp.services.api_tokens import api_token_create
 from tests.e2e.conftest import _database_url
 from tests.raterapp.prepared import experiment_prepared
 
-from .processes import free_port, http_status, wait_until
+from .processes import free_port, http_status, redis_started, wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -122,25 +122,6 @@ def _rater(base: str, token: str, experiment_id: int, stop: threading.Event, out
                 record.during_outage += outage.is_set()
 
 
-def _redis_started(port: int, logs: Path) -> subprocess.Popen:
-    redis = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=open(logs / "redis.log", "a"), stderr=subprocess.STDOUT,  # noqa: SIM115 - closed with the process
-    )
-    import redis as redis_py
-
-    client = redis_py.Redis(port=port, socket_connect_timeout=0.5)
-    wait_until(lambda: _pings(client), timeout=10, what="redis-server to answer")
-    return redis
-
-
-def _pings(client) -> bool:
-    try:
-        return client.ping()
-    except Exception:
-        return False
-
-
 def _start(name: str, command: list[str], env: dict, logs: Path) -> subprocess.Popen:
     log = open(logs / f"{name}.log", "w")  # noqa: SIM115 - the process owns it until the end
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -213,7 +194,7 @@ def test_raters_submit_through_a_20_second_redis_outage(transactional_db, tmp_pa
         "CELERY_TASK_ALWAYS_EAGER": "false",
     }
     (tmp_path / "data").mkdir()
-    redis = _redis_started(redis_port, logs)
+    redis = redis_started(redis_port, logs)
     processes = []
     try:
         worker = _start("worker", [sys.executable, "-m", "celery", "-A", "raterapp", "worker", "--pool=prefork",
@@ -242,7 +223,7 @@ def test_raters_submit_through_a_20_second_redis_outage(transactional_db, tmp_pa
         outage.set()
         time.sleep(OUTAGE_SECONDS)
         outage.clear()
-        redis = _redis_started(redis_port, logs)
+        redis = redis_started(redis_port, logs)
         back = time.monotonic()
         time.sleep(AFTER_SECONDS)
         stop.set()

@@ -23,6 +23,11 @@ export function eventStream(url, eventName, { onOpen, onEvent, onGiveUp }) {
     failures = 0;
     onEvent(JSON.parse(event.data));
   });
+  // The server's stream failed (Redis or the database down): poll until the page is reloaded.
+  stream.addEventListener("unavailable", () => {
+    stream.close();
+    onGiveUp();
+  });
   stream.addEventListener("error", () => {
     // A stream that lasted (one that reached its lifetime) starts a new count.
     failures = openedAt && Date.now() - openedAt > STREAM_LASTED_MS ? 1 : failures + 1;
