@@ -154,9 +154,6 @@ def rater_cases(draw):
 @given(rater_cases(), st.booleans())
 def test_rater_aware_estimates_hold_their_values_and_repeat_with_the_seed(case, resample_raters):
     pop, sample, judged, (gold_i, gold_j, gold_answer), n_boot, seed = case
-    # Left out: drawing the raters again when nobody gave a verdict divides by zero raters in
-    # metrics_core/rater_aware.py's _bootstrap (ZeroDivisionError; reported in issue 32, item 5).
-    resample_raters = resample_raters and len(judged.i) > 0
 
     def estimate():
         return estimate_quality_rater_aware(

@@ -279,3 +279,12 @@ def test_a_class_whose_verdicts_all_agree_keeps_a_bounded_sequence(population):
         assert e.cs_low <= e.value <= e.cs_high, name
         # no wider than the pair-level sequence plus the bootstrap's normal half-width
         assert e.cs_high - e.cs_low <= raw[name].cs_high - raw[name].cs_low + 4 * e.stderr + 1e-9, name
+
+
+def test_drawing_the_raters_again_before_any_verdict_leaves_the_estimates_undefined():
+    pop = mc.population_from_labels([0, 0, 1], [0, 1, 1])
+    sample = mc.sample_pairs(pop, n_draws=20, rng=np.random.default_rng(0))
+    fit = estimate_quality_rater_aware(
+        pop, sample, i=[], j=[], verdict=[], rater=[], rng=np.random.default_rng(0), n_boot=5, resample_raters=True
+    )
+    assert math.isnan(fit.quality["GoodSplitDistance"].value) and fit.quality["GoodSplitDistance"].judged_draws == 0
