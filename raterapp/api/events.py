@@ -59,7 +59,8 @@ class EventStreamRenderer(BaseRenderer):
     format = "event-stream"
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
-        return json.dumps(data).encode()
+        # A 204 has no body: "null" there breaks the HTTP/1.1 framing (uvicorn logged an error).
+        return b"" if data is None else json.dumps(data).encode()
 
 
 class ExperimentEventsApi(APIView):

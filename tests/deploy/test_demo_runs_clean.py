@@ -6,6 +6,12 @@ done: estimate snapshots, ΔRecall and IQ, the slice estimates and the rater-awa
 with the last verdict once the raters stop (issue 32: every derived refresh of the demo failed and
 nothing noticed).
 
+Meanwhile the engineer's experiment page in real headless Chromium must show, within 60 s of the
+first command and without a reload, ΔRecall and IQ as numbers in the headline's table and in their
+own card, each with the words of its assumption ("assuming Recall_Base 40–80%", or with the demo's
+ground truth "at the ground truth's Recall_Base 46.7%"), the same words as the API's; a screenshot
+for a person to look at (one demo run for both: it takes a minute of two cores).
+
 The commands are make's own (``make -n demo``), run one by one; the supervisor's only addition is
 ``--loglevel INFO``, so that the worker logs every task it runs, retries included."""
 
@@ -23,6 +29,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+
+from tests.browser.conftest import SCREENSHOTS, record_problems, settle
 
 from .processes import (
     Session,
@@ -48,6 +56,32 @@ NOT_INHERITED = {
     "MAKELEVEL",
 }
 RUN_SECONDS = 60
+WORDS_WITHIN_SECONDS = 60  # of the first command: ΔRecall and IQ on the page, with their assumption
+NUMBER = r"-?\d+\.\d{4}"
+# The assumption in words: the owner's range (or one Recall_Base), or the ground truth's.
+WORDS = re.compile(
+    r"assuming Recall_Base \d+(?:\.\d)?%|assuming Recall_Base \d+(?:\.\d)?–\d+(?:\.\d)?%|at the ground truth's Recall_Base \d+(?:\.\d)?%"
+)
+SHOWN = """() => ["DeltaRecall", "IQ"].every((name) => {
+  const value = document.querySelector(`[data-derived-estimate='${name}'] [data-cell='value']`);
+  const headline = document.querySelector(`[data-decision-number='${name}']`);
+  return value && /\\d/.test(value.textContent) && headline;
+})"""
+# What the page shows of ΔRecall and IQ, read at one moment (the page keeps following the worker).
+READ = """() => Object.fromEntries(["DeltaRecall", "IQ"].map((name) => {
+  const headline = document.querySelector(`[data-decision-number='${name}']`);
+  const card = document.querySelector(`[data-derived-estimate='${name}']`);
+  const text = (node) => (node ? node.textContent.trim() : null);
+  const visible = (node) => Boolean(node && node.getClientRects().length && getComputedStyle(node).visibility !== "hidden");
+  return [name, {
+    headline_value: text(headline.querySelector("td")),
+    headline_words: text(headline.querySelector("[data-assumption]")),
+    headline_visible: visible(headline),
+    card_value: text(card.querySelector("[data-cell='value']")),
+    card_words: text(card.querySelector("[data-cell='assumption']")),
+    card_visible: visible(card),
+  }];
+}))"""
 # Pages and API endpoints of the dashboard the engineer keeps open (each must answer 200).
 WATCHED = (
     "/experiments/{id}/",
@@ -113,8 +147,38 @@ def _state(serve: list[str], experiment_id: int, env: dict) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def _delta_recall_on_the_page(browser, base: str, experiment_id: int, began: float, problems: list) -> dict:
+    """The engineer's experiment page once it shows ΔRecall and IQ (within WORDS_WITHIN_SECONDS of
+    ``began``): what it shows of them, and the API's dashboard's ``derived``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        record_problems(page, problems)
+        path = f"/experiments/{experiment_id}/"
+        page.goto(f"{base}/login/?next={path}")
+        page.get_by_label("User name", exact=True).fill("engineer")
+        page.get_by_label("Password", exact=True).fill("abcde-demo")
+        page.get_by_label("Password", exact=True).press("Enter")
+        page.wait_for_url(re.compile(rf"{re.escape(path)}$"))
+        left = WORDS_WITHIN_SECONDS - (time.monotonic() - began)
+        # The page follows the worker by itself (the embedded demo polls): no reload.
+        page.wait_for_function(SHOWN, timeout=max(left, 0.001) * 1000)
+        seen = {"seconds": round(time.monotonic() - began, 1), **page.evaluate(READ)}
+        derived = page.request.get(f"{base}/api/experiments/{experiment_id}/dashboard/").json()["derived"]
+        page.locator("[data-decision]").scroll_into_view_if_needed()
+        settle(page)
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "demo-recall-base-headline-1280.png"))
+        page.locator("[data-derived]").screenshot(path=str(SCREENSHOTS / "demo-recall-base-derived-1280.png"))
+        return {"seen": seen, "derived": derived}
+    finally:
+        context.close()
+
+
 @pytest.mark.slow
-def test_the_demo_runs_a_minute_with_no_task_raising(tmp_path):
+@pytest.mark.browser
+def test_the_demo_runs_a_minute_with_no_task_raising_and_shows_delta_recall_in_words(browser, tmp_path):
+    began = time.monotonic()  # `make demo` starts
     data_dir, port = tmp_path / "demo-data", free_port()
     env = {name: value for name, value in os.environ.items() if name not in NOT_INHERITED}
     *setup, serve = _demo_commands(data_dir, port, env)
@@ -127,7 +191,7 @@ def test_the_demo_runs_a_minute_with_no_task_raising(tmp_path):
     experiment_id = int(re.search(r"(?:Created|Found) experiment (\d+):", setup_log)[1])
 
     log_path = tmp_path / "demo.log"
-    state, ran_for, failure = None, 0.0, None
+    state, ran_for, failure, shown, problems = None, 0.0, None, None, []
     with open(log_path, "w") as log:
         supervisor = subprocess.Popen(
             [*serve, "--loglevel", "INFO"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -152,6 +216,7 @@ def test_the_demo_runs_a_minute_with_no_task_raising(tmp_path):
                 lambda: _state(serve, experiment_id, env)["judgements"], timeout=RUN_SECONDS, interval=1,
                 what="the simulated raters' first verdict", alive=lambda: supervisor.poll() is None,
             )  # fmt: skip
+            shown = _delta_recall_on_the_page(browser, f"http://127.0.0.1:{port}", experiment_id, began, problems)
             engineer = Session(f"http://127.0.0.1:{port}", "engineer", "abcde-demo")
             while time.monotonic() - started < RUN_SECONDS:
                 assert supervisor.poll() is None, "the demo's supervisor ended"
@@ -175,8 +240,8 @@ def test_the_demo_runs_a_minute_with_no_task_raising(tmp_path):
             state = wait_until(caught_up_or_raised, timeout=60, interval=2, what="the estimates to catch up")
             if state != "raised":
                 _dashboard_watched(engineer, experiment_id, not_yet_allowed=False)
-        except AssertionError as error:
-            failure = error  # reported after the logs: a task that raised explains the rest
+        except Exception as error:  # noqa: BLE001 - reported after the logs: a task that raised explains the rest
+            failure = error
         finally:
             if supervisor.poll() is None:
                 os.kill(supervisor.pid, signal.SIGTERM)  # as when make dies: it stops its children
@@ -211,3 +276,14 @@ def test_the_demo_runs_a_minute_with_no_task_raising(tmp_path):
         "raterapp.reconcile": 3,
     }.items():
         assert succeeded[task] >= at_least, (task, dict(succeeded))
+
+    # ΔRecall and IQ on the page within a minute of the start, with their assumption in words.
+    print(shown["seen"])
+    for name in ("DeltaRecall", "IQ"):
+        seen, api = shown["seen"][name], shown["derived"]["estimates"][name]
+        assert seen["headline_visible"] and seen["card_visible"], shown
+        assert re.fullmatch(NUMBER, seen["headline_value"]) and seen["card_value"] == seen["headline_value"], shown
+        # The words of the assumption beside both numbers, the API's own.
+        assert WORDS.fullmatch(seen["headline_words"] or ""), shown
+        assert seen["headline_words"] == seen["card_words"] == api["assumption"], (shown, api["assumption"])
+    assert problems == [], problems

@@ -11,6 +11,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.test import AsyncClient
 
+from raterapp.api.events import EventStreamRenderer
 from raterapp.models import EstimateSnapshot
 from raterapp.selectors.dashboard import dashboard_version_get, experiment_dashboard_get
 from raterapp.selectors.dashboard_events import DashboardCursor, dashboard_event_get
@@ -258,6 +259,14 @@ def test_without_redis_the_stream_answers_204_even_under_asgi(live, settings, re
             await Stream(response).close()
 
     async_to_sync(body)()
+
+
+def test_the_204_has_no_body_when_events_were_asked_for():
+    """A 204 with a body breaks HTTP/1.1's framing (uvicorn logged "Too much data for declared
+    Content-Length" for each page of the embedded demo); Django's test client drops a 204's body,
+    so the renderer is asked directly."""
+    assert EventStreamRenderer().render(None, "text/event-stream") == b""
+    assert EventStreamRenderer().render({"detail": "No."}, "text/event-stream") == b'{"detail": "No."}'
 
 
 @needs_redis
