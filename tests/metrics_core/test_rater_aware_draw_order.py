@@ -257,19 +257,9 @@ def test_estimate_with_raters_on_a_pairs_file_with_positions_uses_the_prefix(pop
     # The CLI's stream for the rater-aware bootstrap (metrics_core/cli/estimate.py).
     rng_seed = np.random.SeedSequence(7).spawn(2)[1]
     i, j, verdict, rater = rows
+    judged = dict(i=i, j=j, verdict=verdict, rater=names[rater], gold_i=ga, gold_j=gb, gold_answer=answer, n_boot=40)
     want = estimate_quality_rater_aware(
-        pop,
-        run.sample,
-        i=i,
-        j=j,
-        verdict=verdict,
-        rater=names[rater],
-        gold_i=ga,
-        gold_j=gb,
-        gold_answer=answer,
-        rng=np.random.default_rng(rng_seed),
-        n_boot=40,
-        labelled_draws=labelled,
+        pop, run.sample, rng=np.random.default_rng(rng_seed), labelled_draws=labelled, **judged
     ).as_dict()
     got = out["rater_aware"]
     per_metric = labelled_draws_by_metric(run.sample, labelled, want["estimates"])
@@ -281,22 +271,8 @@ def test_estimate_with_raters_on_a_pairs_file_with_positions_uses_the_prefix(pop
     for got_rater, want_rater in zip(got["raters"], want["raters"], strict=True):
         assert got_rater.pop("rater") == want_rater.pop("rater")
         assert got_rater == pytest.approx(want_rater, rel=1e-9)
-    assert (
-        want["estimates"]
-        != estimate_quality_rater_aware(
-            pop,
-            run.sample,
-            i=i,
-            j=j,
-            verdict=verdict,
-            rater=names[rater],
-            gold_i=ga,
-            gold_j=gb,
-            gold_answer=answer,
-            rng=np.random.default_rng(rng_seed),
-            n_boot=40,
-        ).as_dict()["estimates"]
-    ), "the prefix must matter here"
+    every_draw = estimate_quality_rater_aware(pop, run.sample, rng=np.random.default_rng(rng_seed), **judged)
+    assert want["estimates"] != every_draw.as_dict()["estimates"], "the prefix must matter here"
 
 
 # ------------------------------------------------------------------------------ coverage
