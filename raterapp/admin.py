@@ -273,7 +273,14 @@ class BudgetChangeAdmin(ReadOnlyAdmin):
 
 class RoleAuditedUserAdmin(UserAdmin):
     """Role groups change through ``user_roles_set``, which writes the audit log; other groups
-    as usual."""
+    as usual. Deactivating a user revokes their API tokens, as the raters page does."""
+
+    def save_model(self, request, obj, form, change):
+        from .services.api_tokens import api_tokens_revoke_all
+
+        super().save_model(request, obj, form, change)
+        if change and "is_active" in form.changed_data and not obj.is_active:
+            api_tokens_revoke_all(actor=request.user, user=obj)
 
     def save_related(self, request, form, formsets, change):
         from .services.users import user_roles_set

@@ -35,6 +35,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from raterapp.access import ADMIN, RATER, has_role, require_role
 from raterapp.models import AuditEntry, Experiment, Lease, RaterProfile
+from raterapp.services.api_tokens import api_tokens_revoke_all
 from raterapp.services.audit import audit_record
 from raterapp.services.judging.locks import rater_lock
 
@@ -131,6 +132,8 @@ def _active_set(actor, rater, active: bool) -> None:
         audit_record(
             actor=actor, action=Action.ACTIVE, subject_id=rater.pk, field="is_active", old=not active, new=active
         )
+    if not active:  # for good: reactivating the account brings none of them back
+        api_tokens_revoke_all(actor=actor, user=rater)
 
 
 def rater_pause(*, actor, rater, reason: str) -> RaterProfile:

@@ -145,6 +145,44 @@ def test_a_deactivated_users_token_is_refused(people):
     assert (response.status_code, response.json()) == (403, {"detail": "User inactive or deleted."})
 
 
+def test_deactivating_a_rater_revokes_their_tokens_for_good(people):
+    """Reactivation once revived every old token (README: deactivation stops them)."""
+    _, key = api_token_create(actor=people["rater"])
+    admin = token_client(api_token_create(actor=people["admin"])[1])
+    rater = f"/api/raters/{people['rater'].pk}/"
+    assert admin.patch(rater, {"is_active": False}, format="json").status_code == 200
+    assert admin.patch(rater, {"is_active": True}, format="json").status_code == 200
+    assert token_client(key).get("/api/raters/me/").json() == {"detail": "Invalid or revoked token."}
+    assert ApiToken.objects.get(user=people["rater"]).revoked_by == people["admin"]
+
+
+def test_deactivating_a_user_in_the_django_admin_revokes_their_tokens(people, client):
+    engineer = people["owner"]
+    _, key = api_token_create(actor=engineer)
+    superuser = people["admin"]  # the Django admin edits accounts for superusers only
+    superuser.is_superuser = superuser.is_staff = True
+    superuser.save()
+    client.force_login(superuser)
+    form = {  # the change form as the admin leaves it, with "Active" unticked
+        "username": engineer.username,
+        "first_name": "",
+        "last_name": "",
+        "email": "",
+        "groups": [group.pk for group in engineer.groups.all()],
+        "date_joined_0": engineer.date_joined.strftime("%Y-%m-%d"),
+        "date_joined_1": "00:00:00",
+        "initial-date_joined_0": engineer.date_joined.strftime("%Y-%m-%d"),
+        "initial-date_joined_1": "00:00:00",
+    }
+    response = client.post(f"/admin/auth/user/{engineer.pk}/change/", form)
+    assert response.status_code == 302, response.content[:2000]
+    engineer.refresh_from_db()
+    assert not engineer.is_active
+    engineer.is_active = True
+    engineer.save()
+    assert token_client(key).get("/api/experiments/").json() == {"detail": "Invalid or revoked token."}
+
+
 def test_former_plain_tokens_are_hashed_and_work_until_they_expire(transactional_db, settings):
     """Migration 0010 on a database that has DRF's authtoken table."""
     settings.API_TOKEN_TTL_DAYS = 7
