@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -60,4 +61,13 @@ def _location_under(location: str, allowed: str) -> bool:
         return False
     base = [part for part in root.path.split("/") if part]
     absolute = where.path.startswith("/") == root.path.startswith("/")
-    return absolute and parts[: len(base)] == base
+    if not (absolute and parts[: len(base)] == base):
+        return False
+    if where.scheme == "" and where.path.startswith("/"):
+        # A local path is what it resolves to: a link inside the allowed folder may lead out of it.
+        return _path_under(os.path.realpath(where.path), os.path.realpath(root.path))
+    return True
+
+
+def _path_under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")

@@ -98,7 +98,9 @@ def test_the_renderer_quotes_text_but_leaves_numbers(prefix):
     assert out == {"text": "'" + prefix + "cmd", "number": "-1.5", "numeric_text": "-2", "quoted": "''" + prefix + "x"}
 
 
-def test_the_command_line_reads_back_the_ids_of_spreadsheet_safe_exports(client_of, hostile_experiment, tmp_path, capsys):
+def test_the_command_line_reads_back_the_ids_of_spreadsheet_safe_exports(
+    client_of, hostile_experiment, tmp_path, capsys
+):
     """Quoted ids in the exports are the app's ids again for ``python -m metrics_core estimate``."""
     client = client_of("owner")
     items = Item.objects.filter(experiment=hostile_experiment)
@@ -173,7 +175,9 @@ def test_the_api_rate_limit_answers_429_with_a_clear_message(db, settings):
     assert statuses == [200] * 5 + [429]
 
 
-@pytest.mark.parametrize("url", ["/api/experiments/?attribute=%00", "/api/experiments/1/slices/?attribute=%00", "/?q=%00"])
+@pytest.mark.parametrize(
+    "url", ["/api/experiments/?attribute=%00", "/api/experiments/1/slices/?attribute=%00", "/?q=%00"]
+)
 def test_a_nul_in_the_query_string_is_400(client_of, url):
     assert client_of("admin").get(url).status_code == 400
 
@@ -216,6 +220,18 @@ def test_page_sizes_are_bounded(client_of, settings, people):
 def test_the_location_allow_list_matches_path_components_scheme_and_host(settings, location, ok):
     settings.DATA_LOCATIONS = ["/data/locations", "s3://bucket/prefix/"]
     assert (allowed_location_problems(location) == []) is ok
+
+
+def test_a_link_inside_an_allowed_folder_is_judged_by_where_it_leads(settings, tmp_path):
+    allowed, outside = tmp_path / "locations", tmp_path / "secret"
+    (allowed / "a").mkdir(parents=True)
+    outside.mkdir()
+    (allowed / "out").symlink_to(outside)
+    (allowed / "in").symlink_to(allowed / "a")
+    settings.DATA_LOCATIONS = [str(allowed)]
+    assert allowed_location_problems(str(allowed / "a" / "items")) == []
+    assert allowed_location_problems(str(allowed / "in" / "items")) == []
+    assert allowed_location_problems(str(allowed / "out" / "items")) == [f"must be under one of: {allowed}"]
 
 
 @pytest.mark.parametrize("username", ["a b", "x<script>", "tab\there", "ü" * 151])
