@@ -9,7 +9,9 @@ from django.http import HttpResponseBadRequest
 
 class ServerTimingMiddleware:
     """Adds ``Server-Timing: app;dur=<ms>``: the time the request spent in Django, as the
-    browser's network panel and load tests (``bench/bench_judging.py``) read it."""
+    browser's network panel and load tests (``bench/bench_judging.py``) read it; to signed-in
+    callers only (session or token: DRF sets the user on the request), since timings tell an
+    anonymous prober which guesses cost the server more."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -17,7 +19,9 @@ class ServerTimingMiddleware:
     def __call__(self, request):
         started = time.perf_counter()
         response = self.get_response(request)
-        response["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            response["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
         return response
 
 

@@ -33,7 +33,7 @@ def port_in_range() -> int:
 
 @contextmanager
 def asgi_server_started(log_dir: Path, *, workers: int = 2, environment: dict[str, str] | None = None):
-    """``gunicorn raterapp.asgi:application -k uvicorn_worker.UvicornWorker`` (with ``environment``
+    """``gunicorn raterapp.asgi:application -k raterapp.web_worker.UvicornWorker`` (with ``environment``
     added to the tests'); yield its base URL once it answers, stop it (SIGTERM, then SIGKILL) at the end."""
     port = port_in_range()
     env = {
@@ -46,7 +46,7 @@ def asgi_server_started(log_dir: Path, *, workers: int = 2, environment: dict[st
     log_path = log_dir / "gunicorn.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "raterapp.asgi:application", "-k", "uvicorn_worker.UvicornWorker",
+        [sys.executable, "-m", "gunicorn", "raterapp.asgi:application", "-k", "raterapp.web_worker.UvicornWorker",
          "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "3"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

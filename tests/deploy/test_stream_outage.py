@@ -88,6 +88,10 @@ def test_streams_that_lose_redis_end_cleanly_and_the_server_stays_up(transaction
     environment = {"REDIS_URL": f"redis://127.0.0.1:{port}/0", "DB_POOL_MAX_SIZE": str(POOL)}
     try:
         with asgi_server_started(tmp_path, workers=1, environment=environment) as url:
+            with urllib.request.urlopen(
+                f"{url}/login/", timeout=10
+            ) as anonymous:  # what serves it, how long it took: nothing
+                assert anonymous.headers["server"] is None and anonymous.headers["server-timing"] is None
             events = f"{url}/api/experiments/{experiment.pk}/events/"
             dashboard = f"{url}/api/experiments/{experiment.pk}/dashboard/"
             opened, endings = [], []

@@ -1,5 +1,9 @@
 import pytest
 from django.conf import settings
+from django.test import Client
+
+from raterapp.services.api_tokens import api_token_create
+from tests.raterapp.factories import UserFactory
 
 
 @pytest.mark.django_db
@@ -42,7 +46,12 @@ def test_openapi_schema_and_docs_are_served(client):
     assert client.get("/api/docs/").status_code == 200
 
 
-def test_every_response_says_how_long_the_server_took(client, db):
-    response = client.get("/api/health/")
-    name, duration = response["Server-Timing"].split(";dur=")
+def test_a_signed_in_caller_is_told_how_long_the_server_took_and_no_one_else(client, db):
+    assert "Server-Timing" not in client.get("/api/health/")  # anonymous
+    user = UserFactory(roles=["engineer"])
+    client.force_login(user)
+    name, duration = client.get("/api/experiments/")["Server-Timing"].split(";dur=")
     assert name == "app" and 0 < float(duration) < 60_000
+    token = api_token_create(actor=user)[1]  # signed in by token: DRF sets the user in the view
+    response = Client().get("/api/experiments/", HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 200 and response["Server-Timing"].startswith("app;dur=")
