@@ -15,7 +15,10 @@ from raterapp.views import rating
 # The admin's sign-in explains a lockout as the app's does; the app's admins may use it.
 admin.site.login_form = AdminRoleLoginForm
 admin.site.has_permission = admin_site_has_permission
+handler400 = "raterapp.views.errors.bad_request"
 handler403 = "raterapp.views.errors.permission_denied"
+handler404 = "raterapp.views.errors.page_not_found"
+handler500 = "raterapp.views.errors.server_error"
 
 urlpatterns = [
     path("", rating.home, name="home"),
