@@ -21,12 +21,37 @@ TRANSIENT = (OperationalError, InterfaceError, OSError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 2, "retry_backoff_max": 120, "max_retries": 5}
 
 
-@shared_task(name="raterapp.experiment_prepare", acks_late=True, time_limit=3600, soft_time_limit=3500, **RETRY)
-def experiment_prepare_task(experiment_id: int) -> None:
-    """Validate and load the upload, compute impact metrics, draw the sample, open for rating."""
-    from raterapp.services.preparation import experiment_prepare
+# A preparation the database ended (a restart or a failover takes 10-30 s) is retried after these
+# waits, a minute in all, each run resuming at its step; then it fails saying why.
+DATABASE_RETRY_SECONDS = (2, 4, 8, 16, 30)
 
-    experiment_prepare(experiment_id=experiment_id)
+
+@shared_task(
+    name="raterapp.experiment_prepare", bind=True, acks_late=True, time_limit=3600, soft_time_limit=3500,
+    autoretry_for=(OSError,), retry_backoff=2, retry_backoff_max=120, max_retries=5,
+)  # fmt: skip
+def experiment_prepare_task(self, experiment_id: int, after_database_error: bool = False) -> None:
+    """Validate and load the upload, compute impact metrics, draw the sample, open for rating."""
+    from raterapp.services.preparation import experiment_prepare, preparation_fail_database
+
+    try:
+        experiment_prepare(experiment_id=experiment_id, after_database_error=after_database_error)
+    except (OperationalError, InterfaceError) as error:
+        retries = self.request.retries
+        if retries >= len(DATABASE_RETRY_SECONDS):
+            try:
+                preparation_fail_database(experiment_id=experiment_id, error=error, seconds=sum(DATABASE_RETRY_SECONDS))
+            except (OperationalError, InterfaceError):
+                logger.warning(
+                    "experiment %s: the database is still out of reach; the reconciler will look", experiment_id
+                )
+            return
+        logger.warning("experiment %s: the database is out of reach (%s); retrying", experiment_id, error)
+        raise self.retry(
+            kwargs={"experiment_id": experiment_id, "after_database_error": True},
+            countdown=DATABASE_RETRY_SECONDS[retries],
+            max_retries=len(DATABASE_RETRY_SECONDS),
+        ) from None
 
 
 @shared_task(name="raterapp.preparations_stalled_requeue", time_limit=120, soft_time_limit=100)

@@ -102,9 +102,12 @@ class _Run:
             setattr(self.experiment, name, value)
 
 
-def experiment_prepare(*, experiment_id: int) -> None:
-    """Prepare an experiment for rating; resumes a crashed run; does nothing once prepared or failed."""
-    experiment = _run_start(experiment_id)
+def experiment_prepare(*, experiment_id: int, after_database_error: bool = False) -> None:
+    """Prepare an experiment for rating; resumes a crashed run; does nothing once prepared or failed.
+
+    ``after_database_error``: the run retries one that the database ended (out of reach: a restart,
+    a failover), which is not a run lost with its worker: it is not counted again."""
+    experiment = _run_start(experiment_id, counted=not after_database_error)
     if experiment is None:
         return
     if experiment.preparation_attempts > settings.PREPARATION_MAX_ATTEMPTS:
@@ -123,11 +126,13 @@ def experiment_prepare(*, experiment_id: int) -> None:
         _fail_unexpected(experiment, _unexpected_message(experiment, exc), exc)
 
 
-def _run_start(experiment_id: int) -> Experiment | None:
-    """The experiment, counted as one more run with a fresh heartbeat; None unless it is preparing."""
+def _run_start(experiment_id: int, *, counted: bool = True) -> Experiment | None:
+    """The experiment, counted as one more run (unless not ``counted``) with a fresh heartbeat;
+    None unless it is preparing."""
     Experiment.objects.filter(pk=experiment_id, status=Status.QUEUED).update(status=Status.VALIDATING, progress=0.0)
+    runs = F("preparation_attempts") + 1 if counted else F("preparation_attempts")
     started = Experiment.objects.filter(pk=experiment_id, status__in=list(_STEP_OF)).update(
-        heartbeat_at=timezone.now(), preparation_attempts=F("preparation_attempts") + 1
+        heartbeat_at=timezone.now(), preparation_attempts=runs
     )
     return Experiment.objects.filter(pk=experiment_id).first() if started else None
 
@@ -307,6 +312,21 @@ def preparation_rows_delete(*, experiment_id: int) -> None:
     """Every row a preparation writes (call inside the transaction that changes the status)."""
     _rows_delete(experiment_id)
     ImpactGroup.objects.filter(experiment_id=experiment_id).delete()
+
+
+def preparation_fail_database(*, experiment_id: int, error: BaseException, seconds: float) -> bool:
+    """FAILED because the database stayed out of reach for ``seconds`` of retries; False when it
+    was not preparing any more (or the database is still out of reach: the heartbeat's reconciler
+    then finds the run stalled)."""
+    experiment = Experiment.objects.filter(pk=experiment_id, status__in=list(_STEP_OF)).first()
+    if experiment is None:
+        return False
+    message = (
+        f"The database was out of reach while {_step_label(experiment)}, and stayed so through retries over "
+        f"{seconds:.0f} s ({type(error).__name__}: {str(error).strip()[:200]}). Re-run the preparation once the "
+        "database answers"
+    )
+    return _fail_unexpected(experiment, message)
 
 
 def preparation_fail_interrupted(*, experiment: Experiment, runs: int) -> bool:

@@ -93,7 +93,9 @@ def test_a_lost_database_connection_is_left_to_the_tasks_retry(engineer, media, 
 def test_the_soft_time_limit_fails_with_its_own_message(engineer, media, monkeypatch):
     monkeypatch.setattr(preparation, "sampled_rows_build", breaking(SoftTimeLimitExceeded()))
     experiment = prepared(engineer)
-    assert experiment.error.startswith("The preparation took longer than its time limit while sampling pairs (error id ")
+    assert experiment.error.startswith(
+        "The preparation took longer than its time limit while sampling pairs (error id "
+    )
     assert_nothing_left(experiment)
 
 
@@ -122,7 +124,9 @@ def allocating(gib: float):
     return build
 
 
-def test_a_preparation_needing_more_memory_than_the_cap_fails_with_the_setting_to_raise(engineer, media, monkeypatch, settings):
+def test_a_preparation_needing_more_memory_than_the_cap_fails_with_the_setting_to_raise(
+    engineer, media, monkeypatch, settings
+):
     settings.PREPARATION_MEMORY_LIMIT_MB = 256
     limits_before = resource.getrlimit(resource.RLIMIT_AS)
     monkeypatch.setattr(preparation, "impact_groups_build", allocating(2))
@@ -142,7 +146,9 @@ def test_without_the_cap_the_same_allocation_goes_through(engineer, media, monke
     settings.PREPARATION_MEMORY_LIMIT_MB = 0
     monkeypatch.setattr(preparation, "impact_groups_build", allocating(2))
     experiment = prepared(engineer)
-    assert experiment.error.startswith("Unexpected error while computing impact metrics: AssertionError: allocated 2147483648 bytes")
+    assert experiment.error.startswith(
+        "Unexpected error while computing impact metrics: AssertionError: allocated 2147483648 bytes"
+    )
 
 
 # ---------------------------------------------------------------------------- the heartbeat
@@ -242,7 +248,12 @@ def test_a_failed_preparation_reruns_from_the_upload_to_the_same_sample(
     monkeypatch.setattr(preparation, "sampled_rows_build", build)
     with django_capture_on_commit_callbacks(execute=True):
         experiment = experiment_preparation_rerun(experiment=experiment)
-    assert (experiment.status, experiment.error, experiment.error_id, experiment.error_step) == (Status.QUEUED, "", "", "")
+    assert (experiment.status, experiment.error, experiment.error_id, experiment.error_step) == (
+        Status.QUEUED,
+        "",
+        "",
+        "",
+    )
     assert experiment.preparation_attempts == 0
     delay.assert_called_once_with(experiment.pk)
 
@@ -252,7 +263,9 @@ def test_a_failed_preparation_reruns_from_the_upload_to_the_same_sample(
     assert rows_of(experiment) == reference
 
 
-def test_a_stalled_preparation_reruns_from_a_clean_slate(engineer, media, settings, delay, django_capture_on_commit_callbacks):
+def test_a_stalled_preparation_reruns_from_a_clean_slate(
+    engineer, media, settings, delay, django_capture_on_commit_callbacks
+):
     settings.PREPARATION_STALL_SECONDS = 60
     experiment = prepared(engineer)
     stalled_at(experiment, Status.SAMPLING, seconds_ago=300, attempts=2)  # its impact rows and sample are there
@@ -298,3 +311,75 @@ def test_without_proc_there_is_no_cap_and_the_preparation_runs(engineer, media, 
     experiment = prepared(engineer)
     assert (experiment.status, experiment.error) == (Status.RATING, "")
     assert resource.getrlimit(resource.RLIMIT_AS) == limits_before
+
+
+# ---------------------------------------------------------------------------- database blips
+
+
+def flaky(times: int, exc: BaseException, then):
+    """Raises ``exc`` on the first ``times`` calls, then does what ``then`` does."""
+    calls = []
+
+    def call(**kwargs):
+        calls.append(1)
+        if len(calls) <= times:
+            raise exc
+        return then(**kwargs)
+
+    return call
+
+
+def test_a_database_blip_is_retried_and_counts_as_no_interrupted_run(engineer, media, monkeypatch, settings):
+    """Three runs ended by the database (a restart: "server closed the connection") with 2 runs
+    allowed: it ends rating as one run (it once failed "interrupted 3 times ... lack of memory")."""
+    settings.PREPARATION_MAX_ATTEMPTS = 2
+    blip = OperationalError("server closed the connection unexpectedly")
+    monkeypatch.setattr(preparation, "impact_groups_build", flaky(3, blip, preparation.impact_groups_build))
+    waits = []
+    monkeypatch.setattr(experiment_prepare_task, "retry", eager_retry(waits))
+    experiment = created(engineer)
+    with pytest.raises(Retried):
+        experiment_prepare_task.run(experiment.pk)
+    experiment.refresh_from_db()
+    assert (experiment.status, experiment.error, experiment.preparation_attempts) == (Status.RATING, "", 1)
+    assert waits == [2, 4, 8]  # a minute in all at most: 2, 4, 8, 16, 30 s
+
+
+def test_a_database_out_of_reach_through_every_retry_fails_saying_so(engineer, media, monkeypatch):
+    monkeypatch.setattr(
+        preparation, "impact_groups_build", breaking(OperationalError("the database system is starting up"))
+    )
+    waits = []
+    monkeypatch.setattr(experiment_prepare_task, "retry", eager_retry(waits))
+    experiment = created(engineer)
+    with pytest.raises(Retried):
+        experiment_prepare_task.run(experiment.pk)
+    experiment.refresh_from_db()
+    assert waits == [2, 4, 8, 16, 30]
+    assert (experiment.status, experiment.error_step) == (Status.FAILED, Status.COMPUTING_IMPACT)
+    assert experiment.error.startswith(
+        "The database was out of reach while computing impact metrics, and stayed so through retries over 60 s "
+        "(OperationalError: the database system is starting up). Re-run the preparation once the database answers"
+    )
+    assert "memory" not in experiment.error
+
+
+class Retried(Exception):
+    """What the task raises to be retried (celery.exceptions.Retry in a worker)."""
+
+
+def eager_retry(waits: list):
+    """The task's retry, run at once in this process (as the worker would after ``countdown``)."""
+
+    def retry(*, kwargs, countdown, max_retries):
+        waits.append(countdown)
+        experiment_prepare_task.request.retries = len(waits)
+        try:
+            experiment_prepare_task.run(**kwargs)
+        except Retried:
+            pass
+        finally:
+            experiment_prepare_task.request.retries = 0
+        return Retried()
+
+    return retry
