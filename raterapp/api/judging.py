@@ -7,8 +7,10 @@ rating, and tasks or verdicts outside them or not the rater's, answer 404.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
+from django.db import DatabaseError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.fields import DateTimeField
 from rest_framework.response import Response
@@ -42,7 +44,10 @@ from .serializers.judging import (
     RaterProgressSerializer,
 )
 
+logger = logging.getLogger(__name__)
+
 NOT_FOUND = OpenApiResponse(description="No such experiment, pair or verdict open to you.")
+DEGRADED = "The verdict is stored; the next pair and the progress could not be read: ask for the next pair again."
 REFUSED = OpenApiResponse(description="Refused; nothing was recorded.")
 
 
@@ -153,15 +158,25 @@ class JudgementCreateApi(APIView):
             comment=data.validated_data["comment"],
         )
         wants_next = data.validated_data.get("next")
-        following = None
-        if wants_next is not None:
-            try:
-                following = _leased_pair(task.experiment, request.user, wants_next["holding"])
-            except JudgementRefused:
-                pass  # the verdict is stored; `next` null tells the page to ask next-pair
-        body = _judgement_data(judgement, _progress(request, task.experiment))
+        following, progress, degraded = None, None, None
+        try:
+            if wants_next is not None:
+                try:
+                    following = _leased_pair(task.experiment, request.user, wants_next["holding"])
+                except JudgementRefused:
+                    pass  # the verdict is stored; `next` null tells the page to ask next-pair
+            progress = _progress(request, task.experiment)
+        except DatabaseError as error:
+            # The verdict is committed: what follows it failing (the database lost a moment) must
+            # not answer 500, which a client would take for a verdict not stored.
+            logger.warning("verdict %s stored; next pair or progress failed: %s", judgement.pk, error)
+            following = None
+            degraded = DEGRADED
+        body = _judgement_data(judgement, progress)
         if wants_next is not None:
             body["next"] = following
+        if degraded:
+            body["degraded"] = degraded
         return Response(body, status=201 if created else 200)
 
 

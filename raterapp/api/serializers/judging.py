@@ -74,16 +74,24 @@ class JudgementCreateSerializer(serializers.Serializer):
 
 
 class JudgementSerializer(serializers.ModelSerializer):
-    progress = RaterProgressSerializer(read_only=True, required=False)
+    progress = RaterProgressSerializer(
+        read_only=True, required=False, allow_null=True,
+        help_text="Null when it could not be read after the verdict was stored (see `degraded`).",
+    )  # fmt: skip
     next = LeasedPairSerializer(
         read_only=True, required=False, allow_null=True,
         help_text="With `next` in the request: the next pair, or null when it could not be leased "
-        "(the rater holds two pairs already): ask next-pair then.",
+        "(the rater holds two pairs already, or see `degraded`): ask next-pair then.",
+    )  # fmt: skip
+    degraded = serializers.CharField(
+        read_only=True, required=False,
+        help_text="Present when the verdict was stored but what follows it (the next pair, the progress) "
+        "failed on the server: what is missing and what to do.",
     )  # fmt: skip
 
     class Meta:
         model = Judgement
-        fields = ("id", "task", "verdict", "client_id", "comment", "created_at", "progress", "next")
+        fields = ("id", "task", "verdict", "client_id", "comment", "created_at", "progress", "next", "degraded")
         read_only_fields = fields
 
 

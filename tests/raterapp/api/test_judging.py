@@ -259,3 +259,29 @@ def test_progress_counts_the_session_from_sign_in(experiment, people, client):
     assert client.post("/api/judgements/", answer, content_type="application/json").json()["progress"]["session"] == 1
     progress = client.get(f"/api/experiments/{experiment.pk}/progress/").json()
     assert (progress["session"], progress["today"], progress["mine"]) == (1, 2, 2)
+
+
+def test_a_stored_verdict_answers_201_when_what_follows_it_fails(client_of, experiment, monkeypatch):
+    """The database lost after the verdict's commit (a restart, a failover): leasing the next pair
+    and reading the progress fail, and the answer says the verdict is stored (it once was a 500,
+    which a client takes for a verdict not stored)."""
+    from django.db import OperationalError
+
+    from raterapp.api import judging
+
+    client = client_of("rater")
+    task = next_task(client, experiment)
+
+    def lost(**kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(judging, "assignment_next", lost)
+    monkeypatch.setattr(judging, "rater_progress_get", lost)
+    response = submit(client, task, next={"holding": [task]})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["next"], body["progress"]) == (None, None)
+    assert body["degraded"].startswith("The verdict is stored")
+    assert Judgement.objects.filter(pk=body["id"], task_id=task).exists()
+    monkeypatch.undo()
+    assert "degraded" not in submit(client, next_task(client, experiment)).json()
