@@ -180,7 +180,9 @@ def test_a_preparation_over_the_memory_cap_fails_saying_so_and_the_worker_lives_
                  what="the capped preparation to end")  # fmt: skip
         took = time.monotonic() - started
         experiment.refresh_from_db()
-        assert psutil.Process(worker.pid).children(recursive=True) == [child]  # not killed: the same pool process
+        # not killed: the same pool process (when it was, the worker's log says how; CI saw it once)
+        log = (tmp_path / "worker-capped.log").read_text()
+        assert psutil.Process(worker.pid).children(recursive=True) == [child], log[-4000:]
     print(f"\nmemory cap of 100 MB: {experiment.status} after {took:.1f} s: {experiment.error}")
     assert (experiment.status, experiment.preparation_attempts) == (Status.FAILED, 1)
     assert experiment.error.startswith("The preparation needed more than 100 MB of memory while ")
