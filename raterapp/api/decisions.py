@@ -44,6 +44,11 @@ class BatchRequestSerializer(serializers.Serializer):
     draws = serializers.IntegerField(
         min_value=1, help_text=f"Draws of the new batch: 1 to {batches.MAX_BATCH_DRAWS}, within the sample's room."
     )
+    request_id = serializers.UUIDField(
+        required=False, allow_null=True,
+        help_text="Your id of this request (a UUID): sent again (a double click, a retry), it returns the batch "
+        "the first request asked for and draws nothing more.",
+    )  # fmt: skip
 
     def validate_draws(self, draws: int) -> int:
         """The one batch limit the form proposes within too (``selectors.batches``)."""
@@ -104,10 +109,15 @@ class ExperimentBatchesApi(APIView):
     )
     def post(self, request, experiment_id: int):
         experiment = access_experiment_for_owner(request.user, experiment_id)
-        draws = validated(BatchRequestSerializer, request.data)["draws"]
+        data = validated(BatchRequestSerializer, request.data)
+        draws = data["draws"]
         plan = sample_batch_plan_get(experiment=experiment, draws=draws)
         batch = sample_batch_request(
-            experiment=experiment, actor=request.user, draws=draws, expected_verdicts=plan["verdicts"]
+            experiment=experiment,
+            actor=request.user,
+            draws=draws,
+            expected_verdicts=plan["verdicts"],
+            request_id=data.get("request_id"),
         )
         return Response(sample_batch_as_dict(batch), status=status.HTTP_202_ACCEPTED)
 

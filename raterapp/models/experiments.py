@@ -308,11 +308,15 @@ class SampleBatch(models.Model):
     coupled_kept = models.PositiveIntegerField(
         null=True, blank=True, help_text="Draws of the batch that kept the coupled experiment's draw."
     )
+    request_id = models.UUIDField(
+        null=True, blank=True, help_text="The client's id of the request: the same id asks for the same batch."
+    )
 
     class Meta:
         ordering = ["experiment", "index"]
         constraints = [
             models.UniqueConstraint(fields=["experiment", "index"], name="sample_batch_unique_index"),
+            models.UniqueConstraint(fields=["experiment", "request_id"], name="sample_batch_unique_request"),
             models.UniqueConstraint(
                 fields=["experiment"], condition=Q(status="drawing"), name="sample_batch_one_drawing"
             ),

@@ -50,13 +50,26 @@ STALE_AFTER = timedelta(minutes=15)
 _BULK = 5000
 
 
-def sample_batch_request(*, experiment: Experiment, actor, draws: int, expected_verdicts: float | None = None):
+def sample_batch_request(
+    *,
+    experiment: Experiment,
+    actor,
+    draws: int,
+    expected_verdicts: float | None = None,
+    request_id: uuid.UUID | None = None,
+):
     """Ask for another batch of ``draws`` draws; the worker draws it. Returns the batch.
 
-    Refused (ValidationError) before the sample exists, for experiments prepared on Dask, past
-    the size limits, and while another batch is being drawn (unless that one is stale: then it
-    is queued again and returned).
+    ``request_id``, the client's id of the request: a request that repeats one (a double click, a
+    retry after a lost answer) returns the batch the first asked for, drawn or not, and asks for
+    nothing more. Refused (ValidationError) before the sample exists, for experiments prepared on
+    Dask, past the size limits, and while another batch is being drawn (unless that one is stale:
+    then it is queued again and returned).
     """
+    if request_id is not None:
+        asked = SampleBatch.objects.filter(experiment=experiment, request_id=request_id).first()
+        if asked is not None:
+            return asked
     if experiment.status not in (Status.RATING, Status.DONE):
         raise ValidationError({"draws": "More draws can be added once the experiment is prepared."})
     if experiment.engine == Experiment.Engine.DASK:
@@ -82,10 +95,19 @@ def sample_batch_request(*, experiment: Experiment, actor, draws: int, expected_
     try:
         with transaction.atomic():
             batch = SampleBatch.objects.create(
-                experiment=experiment, index=index, draws=draws, drawn_by=actor, expected_verdicts=expected_verdicts
+                experiment=experiment,
+                index=index,
+                draws=draws,
+                drawn_by=actor,
+                expected_verdicts=expected_verdicts,
+                request_id=request_id,
             )
             outbox_add(kind=OutboxMessage.Kind.SAMPLE_BATCH_DRAW, target_id=batch.pk)
     except IntegrityError:
+        if request_id is not None:  # the same request, racing: the first one's batch
+            asked = SampleBatch.objects.filter(experiment=experiment, request_id=request_id).first()
+            if asked is not None:
+                return asked
         raise ValidationError({"draws": "A batch is being drawn; wait until it is done."}) from None
     return batch
 

@@ -84,8 +84,12 @@ export function bindBatchForm(onRequested) {
     event.preventDefault();
     const status = form.querySelector("[data-batch-status]");
     const draws = Number(form.elements.draws.value);
-    const { status: code, data } = await requestJson("POST", section.dataset.batchesUrl, { draws });
+    // One id per request the owner means: a second click before the answer asks for the same batch.
+    form.dataset.requestId ||= crypto.randomUUID();
+    const body = { draws, request_id: form.dataset.requestId };
+    const { status: code, data } = await requestJson("POST", section.dataset.batchesUrl, body);
     if (code === 202) {
+      delete form.dataset.requestId;
       status.textContent = `Batch ${data.index} requested: the worker is drawing ${count(data.draws)} draws.`;
       onRequested();
     } else {

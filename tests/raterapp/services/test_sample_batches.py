@@ -1,5 +1,7 @@
 """More draws for an experiment (abcde-spec §10): batches appended to the sample, all or nothing."""
 
+import uuid
+
 import numpy as np
 import pytest
 from django.core.exceptions import ValidationError
@@ -57,22 +59,30 @@ def sample_rows(experiment):
 def expected_rows(ids, sample):
     return sorted(
         (ids[i], ids[j], PAIR_CLASSES[c], STRATA[s], d)
-        for i, j, c, s, d in zip(sample.i.tolist(), sample.j.tolist(), sample.pair_class, sample.stratum, sample.draws.tolist())
+        for i, j, c, s, d in zip(
+            sample.i.tolist(), sample.j.tolist(), sample.pair_class, sample.stratum, sample.draws.tolist()
+        )
     )
 
 
 @pytest.mark.parametrize("scheme", ["jaccard", "stratified", "precision"])
-def test_batches_append_the_metrics_core_batches_of_the_seed(engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks, scheme):
+def test_batches_append_the_metrics_core_batches_of_the_seed(
+    engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks, scheme
+):
     files, items_path = random_files(tmp_path)
     experiment = prepared(engineer, files=files, scheme=scheme, n_draws=400, diff_share=0.3, seed=11, replication=2)
-    tasks_before = list(PairTask.objects.filter(experiment=experiment).order_by("rank").values_list("rank", "item_a", "item_b"))
+    tasks_before = list(
+        PairTask.objects.filter(experiment=experiment).order_by("rank").values_list("rank", "item_a", "item_b")
+    )
 
     first = drawn(experiment, engineer, 300, django_capture_on_commit_callbacks)
     second = drawn(experiment, engineer, 250, django_capture_on_commit_callbacks)
 
     assert enqueued == [first.pk, second.pk]
     assert [(b.index, b.draws, b.status) for b in SampleBatch.objects.filter(experiment=experiment)] == [
-        (0, 400, "done"), (1, 300, "done"), (2, 250, "done")
+        (0, 400, "done"),
+        (1, 300, "done"),
+        (2, 250, "done"),
     ]
     assert experiment.sample_version == 2
     items = read_items(items_path)
@@ -87,7 +97,9 @@ def test_batches_append_the_metrics_core_batches_of_the_seed(engineer, media, tm
     assert sum(r[4] for r in sample_rows(experiment)) == 950
 
     # Old tasks keep their ranks; each batch's new pairs follow in its own random order.
-    tasks = list(PairTask.objects.filter(experiment=experiment).order_by("rank").values_list("rank", "item_a", "item_b"))
+    tasks = list(
+        PairTask.objects.filter(experiment=experiment).order_by("rank").values_list("rank", "item_a", "item_b")
+    )
     assert tasks[: len(tasks_before)] == tasks_before
     seen = {(ids[a], ids[b]) for a, b in zip(*in_draw_order(batches[0], batch_order_rng(seed=11, batch=0)))}
     expected_new = []
@@ -110,7 +122,9 @@ def test_batches_append_the_metrics_core_batches_of_the_seed(engineer, media, tm
     assert not SampledPair.objects.filter(experiment=experiment, task=None).exclude(pair_class="self").exists()
 
 
-def test_estimates_after_a_top_up_are_metrics_core_on_the_concatenated_batches(engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks):
+def test_estimates_after_a_top_up_are_metrics_core_on_the_concatenated_batches(
+    engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks
+):
     files, items_path = random_files(tmp_path)
     experiment = prepared(engineer, files=files, n_draws=300, seed=3)
     drawn(experiment, engineer, 300, django_capture_on_commit_callbacks)
@@ -121,7 +135,9 @@ def test_estimates_after_a_top_up_are_metrics_core_on_the_concatenated_batches(e
     tasks = list(PairTask.objects.filter(experiment=experiment).select_related("item_a", "item_b"))
     Judgement.objects.bulk_create(
         Judgement(
-            task=t, rater=rater, client_id=f"00000000-0000-0000-0000-{k:012d}",
+            task=t,
+            rater=rater,
+            client_id=f"00000000-0000-0000-0000-{k:012d}",
             verdict="equivalent" if truth[t.item_a.position] == truth[t.item_b.position] else "not_equivalent",
         )
         for k, t in enumerate(tasks)
@@ -141,7 +157,9 @@ def test_estimates_after_a_top_up_are_metrics_core_on_the_concatenated_batches(e
     assert ours["GoodMergeDistance"]["drawn_draws"] > 0
 
 
-def test_a_batch_is_refused_before_rating_on_dask_past_the_limits_and_while_one_is_drawn(engineer, media, tmp_path, enqueued):
+def test_a_batch_is_refused_before_rating_on_dask_past_the_limits_and_while_one_is_drawn(
+    engineer, media, tmp_path, enqueued
+):
     files, _ = random_files(tmp_path)
     experiment = prepared(engineer, files=files, n_draws=100)
     for draws in (0, -1, batch_limits.MAX_BATCH_DRAWS + 1, 2.5):
@@ -171,7 +189,9 @@ def test_the_total_draws_are_capped(engineer, media, tmp_path, enqueued, monkeyp
     assert sample_batch_request(experiment=experiment, actor=engineer, draws=50).draws == 50
 
 
-def test_drawing_twice_changes_nothing_and_a_failure_leaves_the_sample_untouched(engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks, monkeypatch):
+def test_drawing_twice_changes_nothing_and_a_failure_leaves_the_sample_untouched(
+    engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks, monkeypatch
+):
     files, _ = random_files(tmp_path)
     experiment = prepared(engineer, files=files, n_draws=200)
     before = sample_rows(experiment)
@@ -195,7 +215,9 @@ def test_drawing_twice_changes_nothing_and_a_failure_leaves_the_sample_untouched
     assert (again.index, again.status) == (3, "done")
 
 
-def test_a_stale_drawing_batch_is_queued_again_not_duplicated(engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks, clock):
+def test_a_stale_drawing_batch_is_queued_again_not_duplicated(
+    engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks, clock
+):
     files, _ = random_files(tmp_path)
     experiment = prepared(engineer, files=files, n_draws=100)
     with django_capture_on_commit_callbacks(execute=True):
@@ -207,7 +229,9 @@ def test_a_stale_drawing_batch_is_queued_again_not_duplicated(engineer, media, t
     assert enqueued == [first.pk, first.pk]
 
 
-def test_the_stored_new_pair_share_is_metrics_core_s_on_the_sample(engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks):
+def test_the_stored_new_pair_share_is_metrics_core_s_on_the_sample(
+    engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks
+):
     from metrics_core.growth import new_pair_share
     from raterapp.selectors.batches import sample_batch_plan_get, sample_new_pair_share
 
@@ -215,7 +239,9 @@ def test_the_stored_new_pair_share_is_metrics_core_s_on_the_sample(engineer, med
     experiment = prepared(engineer, files=files, n_draws=500, seed=5)
     drawn(experiment, engineer, 300, django_capture_on_commit_callbacks)
     population = read_items(items_path).to_population()
-    union = concatenate_samples([sample_pairs(population, n_draws=n, rng=batch_rng(seed=5, batch=b)) for b, n in enumerate((500, 300))])
+    union = concatenate_samples(
+        [sample_pairs(population, n_draws=n, rng=batch_rng(seed=5, batch=b)) for b, n in enumerate((500, 300))]
+    )
     assert sample_new_pair_share(experiment=experiment) == pytest.approx(new_pair_share(union), rel=1e-12)
     plan = sample_batch_plan_get(experiment=experiment, draws=1000)
     assert plan["new_pairs"] == pytest.approx(1000 * new_pair_share(union))
@@ -225,3 +251,23 @@ def test_the_stored_new_pair_share_is_metrics_core_s_on_the_sample(engineer, med
 def in_draw_order(sample, rng):
     """New experiments make tasks in draw order (abcde-spec §14)."""
     return pairs_in_draw_order(sample, draw_positions(sample, rng=rng))
+
+
+def test_a_repeated_request_id_returns_the_batch_it_asked_for(
+    engineer, media, tmp_path, enqueued, django_capture_on_commit_callbacks
+):
+    """Ten identical requests (a double click, retries after a lost answer) once drew 3 batches: each
+    came after the one before was drawn. With the client's request id they draw one."""
+    files, _ = random_files(tmp_path)
+    experiment = prepared(engineer, files=files, n_draws=100)
+    request_id = uuid.uuid4()
+    batches = []
+    for _ in range(10):
+        with django_capture_on_commit_callbacks(execute=True):
+            batch = sample_batch_request(experiment=experiment, actor=engineer, draws=10, request_id=request_id)
+        sample_batch_draw(batch_id=batch.pk)  # drawn before the next request arrives
+        batches.append(batch.pk)
+    assert len(set(batches)) == 1 and SampleBatch.objects.filter(experiment=experiment).count() == 2
+    assert len(enqueued) == 1
+    other = sample_batch_request(experiment=experiment, actor=engineer, draws=10, request_id=uuid.uuid4())
+    assert other.pk != batches[0] and other.index == 2
