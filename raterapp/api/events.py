@@ -23,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import Counter
+from contextlib import aclosing
 from types import SimpleNamespace
 
 from asgiref.sync import sync_to_async
@@ -48,8 +50,13 @@ logger = logging.getLogger(__name__)
 
 # How long the browser waits before it reconnects after the stream ended (ms).
 RECONNECT_MS = 2000
-# Sent when the stream fails (Redis or the database down): the page polls dashboard/ instead.
+# Sent when the stream fails (Redis or the database down) or is one too many: the page polls
+# dashboard/ instead.
 UNAVAILABLE = "event: unavailable\ndata: {}\n\n"
+TOO_MANY = 'event: unavailable\ndata: {"reason": "too_many_streams"}\n\n'
+# The streams open in this process, by user: each holds a Redis connection, so one user's tabs
+# (or a script) must not take them all. One event loop per process: no lock needed.
+_open_streams: Counter[int] = Counter()
 
 
 class EventStreamRenderer(BaseRenderer):
@@ -99,9 +106,31 @@ class ExperimentEventsApi(APIView):
 async def dashboard_events(*, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
     """The stream's text: events as the dashboard changes, heartbeats between, for a bounded time.
     It ends early when the user may no longer read the experiment (access is checked at each read),
-    and with an ``unavailable`` event when Redis or the database fails: nothing escapes it, since
-    an exception out of a streamed body skips the end of the request (Django's ``request_finished``)
-    and with it the return of the request's database connection to the pool."""
+    and with an ``unavailable`` event when Redis or the database fails, or at once when the user
+    has ``EVENTS_STREAMS_PER_USER`` streams open in this process (or the process
+    ``EVENTS_STREAMS_PER_PROCESS``)."""
+    if (
+        _open_streams[user_id] >= settings.EVENTS_STREAMS_PER_USER
+        or _open_streams.total() >= settings.EVENTS_STREAMS_PER_PROCESS
+    ):
+        logger.warning("live stream of experiment %s refused: user %s has too many open", experiment_id, user_id)
+        yield TOO_MANY
+        return
+    _open_streams[user_id] += 1
+    try:
+        async with aclosing(_redis_stream(user_id=user_id, experiment_id=experiment_id, cursor=cursor)) as events:
+            async for text in events:
+                yield text
+    finally:
+        _open_streams[user_id] -= 1
+        if _open_streams[user_id] <= 0:
+            del _open_streams[user_id]
+
+
+async def _redis_stream(*, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
+    """The stream on its own Redis connection. Nothing escapes it: an exception out of a streamed
+    body skips the end of the request (Django's ``request_finished``) and with it the return of the
+    request's database connection to the pool."""
     import redis.asyncio as redis
 
     loop = asyncio.get_running_loop()

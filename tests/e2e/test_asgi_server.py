@@ -48,7 +48,8 @@ def test_open_streams_neither_starve_sync_views_nor_hold_connections(transaction
     engineer = UserFactory(roles=["engineer"])
     experiment = experiment_prepared(owner=engineer)
     token = api_token_create(actor=engineer)[1]
-    with asgi_server_started(tmp_path, workers=1) as url:
+    # One engineer with 30 pages open: past the default cap per user (EVENTS_STREAMS_PER_USER).
+    with asgi_server_started(tmp_path, workers=1, environment={"EVENTS_STREAMS_PER_USER": str(STREAMS)}) as url:
         events = f"{url}/api/experiments/{experiment.pk}/events/"
         channel = experiment_channel(experiment.pk)
         opened, stop = [], threading.Event()

@@ -7,11 +7,12 @@ import json
 import uuid
 
 import pytest
+import redis
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.test import AsyncClient
 
-from raterapp.api.events import EventStreamRenderer
+from raterapp.api.events import EventStreamRenderer, dashboard_events
 from raterapp.models import EstimateSnapshot
 from raterapp.selectors.dashboard import dashboard_version_get, experiment_dashboard_get
 from raterapp.selectors.dashboard_events import DashboardCursor, dashboard_event_get
@@ -184,6 +185,37 @@ def test_events_follow_each_published_snapshot_with_only_the_new_points(live):
             assert event["dashboard"]["progress"]["verdicts"] == verdicts
             assert event_id.startswith(f"{snapshot.pk}/") and event_id != first_id
         await stream.close()
+
+    async_to_sync(body)()
+
+
+@needs_redis
+def test_a_user_s_streams_are_capped_and_one_more_is_told_to_poll(live, settings):
+    """One engineer once opened 200 streams, none refused, each holding a Redis connection."""
+    settings.EVENTS_STREAMS_PER_USER = 2
+    owner, admin, experiment = live["owner"].pk, live["admin"].pk, live["experiment"].pk
+    channel = experiment_channel(experiment)
+
+    async def body():
+        def stream(user):
+            return dashboard_events(user_id=user, experiment_id=experiment, cursor=None)
+
+        opened = [stream(owner), stream(owner)]
+        for events in opened:
+            assert (await anext(events)).startswith("retry:")
+        refused = stream(owner)
+        assert await anext(refused) == 'event: unavailable\ndata: {"reason": "too_many_streams"}\n\n'
+        assert [text async for text in refused] == []  # and it ends
+        other = stream(admin)  # another user is not held up
+        assert (await anext(other)).startswith("retry:")
+        subscribers = lambda: redis.Redis.from_url(settings.REDIS_URL).pubsub_numsub(channel)[0][1]  # noqa: E731
+        assert await sync_to_async(subscribers)() == 3
+        await opened[0].aclose()  # a page closed (the server cancels its stream): room again
+        assert await sync_to_async(subscribers)() == 2  # its Redis connection closed with it
+        again = stream(owner)
+        assert (await anext(again)).startswith("retry:")
+        for events in (opened[1], other, again):
+            await events.aclose()
 
     async_to_sync(body)()
 
