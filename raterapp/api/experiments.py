@@ -25,6 +25,7 @@ from raterapp.selectors.experiments import (
     impact_groups_list,
 )
 from raterapp.selectors.samples import sampled_pairs_rows
+from raterapp.services.experiment_deletion import experiment_delete
 from raterapp.services.experiment_spec import experiment_spec
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun
@@ -84,13 +85,27 @@ class ExperimentListCreateApi(generics.ListAPIView):
 
 class ExperimentDetailApi(ExperimentReadApi):
     """An experiment with its preparation status, progress, error and judging progress.
-    Roles: engineer (own or granted), admin."""
+    Roles: engineer (own or granted), admin. DELETE: a failed experiment with its files (204),
+    audited; 409 for any other (archive it instead). Roles: owner, admin."""
 
     body_serializer = ExperimentDetailSerializer
 
     def read(self, *, experiment):
         experiment.judging = experiment_judging_progress_get(experiment=experiment)
         return experiment
+
+    @extend_schema(
+        responses={
+            204: None,
+            403: OpenApiResponse(description="Not the owner or an admin."),
+            404: EXPERIMENT_NOT_FOUND,
+            409: OpenApiResponse(description="Not failed: only a failed experiment can be deleted."),
+        }
+    )
+    def delete(self, request, experiment_id: int):
+        experiment = access_experiment_for_owner(request.user, experiment_id)
+        experiment_delete(actor=request.user, experiment=experiment)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ExperimentImpactApi(ExperimentReadApi):

@@ -83,6 +83,7 @@ class AuditEntry(models.Model):
         ACTIVE = "user.active", "Activated or deactivated"
         TOKEN_CREATE = "token.create", "API token created"
         TOKEN_REVOKE = "token.revoke", "API token revoked"
+        EXPERIMENT_DELETE = "experiment.delete", "Failed experiment deleted"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
