@@ -29,6 +29,7 @@ from raterapp.services.experiment_control import (
     experiment_archive,
     experiment_unarchive,
 )
+from raterapp.services.experiment_deletion import experiment_delete
 from raterapp.services.experiment_spec import experiment_spec
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun, preparation_stalled
@@ -249,6 +250,23 @@ class ExperimentArchivePageView(EngineerPageMixin, View):
         except ValidationError as exc:
             flash.error(request, " ".join(exc.messages))
         return redirect("experiment-detail", experiment_id=experiment.pk)
+
+
+class ExperimentDeletePageView(EngineerPageMixin, View):
+    """Delete a failed experiment with its files from its page (owner, admin): to the list."""
+
+    def get(self, request, experiment_id: int):
+        return redirect("experiment-detail", experiment_id=experiment_id)
+
+    def post(self, request, experiment_id: int):
+        experiment = access_experiment_for_owner(request.user, experiment_id)
+        try:
+            experiment_delete(actor=request.user, experiment=experiment)
+        except StateConflict as exc:
+            flash.error(request, str(exc))
+            return redirect("experiment-detail", experiment_id=experiment.pk)
+        flash.success(request, f"Deleted “{experiment.name}” with its uploaded files.")
+        return redirect("experiment-list")
 
 
 class ExperimentPreparePageView(ExperimentPageView):

@@ -16,6 +16,7 @@ urlpatterns = [
     path(EXPERIMENT + "budget/", experiments.ExperimentBudgetPageView.as_view(), name="experiment-budget"),
     path(EXPERIMENT + "prepare/", experiments.ExperimentPreparePageView.as_view(), name="experiment-prepare"),
     path(EXPERIMENT + "archive/", experiments.ExperimentArchivePageView.as_view(), name="experiment-archive"),
+    path(EXPERIMENT + "delete/", experiments.ExperimentDeletePageView.as_view(), name="experiment-delete"),
     path(EXPERIMENT + "pairs/", explorer.ExplorerPageView.as_view(), name="experiment-pairs"),
     path(
         EXPERIMENT + "rater-quality/",

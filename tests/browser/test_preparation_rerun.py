@@ -23,7 +23,9 @@ Status = Experiment.Status
 LAPTOP = {"width": 1280, "height": 800}
 
 
-def test_a_stalled_then_failed_preparation_is_rerun_from_the_page(browser, live_server, settings, monkeypatch, screenshots_dir):
+def test_a_stalled_then_failed_preparation_is_rerun_from_the_page(
+    browser, live_server, settings, monkeypatch, screenshots_dir
+):
     settings.PREPARATION_STALL_SECONDS = 60
     engineer = UserFactory(username="eve", roles=["engineer"])
     engineer.set_password("pw-eve")
@@ -71,4 +73,28 @@ def test_a_stalled_then_failed_preparation_is_rerun_from_the_page(browser, live_
     experiment_prepare(experiment_id=experiment.pk)
     page.locator("[data-results]").wait_for(state="visible", timeout=20_000)
     assert Experiment.objects.get(pk=experiment.pk).status == Status.RATING
+    assert problems == []
+
+
+def test_a_failed_experiment_is_deleted_from_its_page(browser, live_server, settings, tmp_path, screenshots_dir):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    engineer = UserFactory(username="dee", roles=["engineer"])
+    engineer.set_password("pw-dee")
+    engineer.save()
+    experiment = experiment_made(owner=engineer, name="Broken upload", files=tiny_files(), seed=7, n_draws=50)
+    with mock.patch.object(preparation, "impact_groups_build", side_effect=ValueError("Take operation overflowed")):
+        experiment_prepare(experiment_id=experiment.pk)
+    page = browser.new_page(viewport=LAPTOP)
+    problems: list[str] = []
+    record_problems(page, problems)
+    sign_in(page, live_server, "dee", "pw-dee", f"/experiments/{experiment.pk}/")
+    failure = page.locator("[data-failure]")
+    failure.get_by_text("Delete this experiment").click()
+    settle(page)
+    page.screenshot(path=str(screenshots_dir / "experiment-delete-1280x800.png"), full_page=True)
+    failure.get_by_role("button", name="Delete “Broken upload”").click()
+    page.wait_for_url(f"{live_server.url}/experiments/")
+    assert "Deleted “Broken upload” with its uploaded files." in page.locator("main").inner_text()
+    assert not Experiment.objects.filter(pk=experiment.pk).exists()
+    assert not (tmp_path / "media" / "experiments" / str(experiment.pk)).exists()
     assert problems == []
