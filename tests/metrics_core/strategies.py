@@ -72,7 +72,10 @@ def samples(draw, population: Population, max_draws: int = 200) -> PairSample:
     seed = draw(st.integers(0, 2**32 - 1))
     diff_share = draw(st.sampled_from([0.5, 0.01, 0.99]))
     return sample_pairs(
-        population, n_draws=draw(st.integers(1, max_draws)), scheme=scheme, rng=np.random.default_rng(seed),
+        population,
+        n_draws=draw(st.integers(1, max_draws)),
+        scheme=scheme,
+        rng=np.random.default_rng(seed),
         diff_share=diff_share,
     )
 
@@ -233,3 +236,14 @@ def rater_tables(draw, max_units: int = 12, max_raters: int = 4):
             rater.append(f"r{r}")
             verdict.append(word)
     return n_units, np.array(unit, dtype=np.int64), np.array(rater, dtype=object), np.array(verdict, dtype=object)
+
+
+def truth_and_prediction():
+    """A ground truth and a prediction of 1 to 15 items in up to 5 clusters each, with weights."""
+    return st.integers(1, 15).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 4), min_size=n, max_size=n),
+            st.lists(st.integers(0, 4), min_size=n, max_size=n),
+            weights(n),
+        )
+    )

@@ -31,7 +31,13 @@ from metrics_core import (
     sample_context,
     verdicts_from_judgements,
 )
-from tests.metrics_core.strategies import PROPERTY_EXAMPLES, judged_samples, populations, weights, within
+from tests.metrics_core.strategies import (
+    PROPERTY_EXAMPLES,
+    judged_samples,
+    populations,
+    truth_and_prediction,
+    within,
+)
 
 PROPERTIES = settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 DIFF = [PAIR_CLASSES.index("split"), PAIR_CLASSES.index("merge")]
@@ -97,15 +103,7 @@ def test_exp_clusters_contributions_add_up_to_the_overall_metrics(pop):
 
 
 @PROPERTIES
-@given(
-    st.integers(1, 15).flatmap(
-        lambda n: st.tuples(
-            st.lists(st.integers(0, 4), min_size=n, max_size=n),
-            st.lists(st.integers(0, 4), min_size=n, max_size=n),
-            weights(n),
-        )
-    )
-)
+@given(truth_and_prediction())
 # Found by Hypothesis (test_properties_population.py): one item 1.8e16 times the others' weight lost the
 # truth's pair mass to rounding; PairwiseRecall was None but PairwiseF1 2.0 (the prediction's side alone).
 @example(([0] * 6, [0, 0, 1, 0, 0, 0], np.array([7.90505033e-323] * 2 + [1.42404727e-306] + [7.90505033e-323] * 3)))

@@ -22,7 +22,7 @@ from metrics_core import (
     truth_from_gold,
 )
 from metrics_core.external import external_measures
-from tests.metrics_core.strategies import PROPERTY_EXAMPLES, populations, weights, within
+from tests.metrics_core.strategies import PROPERTY_EXAMPLES, populations, truth_and_prediction, within
 
 PROPERTIES = settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 # Every impact metric is a share of weight except none; WeightFractionOfBaseCluster is nan with nothing affected.
@@ -123,15 +123,7 @@ def test_gold_metrics_decompose_the_exact_ones(pop, data):
 
 
 @PROPERTIES
-@given(
-    st.integers(1, 15).flatmap(
-        lambda n: st.tuples(
-            st.lists(st.integers(0, 4), min_size=n, max_size=n),
-            st.lists(st.integers(0, 4), min_size=n, max_size=n),
-            weights(n),
-        )
-    )
-)
+@given(truth_and_prediction())
 # Found by Hypothesis: one item 3.6e16 times the others' weight made (w² − s)/2 cancel to 0 (ZeroDivisionError).
 @example(([0] * 5, [0] * 5, np.array([7.90505033e-323] * 4 + [2.84809454e-306])))
 def test_external_measures_are_defined_or_null(case):

@@ -6,7 +6,6 @@ import uuid
 
 import numpy as np
 import pytest
-from django.core.cache import cache
 
 from metrics_core import batch_order_rng, draw_positions, estimate_quality_rater_aware, labelled_prefix
 from metrics_core.estimation.labelled import labelled_draws_by_metric
@@ -17,16 +16,9 @@ from raterapp.services.rater_aware import rater_aware_refresh
 from tests.raterapp.prepared import BASE
 from tests.raterapp.services.test_draw_order import draw_order_experiment
 from tests.raterapp.services.test_judging import make_raters
+from tests.raterapp.services.test_rater_aware import no_pending_keys  # noqa: F401 - an autouse fixture
 
 pytestmark = pytest.mark.usefixtures("media")
-
-
-@pytest.fixture(autouse=True)
-def no_pending_keys(db):
-    yield
-    for experiment_id in Experiment.objects.values_list("pk", flat=True):
-        for key in ("derived", "rater-aware", "estimates"):
-            cache.delete(f"{key}-pending:{experiment_id}")
 
 
 def judge(task, rater, *, wrong=False):
