@@ -14,7 +14,7 @@ def main(started: Path, release: Path, worker_argv: list[str]) -> None:
     import raterapp.services.preparation as preparation
     from raterapp.celery import app
 
-    def held_preparation(*, experiment_id: int) -> None:
+    def held_preparation(*, experiment_id: int, after_database_error: bool = False) -> None:
         started.write_text(str(experiment_id))
         deadline = time.monotonic() + 120
         while not release.exists() and time.monotonic() < deadline:
