@@ -13,7 +13,6 @@ Run with its figures: ``pytest tests/metrics_core/test_rater_aware_draw_order.py
 
 from __future__ import annotations
 
-import csv
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from metrics_core.rater_units import RaterLayout, RaterUnits
 from tests.metrics_core.cli_run import run_json
 
 from .rater_simulation import REPLICATION, gold_pairs, verdicts_on
+from .test_cli_raters import write_csv
 from .test_estimation_simulation import simulation_population
 
 NUMBERS = ("value", "stderr", "ci_low", "ci_high", "cs_low", "cs_high", "unsure_low", "unsure_high")
@@ -200,14 +200,6 @@ def test_labelled_draws_are_checked(population):
 
 
 # ------------------------------------------------------------------------------ the command line
-
-
-def write_csv(path, header, rows):
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 def test_estimate_with_raters_on_a_pairs_file_with_positions_uses_the_prefix(population, tmp_path):
