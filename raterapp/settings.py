@@ -383,7 +383,8 @@ DATA_LOCATIONS = env.list("DATA_LOCATIONS", default=[])
 # bytes by the preparation). A file over one is refused, whole, with the file and the problem.
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=4 * 1024**3)
 UPLOAD_MAX_ROWS = env.int("UPLOAD_MAX_ROWS", default=50_000_000)
-# Parquet's uncompressed size, from its footer: a small file must not expand past this.
+# A Parquet file's size once decoded (dictionary-encoded text counted as decoded): a small file
+# must not expand past this.
 UPLOAD_MAX_EXPANDED_BYTES = env.int("UPLOAD_MAX_EXPANDED_BYTES", default=16 * 1024**3)
 # The longest text cell of a catalogue (titles, descriptions, URLs, attributes), in characters.
 UPLOAD_MAX_FIELD_CHARS = env.int("UPLOAD_MAX_FIELD_CHARS", default=10_000)
