@@ -10,6 +10,8 @@ page polls ``dashboard/`` instead.
 The stream subscribes to the experiment's channel (:mod:`raterapp.services.live`) before it reads
 anything, then sends a ``dashboard`` event whenever the dashboard's version changed: at the start,
 after each message on the channel, and at each heartbeat (edits and batches publish nothing).
+The streams of one experiment in one process share one Redis connection and its subscription
+(:mod:`raterapp.api.live_hub`); each stream keeps its own heartbeats, lifetime and reads.
 Its data is ``{"dashboard": <dashboard/'s JSON>, "convergence": {"metrics", "points", "reset"}}``:
 the convergence points are only the snapshots the page has not had yet (``reset`` true: the
 whole history, thinned). Its id (``<last snapshot sent>/<version>``) comes back as
@@ -42,9 +44,9 @@ from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.dashboard_events import DashboardCursor, dashboard_event_get
-from raterapp.services.live import experiment_channel
 
 from .common import EXPERIMENT_NOT_FOUND, IsEngineerOrAdmin
+from .live_hub import ExperimentChanges
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +56,9 @@ RECONNECT_MS = 2000
 # dashboard/ instead.
 UNAVAILABLE = "event: unavailable\ndata: {}\n\n"
 TOO_MANY = 'event: unavailable\ndata: {"reason": "too_many_streams"}\n\n'
-# The streams open in this process, by user: each holds a Redis connection, so one user's tabs
-# (or a script) must not take them all. One event loop per process: no lock needed.
+# The streams open in this process, by user: each re-reads the dashboard at every change and
+# heartbeat, so one user's tabs (or a script) must not take the process. One event loop per
+# process: no lock needed.
 _open_streams: Counter[int] = Counter()
 
 
@@ -118,7 +121,7 @@ async def dashboard_events(*, user_id: int, experiment_id: int, cursor: Dashboar
         return
     _open_streams[user_id] += 1
     try:
-        async with aclosing(_redis_stream(user_id=user_id, experiment_id=experiment_id, cursor=cursor)) as events:
+        async with aclosing(_listening_stream(user_id=user_id, experiment_id=experiment_id, cursor=cursor)) as events:
             async for text in events:
                 yield text
     finally:
@@ -127,33 +130,25 @@ async def dashboard_events(*, user_id: int, experiment_id: int, cursor: Dashboar
             del _open_streams[user_id]
 
 
-async def _redis_stream(*, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
-    """The stream on its own Redis connection. Nothing escapes it: an exception out of a streamed
-    body skips the end of the request (Django's ``request_finished``) and with it the return of the
-    request's database connection to the pool."""
-    import redis.asyncio as redis
-
+async def _listening_stream(*, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
+    """The stream on its experiment's shared subscription. Nothing escapes it: an exception out of
+    a streamed body skips the end of the request (Django's ``request_finished``) and with it the
+    return of the request's database connection to the pool."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + settings.EVENTS_LIFETIME_SECONDS
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    pubsub = client.pubsub(ignore_subscribe_messages=True)
     try:
-        async for text in _stream(pubsub, loop, deadline, user_id, experiment_id, cursor):
-            yield text
+        async with ExperimentChanges(experiment_id=experiment_id) as changes:
+            async for text in _stream(changes, loop, deadline, user_id, experiment_id, cursor):
+                yield text
     except Exception as error:  # noqa: BLE001 - any failure ends the stream, the page polls
         logger.warning("live stream of experiment %s ended: %s: %s", experiment_id, type(error).__name__, error)
         yield UNAVAILABLE
-    finally:
-        try:
-            await pubsub.aclose()
-            await client.aclose()
-        except Exception as error:  # noqa: BLE001 - a dead connection closes with an error
-            logger.warning("live stream of experiment %s: closing Redis: %s", experiment_id, error)
 
 
-async def _stream(pubsub, loop, deadline: float, user_id: int, experiment_id: int, cursor: DashboardCursor | None):
+async def _stream(
+    changes: ExperimentChanges, loop, deadline: float, user_id: int, experiment_id: int, cursor: DashboardCursor | None
+):
     """:func:`dashboard_events`' events and heartbeats, which may raise."""
-    await pubsub.subscribe(experiment_channel(experiment_id))
     yield f"retry: {RECONNECT_MS}\n\n"
     while True:
         allowed, event, cursor = await _event_since(user_id, experiment_id, cursor)
@@ -164,12 +159,8 @@ async def _stream(pubsub, loop, deadline: float, user_id: int, experiment_id: in
         remaining = deadline - loop.time()
         if remaining <= 0:
             return
-        message = await pubsub.get_message(timeout=min(settings.EVENTS_HEARTBEAT_SECONDS, remaining))
-        if message is None:
+        if not await changes.changed(within=min(settings.EVENTS_HEARTBEAT_SECONDS, remaining)):
             yield ": heartbeat\n\n"
-        else:  # one re-read for a burst of messages
-            while await pubsub.get_message(timeout=0) is not None:
-                pass
 
 
 @sync_to_async
