@@ -18,6 +18,7 @@ if not os.environ.get("DB_POOL"):  # unset or empty (.env.example's DB_POOL=)
     os.environ["DB_POOL"] = "true"
 
 STREAM = re.compile(r"^/api/experiments/[^/]+/events/$")
+LIVENESS = "/api/health/live/"
 
 
 class SyncViewsHandler(ASGIHandler):
@@ -89,7 +90,8 @@ class _Turn:
 
 class StreamsApart:
     """The live streams (they wait on Redis, not on a thread, and last minutes) to ``streams``,
-    Django's own handler, which runs async views in the event loop; everything else to ``views``."""
+    Django's own handler, which runs async views in the event loop; the liveness probe answered
+    here; everything else to ``views``."""
 
     def __init__(self, views, *, streams):
         self.views = views
@@ -98,7 +100,25 @@ class StreamsApart:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and STREAM.match(scope["path"]):
             return await self.streams(scope, receive, send)
+        if scope["type"] == "http" and scope["path"] == LIVENESS:
+            return await _liveness(send)
         return await self.views(scope, receive, send)
+
+
+async def _liveness(send) -> None:
+    """docker-compose.yml's healthcheck (raterapp/liveness.py): 200 while this worker's event loop
+    answers and its database pool is not starved (raterapp/web_worker.py). It asks neither the
+    database nor Redis, and takes no turn in Django: an outage of either is /api/health/'s to
+    report, and must not have the web tier restarted."""
+    from django.conf import settings
+
+    from raterapp.web_worker import pool_starved_now
+
+    limit = settings.WEB_POOL_STARVED_SECONDS
+    ok = not (limit > 0 and pool_starved_now() >= limit)
+    headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+    await send({"type": "http.response.start", "status": 200 if ok else 503, "headers": headers})
+    await send({"type": "http.response.body", "body": b'{"ok":true}' if ok else b'{"ok":false}'})
 
 
 django_application = get_asgi_application()  # django.setup(); serves the streams

@@ -113,6 +113,9 @@ if env.bool("DB_POOL", default=False) and DATABASES["default"]["ENGINE"].endswit
 # are not counted. One: the rating loop's requests are short and CPU-bound in Python, so a second
 # thread only stretches both (bench/results/judging.md); parallelism comes from the workers.
 WEB_THREADS = env.int("WEB_THREADS", default=1)
+# Seconds a web worker's database pool may stay exhausted (every connection handed out, requests
+# waiting) before the worker ends and gunicorn starts a new one (raterapp/web_worker.py; 0: never).
+WEB_POOL_STARVED_SECONDS = env.float("WEB_POOL_STARVED_SECONDS", default=30.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
