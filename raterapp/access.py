@@ -99,9 +99,9 @@ def experiments_open_to_rater(user) -> QuerySet[Experiment]:
 _EXPERIMENT_UNREAD = ("impact", "ground_truth_metrics")
 
 
-def _open_to_rater_sql() -> str:
+def open_to_rater_sql() -> str:
     """The rule of :func:`experiments_open_to_rater` on the experiment aliased ``e``, written out for
-    the loop's lookups below (one query each, without the ORM's cost);
+    the loop's lookups below and the rater's home (one query each, without the ORM's cost);
     tests/raterapp/test_access_rules.py holds the two to one answer."""
     assigned = table(Experiment.assigned_raters.through)
     return f"""e.status = %(rating)s AND (
@@ -112,7 +112,7 @@ def _open_to_rater_sql() -> str:
 @cache
 def _experiment_for_rater_sql() -> str:
     experiment = columns(Experiment, "e", leave_out=_EXPERIMENT_UNREAD)
-    return f"SELECT {experiment} FROM {table(Experiment)} e WHERE e.id = %(id)s AND {_open_to_rater_sql()}"
+    return f"SELECT {experiment} FROM {table(Experiment)} e WHERE e.id = %(id)s AND {open_to_rater_sql()}"
 
 
 @cache
@@ -120,7 +120,7 @@ def _task_for_rater_sql() -> str:
     task, experiment = columns(PairTask, "t"), columns(Experiment, "e", leave_out=_EXPERIMENT_UNREAD)
     return (
         f"SELECT {task}, {experiment} FROM {table(PairTask)} t JOIN {table(Experiment)} e ON e.id = t.experiment_id"
-        f" WHERE t.id = %(id)s AND {_open_to_rater_sql()}"
+        f" WHERE t.id = %(id)s AND {open_to_rater_sql()}"
     )
 
 

@@ -3,6 +3,8 @@ in the demo. Django serves every view under ASGI; only the dashboard's live stre
 (:mod:`raterapp.api.events`) is asynchronous, the sync views run in a thread per request, at most
 ``WEB_THREADS`` of them in Django at once per worker."""
 
+from __future__ import annotations
+
 import asyncio
 import os
 import re
@@ -10,6 +12,7 @@ import re
 from asgiref.sync import sync_to_async
 from django.core.asgi import get_asgi_application
 from django.core.handlers.asgi import ASGIHandler
+from django.http.cookie import parse_cookie
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "raterapp.settings")
 # Each request's sync code runs in a thread of its own, so a persistent connection per thread
@@ -35,12 +38,19 @@ class SyncViewsHandler(ASGIHandler):
     their number, and so do the row locks they hold. A request takes its turn once its body has
     arrived, so a slow client's upload holds up no other, and keeps it until its response is
     sent, except a streamed one, whose chunks go out at the client's pace.
+
+    A caller (an API token or a session; anonymous requests are not told apart) waits for a turn
+    with at most ``limit - 1`` of its requests (one when ``limit`` is 1), its others waiting behind
+    them: a caller with many connections takes turns with the others instead of queueing all its
+    requests ahead of theirs. One rater polling from 8 connections otherwise held every other
+    rater's requests behind 4 of theirs, 429s included (issue 33, bench/results/fair_limits.md).
     """
 
     def __init__(self, *, limit: int = 0):
         super().__init__()
         self.limit = limit
         self._slots: asyncio.Semaphore | None = None  # made inside the worker's event loop
+        self._lines: dict[bytes, _Line] = {}
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
@@ -51,7 +61,9 @@ class SyncViewsHandler(ASGIHandler):
             return await super().handle(scope, receive, send)
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.limit)
-        turn = _Turn(self._slots)
+        caller = _caller(scope)
+        line = self._line_joined(caller)
+        turn = _Turn(self._slots, line)
 
         async def receive_then_take_turn():
             message = await receive()
@@ -68,23 +80,73 @@ class SyncViewsHandler(ASGIHandler):
             return await super().handle(scope, receive_then_take_turn, send_streamed_without_turn)
         finally:
             turn.give_back()
+            self._line_left(caller, line)
+
+    def _line_joined(self, caller: bytes | None) -> _Line | None:
+        if caller is None:
+            return None
+        line = self._lines.get(caller)
+        if line is None:
+            line = self._lines[caller] = _Line(max(1, self.limit - 1))
+        line.requests += 1
+        return line
+
+    def _line_left(self, caller: bytes | None, line: _Line | None) -> None:
+        if line is not None:
+            line.requests -= 1
+            if not line.requests:
+                del self._lines[caller]
+
+
+def _caller(scope) -> bytes | None:
+    """Who sends the request, as its headers tell without a lookup: its Authorization header, else
+    its session cookie; ``None`` for neither."""
+    cookie = None
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            return value
+        if name == b"cookie":
+            cookie = value
+    if cookie is None:
+        return None
+    session = parse_cookie(cookie.decode("latin-1")).get(settings.SESSION_COOKIE_NAME)
+    return session.encode() if session else None
+
+
+class _Line(asyncio.Semaphore):
+    """A caller's requests that may wait for a turn at once, and how many of theirs are here."""
+
+    def __init__(self, value: int):
+        super().__init__(value)
+        self.requests = 0
 
 
 class _Turn:
-    """A request's slot of a semaphore: taken at most once, given back at most once."""
+    """A request's slot of a semaphore (and of its caller's line): taken at most once, given back
+    at most once."""
 
-    def __init__(self, slots: asyncio.Semaphore):
-        self.slots = slots
+    def __init__(self, slots: asyncio.Semaphore, line: _Line | None = None):
+        self.slots, self.line = slots, line
         self.state = "waiting"
 
     async def take(self) -> None:
-        if self.state == "waiting":
+        if self.state != "waiting":
+            return
+        if self.line is not None:
+            await self.line.acquire()
+        try:
             await self.slots.acquire()
-            self.state = "held"
+        except BaseException:
+            if self.line is not None:
+                self.line.release()
+            raise
+        self.state = "held"
 
     def give_back(self) -> None:
         if self.state == "held":
             self.slots.release()
+            if self.line is not None:
+                self.line.release()
         self.state = "done"
 
 

@@ -21,6 +21,7 @@ from raterapp.conf.api_schema import *  # noqa: F403
 from raterapp.conf.celery_queues import *  # noqa: F403
 from raterapp.conf.django_apps import *  # noqa: F403
 from raterapp.conf.log import logging_config
+from raterapp.conf.rest_framework import REST_FRAMEWORK_CLASSES
 
 
 class _Env(environ.Env):
@@ -228,34 +229,17 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
 # The most rows one page of the API gives (?limit=).
 API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=1000)
+# The API's classes (raterapp/conf/rest_framework.py) and its rates per period: anonymous callers by
+# address, signed-in users per user (whatever the authentication), and per user the views of a
+# throttle_scope: a rater's polls and the rating loop (.env.example sizes them).
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "raterapp.api.authentication.HashedTokenAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "raterapp.api.limits.BoundedLimitOffsetPagination",
-    "PAGE_SIZE": 100,
-    "DEFAULT_PARSER_CLASSES": [
-        "raterapp.api.limits.BoundedJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
-    # Anonymous callers and signed-in users (per user, whatever the authentication) per period.
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-    ],
+    **REST_FRAMEWORK_CLASSES,
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_RATE_ANON", default="120/min"),
         "user": env.str("API_RATE_USER", default="3000/min"),
+        "rater_poll": env.str("API_RATE_RATER_POLL", default="60/min"),
+        "rating": env.str("API_RATE_RATING", default="600/min"),
     },
-    "EXCEPTION_HANDLER": "raterapp.api.errors.api_exception_handler",
-    "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
-        "raterapp.api.renderers.BrowsableAPIRenderer",
-    ],
 }
 
 LOGGING = logging_config(level=env.str("LOG_LEVEL", default="INFO"))

@@ -37,7 +37,10 @@ STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.s
 # The suite signs in and calls the API far more often than any person: the lockout and the API
 # rates are tested on their own (tests/raterapp/test_limits.py) with these set back.
 LOGIN_FAILURE_LIMIT = 1_000_000
-REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "1000000/min", "user": "1000000/min"}}  # noqa: F405
+REST_FRAMEWORK = {  # noqa: F405
+    **REST_FRAMEWORK,  # noqa: F405
+    "DEFAULT_THROTTLE_RATES": {scope: "1000000/min" for scope in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]},  # noqa: F405
+}
 
 # Most of the suite is about judging, not about who may judge or how much: its experiments open
 # to every rater with no budget limit. The production defaults (open to assigned raters, a budget

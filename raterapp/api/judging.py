@@ -2,7 +2,9 @@
 keep it, submit or undo a verdict, report a broken pair, read one's own progress.
 
 Roles: raters only; everyone else is refused (403). Experiments that are not open for
-rating, and tasks or verdicts outside them or not the rater's, answer 404.
+rating, and tasks or verdicts outside them or not the rater's, answer 404. Per user, the loop's
+requests share the ``rating`` rate (API_RATE_RATING) and the progress a rater's polls'
+(``rater_poll``, API_RATE_RATER_POLL); past one, 429 with Retry-After.
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ class NextPairApi(APIView):
     still on its way is held, and so handed back. Roles: rater."""
 
     permission_classes = [IsRater]
+    throttle_scope = "rating"
 
     @extend_schema(request=NextPairRequestSerializer, responses={200: NextPairSerializer, 404: NOT_FOUND, 409: REFUSED})
     def post(self, request, experiment_id: int):
@@ -135,6 +138,7 @@ class JudgementCreateApi(APIView):
     Roles: rater."""
 
     permission_classes = [IsRater]
+    throttle_scope = "rating"
 
     @extend_schema(
         request=JudgementCreateSerializer,
@@ -188,6 +192,7 @@ class JudgementUndoApi(APIView):
     when the rater holds too many pairs. Roles: rater (own verdicts)."""
 
     permission_classes = [IsRater]
+    throttle_scope = "rating"
 
     @extend_schema(request=None, responses={200: JudgementUndoSerializer, 404: NOT_FOUND, 409: REFUSED})
     def post(self, request, judgement_id: int):
@@ -203,6 +208,7 @@ class PairReportCreateApi(APIView):
     recorded, 200 for a repeat. Roles: rater."""
 
     permission_classes = [IsRater]
+    throttle_scope = "rating"
 
     @extend_schema(
         request=PairReportCreateSerializer,
@@ -223,6 +229,7 @@ class LeaseRenewApi(APIView):
     Roles: rater."""
 
     permission_classes = [IsRater]
+    throttle_scope = "rating"
 
     @extend_schema(request=LeaseRenewRequestSerializer, responses={200: LeaseRenewSerializer})
     def post(self, request):
@@ -238,6 +245,7 @@ class RaterProgressApi(APIView):
     experiment still wants and their quota. Roles: rater."""
 
     permission_classes = [IsRater]
+    throttle_scope = "rater_poll"
 
     @extend_schema(responses={200: RaterProgressSerializer, 404: NOT_FOUND})
     def get(self, request, experiment_id: int):

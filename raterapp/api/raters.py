@@ -4,8 +4,9 @@ pause and assignment to experiments, and the agreement among an experiment's rat
 Roles: admins list, create and change raters (``/api/raters/``) and assign them to
 experiments; engineers read the raters and the agreement of experiments they own or were
 granted (other experiments 404); a rater reads only their own standing
-(``/api/raters/me/``; any other rater's id is 403). Everyone else 403, and a refused
-change changes nothing. Tables download as CSV with ``?format=csv``.
+(``/api/raters/me/``; any other rater's id is 403, and it shares a rater's polls' rate,
+``rater_poll``). Everyone else 403, and a refused change changes nothing. Tables download as CSV
+with ``?format=csv``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer, access_rater_for_admin
-from raterapp.selectors.judging import rater_summary_get
+from raterapp.selectors.rater_home import rater_summary_get
 from raterapp.selectors.raters import (
     experiment_agreement_get,
     experiment_raters_get,
@@ -132,6 +133,7 @@ class RaterMeApi(APIView):
     and not why they were paused). Roles: rater."""
 
     permission_classes = [IsRater]
+    throttle_scope = "rater_poll"
 
     @extend_schema(responses={200: RaterMeSerializer})
     def get(self, request):

@@ -7,11 +7,10 @@ from datetime import datetime, time
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models import Count, Exists, F, Func, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from raterapp.access import experiments_open_to_rater
 from raterapp.models import (
     BudgetPool,
     Experiment,
@@ -24,7 +23,6 @@ from raterapp.models import (
     PairTask,
     RaterProfile,
     RaterVerdictCount,
-    sampled_q,
 )
 from raterapp.selectors.rows import table
 from raterapp.vocabulary import QueueClosedReason
@@ -132,48 +130,6 @@ def experiment_verdicts_left(*, experiment_id: int) -> int:
     )
 
 
-def _quota_of(profile: RaterProfile | None, daily_left: int | None, total_left: int | None) -> dict:
-    return {
-        "daily": profile.daily_quota if profile else None,
-        "daily_left": daily_left,
-        "total": profile.total_quota if profile else None,
-        "total_left": total_left,
-    }
-
-
-def rater_is_paused(*, rater) -> bool:
-    return RaterProfile.objects.filter(user=rater, paused=True).exists()
-
-
-def rater_summary_get(*, rater) -> dict:
-    """What a rater may see of their own standing: pause, quota and progress (verdicts today,
-    in all, and in each experiment open to them, with why they cannot rate it now). Not why
-    they were paused: quality checks (gold questions among them) stay quiet."""
-    profile = RaterProfile.objects.filter(user=rater).first()
-    counts = _rater_counts(rater=rater)
-    daily_left, total_left = _quota_left(profile, counts, rater=rater) if _has_quota(profile) else (None, None)
-    return {
-        "rater": rater.pk,
-        "username": rater.get_username(),
-        "paused": bool(profile and profile.paused),
-        "paused_at": profile.paused_at if profile and profile.paused else None,
-        "today": counts["today"],
-        "total": counts["total"],
-        "quota": _quota_of(profile, daily_left, total_left),
-        "experiments": [
-            {
-                "experiment": row["experiment"].pk,
-                "name": row["experiment"].name,
-                "mine": row["mine"],
-                "remaining": row["remaining"],
-                "blocked": row["blocked"],
-            }
-            for row in rater_home_rows(rater=rater)
-            if row["blocked"] != QueueClosedReason.NOT_ASSIGNED
-        ],
-    }
-
-
 def _rater_counts(*, rater, experiment: Experiment | None = None, session_start: datetime | None = None) -> dict:
     """The rater's verdicts in all, today, in the experiment and in it since ``session_start``: one query."""
     params = _counts_params(rater=rater, experiment=experiment, session_start=session_start)
@@ -188,7 +144,7 @@ def _counts_params(*, rater, experiment: Experiment | None, session_start: datet
     return {
         "rater": rater.pk,
         "experiment": experiment.pk if experiment is not None else None,
-        "today": at(_today_start()),
+        "today": at(today_start()),
         "since": at(session_start or now),
         "now": at(now),
     }
@@ -207,26 +163,7 @@ def _quota_left(
     return daily_left, total_left
 
 
-def experiments_open_for_rating(*, rater) -> list[dict]:
-    """Experiments open for rating and to this rater (unrestricted, or assigned to them) with
-    what they still want and this rater's verdicts, newest first."""
-    experiments = experiments_open_to_rater(rater).annotate(
-        wanted=Coalesce(Sum("tasks__wanted", filter=sampled_q("tasks__") & Q(tasks__retired_at__isnull=True)), 0),
-        received=Coalesce(Sum("tasks__verdicts", filter=sampled_q("tasks__") & Q(tasks__retired_at__isnull=True)), 0),
-    )
-    mine = dict(_verdict_counts(rater=rater).values_list("experiment", "verdicts"))
-    return [
-        {"experiment": e, "remaining": e.wanted - e.received, "mine": mine.get(e.pk, 0)}
-        for e in experiments.order_by("-created_at", "-pk")
-    ]
-
-
-def _verdict_counts(*, rater) -> QuerySet[RaterVerdictCount]:
-    """The rater's verdict counts in experiments open for rating, where they gave any."""
-    return RaterVerdictCount.objects.filter(rater=rater, experiment__status=Experiment.Status.RATING, verdicts__gt=0)
-
-
-def _today_start() -> datetime:
+def today_start() -> datetime:
     return timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
 
 
@@ -278,64 +215,4 @@ def budget_closed_reason(*, budget: ExperimentBudget | None, pool: BudgetPool | 
         held = Lease.objects.filter(task__experiment__budget__pool=pool, expires_at__gt=now).count()
         if pool.spent + held >= pool.max_verdicts:
             return QueueClosedReason.BUDGET_SPENT, "The shared judgement budget is spent."
-    return None
-
-
-def rater_home_rows(*, rater) -> list[dict]:
-    """The rater's experiments with what they still want, the rater's verdicts and ``blocked``:
-    why the rater cannot get a pair now (the reasons of the next-pair API: ``rater_paused``,
-    ``not_assigned``, ``quota_daily``, ``quota_total``, ``budget_paused``, ``budget_spent``,
-    ``queue_empty``), or ``None`` when they can. Checked in the order the lease service checks
-    them; a pair the rater holds can always be finished. Experiments assigned to other raters
-    are listed (as ``not_assigned``) only where this rater gave verdicts before."""
-    rows = experiments_open_for_rating(rater=rater)
-    shown = {row["experiment"].pk for row in rows}
-    rows += _experiments_taken_away(rater=rater, shown=shown)
-    paused = rater_is_paused(rater=rater)
-    daily_left, total_left = rater_quota_left(rater=rater)
-    now = timezone.now()
-    holding = set(
-        Lease.objects.filter(rater=rater, expires_at__gt=now).values_list("task__experiment", flat=True).distinct()
-    )
-    for row in rows:
-        row["blocked"] = row.get("blocked") or _blocked(
-            row["experiment"],
-            rater=rater,
-            paused=paused,
-            quota_reason=_quota_reason(daily_left, total_left),
-            holding=row["experiment"].pk in holding,
-            now=now,
-        )
-    return rows
-
-
-def _experiments_taken_away(*, rater, shown: set[int]) -> list[dict]:
-    mine = dict(_verdict_counts(rater=rater).exclude(experiment__in=shown).values_list("experiment", "verdicts"))
-    return [
-        {"experiment": e, "remaining": None, "mine": mine[e.pk], "blocked": QueueClosedReason.NOT_ASSIGNED}
-        for e in Experiment.objects.filter(pk__in=mine).order_by("-created_at", "-pk")
-    ]
-
-
-def _quota_reason(daily_left: int | None, total_left: int | None) -> str | None:
-    if daily_left is not None and daily_left <= 0:
-        return QueueClosedReason.QUOTA_DAILY
-    if total_left is not None and total_left <= 0:
-        return QueueClosedReason.QUOTA_TOTAL
-    return None
-
-
-def _blocked(experiment: Experiment, *, rater, paused: bool, quota_reason: str | None, holding: bool, now):
-    if paused:
-        return QueueClosedReason.RATER_PAUSED
-    if holding:
-        return None
-    if quota_reason:
-        return quota_reason
-    budget = ExperimentBudget.objects.filter(experiment=experiment).select_related("pool").first()
-    closed = budget_closed_reason(budget=budget, pool=budget.pool if budget else None)
-    if closed:
-        return closed[0]
-    if not task_queue_for_rater(experiment=experiment, rater=rater, now=now).exists():
-        return QueueClosedReason.QUEUE_EMPTY
     return None

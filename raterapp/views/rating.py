@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views import View
 
 from raterapp.access import ADMIN, ENGINEER, RATER, access_experiment_for_rater, user_roles
-from raterapp.selectors.judging import rater_home_rows, rater_is_paused, rater_quota_left
+from raterapp.selectors.rater_home import rater_home_rows, rater_standing_get
 from raterapp.services.judging import UNDO_STEPS
 from raterapp.vocabulary import QueueClosedReason
 
@@ -73,12 +73,12 @@ def home(request):
 
 class RaterHomePageView(RaterPageMixin, View):
     def get(self, request):
-        daily_left, total_left = rater_quota_left(rater=request.user)
+        standing = rater_standing_get(rater=request.user)
         context = self.page_context(
-            experiments=[_home_row(row) for row in rater_home_rows(rater=request.user)],
-            daily_left=daily_left,
-            total_left=total_left,
-            paused=rater_is_paused(rater=request.user),
+            experiments=[_home_row(row) for row in rater_home_rows(rater=request.user, standing=standing)],
+            daily_left=standing["quota"]["daily_left"],
+            total_left=standing["quota"]["total_left"],
+            paused=standing["paused"],
         )
         return render(request, "raterapp/rating/home.html", context)
 

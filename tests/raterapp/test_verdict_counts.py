@@ -10,7 +10,8 @@ from django.db import connection
 from django.db.models import Count
 
 from raterapp.models import Judgement, PairTask, RaterVerdictCount
-from raterapp.selectors.judging import rater_progress_get, rater_summary_get
+from raterapp.selectors.judging import rater_progress_get
+from raterapp.selectors.rater_home import rater_summary_get
 from raterapp.services.judging import judgement_undo
 from raterapp.services.raters import rater_quota_set
 from tests.raterapp.api.test_judging_cost import client_with_token, experiment_of

@@ -19,7 +19,7 @@ from metrics_core import agreement_summary, pairwise_cohens_kappa
 from metrics_core.proportions import proportion_interval
 from raterapp.access import access_experiment_for_rater, access_task_for_rater
 from raterapp.models import Experiment, ExperimentBudget, Item, Judgement, Lease, PairTask, RaterProfile
-from raterapp.selectors.judging import experiments_open_for_rating
+from raterapp.selectors.rater_home import rater_summary_get
 from raterapp.selectors.rater_quality import gold_accuracy_list
 from raterapp.selectors.raters import experiment_agreement_get, rater_stats_list
 from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit, leases_renew
@@ -258,11 +258,11 @@ def test_an_experiment_with_assigned_raters_is_theirs_only(experiment, admin, ra
     assert rater_assign(actor=admin, experiment=experiment, raters=[rater]) == [rater.pk]
     assert not Lease.objects.filter(rater=other).exists()  # released: the experiment is no longer theirs
     assert access_experiment_for_rater(rater, experiment.pk) == experiment
-    assert [row["experiment"] for row in experiments_open_for_rating(rater=rater)] == [experiment]
+    assert [row["experiment"] for row in rater_summary_get(rater=rater)["experiments"]] == [experiment.pk]
     for refused in (lambda: access_experiment_for_rater(other, experiment.pk), lambda: access_task_for_rater(other, task.pk)):
         with pytest.raises(Http404):
             refused()
-    assert experiments_open_for_rating(rater=other) == []
+    assert rater_summary_get(rater=other)["experiments"] == []
     with pytest.raises(QueueClosed) as closed:  # had the page passed its access check before the change
         assignment_next(experiment=experiment, rater=other)
     assert closed.value.reason == "not_assigned"
