@@ -17,7 +17,7 @@ def _broker_closed_is_a_connection_error() -> None:
     closing a connection Redis dropped; by then ``client`` is None, and the AttributeError it raises
     is not a connection error, so the worker stops with "Unrecoverable error: 'NoneType' object has
     no attribute 'hostname'". Raised as Redis's ConnectionError instead, it is what kombu ignores
-    while closing, and the worker reconnects (tests/deploy/test_redis_outage.py)."""
+    while closing, and the worker reconnects (tests/deploy/test_chaos.py)."""
     try:
         import redis
         from kombu.transport.redis import Channel

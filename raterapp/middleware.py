@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
-from django.http import HttpResponseBadRequest
+from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse, HttpResponseBadRequest
+
+logger = logging.getLogger(__name__)
 
 
 class ServerTimingMiddleware:
@@ -36,3 +40,27 @@ class MalformedRequestMiddleware:
         if "\x00" in request.path or any("\x00" in key + value for key, value in request.GET.items()):
             return HttpResponseBadRequest("Malformed request: a NUL character in the address.")
         return self.get_response(request)
+
+
+class DatabaseUnavailableMiddleware:
+    """A page whose database went out of reach (a restart, a failover, a terminated connection)
+    answers 503 with ``Retry-After``, saying so, rather than a server error: nothing of it was
+    stored and a reload will do. The API says the same in JSON (``raterapp.api.errors``)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        logger.warning("%s: the database is out of reach: %s: %s", request.path, type(exception).__name__, exception)
+        response = HttpResponse(
+            "The database is out of reach for a moment: nothing was stored. Reload the page in a few seconds.",
+            status=503,
+            content_type="text/plain; charset=utf-8",
+        )
+        response["Retry-After"] = "5"
+        return response

@@ -343,8 +343,9 @@ ESTIMATES_DEBOUNCE_SECONDS = env.seconds("ESTIMATES_DEBOUNCE_SECONDS", 0.25)
 # EVENTS_LIFETIME_SECONDS (the browser reconnects with Last-Event-ID).
 EVENTS_HEARTBEAT_SECONDS = env.seconds("EVENTS_HEARTBEAT_SECONDS", 15.0)
 EVENTS_LIFETIME_SECONDS = env.seconds("EVENTS_LIFETIME_SECONDS", 600.0)
-# Each open stream holds a Redis connection: at most this many per user and in all, per web worker
-# process; one more is told to poll (an `unavailable` event) instead.
+# The streams of one experiment share a Redis subscription per web worker process, but each re-reads
+# the dashboard on every change: at most this many per user and in all, per web worker process;
+# one more is told to poll (an `unavailable` event) instead.
 EVENTS_STREAMS_PER_USER = env.int("EVENTS_STREAMS_PER_USER", default=8)
 EVENTS_STREAMS_PER_PROCESS = env.int("EVENTS_STREAMS_PER_PROCESS", default=200)
 # ΔRecall and IQ: a bootstrap of this many replicates (seconds at 100k draws), so it runs

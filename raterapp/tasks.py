@@ -7,10 +7,11 @@ that runs twice (worker killed, message redelivered, retried) leaves the same re
 from __future__ import annotations
 
 import logging
+import time
 from importlib import import_module
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connection
 
 logger = logging.getLogger(__name__)
 
@@ -21,37 +22,46 @@ TRANSIENT = (OperationalError, InterfaceError, OSError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 2, "retry_backoff_max": 120, "max_retries": 5}
 
 
-# A preparation the database ended (a restart or a failover takes 10-30 s) is retried after these
-# waits, a minute in all, each run resuming at its step; then it fails saying why.
+# A preparation the database ended (a restart or a failover takes 10-30 s) is run again after these
+# waits, a minute in all, each run resuming at its step; then it fails saying why. The waits are
+# spent in the task, not through the broker: a Redis outage at the same time must not lose the run.
 DATABASE_RETRY_SECONDS = (2, 4, 8, 16, 30)
 
 
 @shared_task(
-    name="raterapp.experiment_prepare", bind=True, acks_late=True, time_limit=3600, soft_time_limit=3500,
+    name="raterapp.experiment_prepare", acks_late=True, time_limit=3600, soft_time_limit=3500,
     autoretry_for=(OSError,), retry_backoff=2, retry_backoff_max=120, max_retries=5,
 )  # fmt: skip
-def experiment_prepare_task(self, experiment_id: int, after_database_error: bool = False) -> None:
-    """Validate and load the upload, compute impact metrics, draw the sample, open for rating."""
-    from raterapp.services.preparation import experiment_prepare, preparation_fail_database
+def experiment_prepare_task(experiment_id: int, after_database_error: bool = False) -> None:
+    """Validate and load the upload, compute impact metrics, draw the sample, open for rating.
+    (``after_database_error``: the retries of releases that retried through the broker.)"""
+    from raterapp.services.preparation import experiment_prepare
+
+    for retry, wait in enumerate((*DATABASE_RETRY_SECONDS, None)):
+        try:
+            experiment_prepare(experiment_id=experiment_id, after_database_error=after_database_error or retry > 0)
+            return
+        except (OperationalError, InterfaceError) as error:
+            if wait is None:
+                _database_failure_store(experiment_id, error)
+                return
+            logger.warning("experiment %s: the database is out of reach (%s); again in %ss", experiment_id, error, wait)
+            _database_wait(wait)
+
+
+def _database_wait(seconds: float) -> None:
+    """Wait for the database to come back, on no connection of it (the broken one is dropped)."""
+    connection.close_if_unusable_or_obsolete()
+    time.sleep(seconds)
+
+
+def _database_failure_store(experiment_id: int, error: BaseException) -> None:
+    from raterapp.services.preparation import preparation_fail_database
 
     try:
-        experiment_prepare(experiment_id=experiment_id, after_database_error=after_database_error)
-    except (OperationalError, InterfaceError) as error:
-        retries = self.request.retries
-        if retries >= len(DATABASE_RETRY_SECONDS):
-            try:
-                preparation_fail_database(experiment_id=experiment_id, error=error, seconds=sum(DATABASE_RETRY_SECONDS))
-            except (OperationalError, InterfaceError):
-                logger.warning(
-                    "experiment %s: the database is still out of reach; the reconciler will look", experiment_id
-                )
-            return
-        logger.warning("experiment %s: the database is out of reach (%s); retrying", experiment_id, error)
-        raise self.retry(
-            kwargs={"experiment_id": experiment_id, "after_database_error": True},
-            countdown=DATABASE_RETRY_SECONDS[retries],
-            max_retries=len(DATABASE_RETRY_SECONDS),
-        ) from None
+        preparation_fail_database(experiment_id=experiment_id, error=error, seconds=sum(DATABASE_RETRY_SECONDS))
+    except (OperationalError, InterfaceError):
+        logger.warning("experiment %s: the database is still out of reach; the reconciler will look", experiment_id)
 
 
 @shared_task(name="raterapp.preparations_stalled_requeue", time_limit=120, soft_time_limit=100)

@@ -3,17 +3,32 @@
 Services raise Django's ``ValidationError`` (400, keyed by field when they can say which),
 ``PermissionDenied`` (403, with the service's reason), ``raterapp.exceptions.StateConflict`` and
 the judging services' ``JudgementRefused`` (409, with the reason in ``detail``); DRF's own
-exceptions and Django's ``Http404`` pass through DRF's handler as usual.
+exceptions and Django's ``Http404`` pass through DRF's handler as usual. A database out of reach
+(a restart, a failover, a terminated connection: Django's ``OperationalError`` or
+``InterfaceError``) is 503 with ``Retry-After``: nothing of the request was stored, and it may be
+sent again.
 """
 
 from __future__ import annotations
 
+import logging
+
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import InterfaceError, OperationalError
 from rest_framework import exceptions, status
 from rest_framework.views import exception_handler
 
 from raterapp.exceptions import StateConflict
 from raterapp.services.judging.errors import JudgementRefused
+
+logger = logging.getLogger(__name__)
+DATABASE_RETRY_AFTER_SECONDS = 5
+
+
+class DatabaseUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The database is out of reach for a moment: nothing was stored; send the request again."
+    default_code = "database_unavailable"
 
 
 class Conflict(exceptions.APIException):
@@ -36,4 +51,10 @@ def api_exception_handler(exc, context):
         exc = exceptions.PermissionDenied(str(exc))
     elif isinstance(exc, (StateConflict, JudgementRefused)):
         exc = Conflict(str(exc))
+    elif isinstance(exc, (OperationalError, InterfaceError)):
+        request = context.get("request")
+        logger.warning("%s: the database is out of reach: %s: %s", request and request.path, type(exc).__name__, exc)
+        response = exception_handler(DatabaseUnavailable(), context)
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+        return response
     return exception_handler(exc, context)

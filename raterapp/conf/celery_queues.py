@@ -27,9 +27,11 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
 # The worker outlives a broker outage: it reconnects for as long as it takes, and a task running
-# when the connection went is cancelled (its message comes back: the tasks are idempotent) rather
-# than finishing where its acknowledgement can no longer be delivered.
+# when the connection went runs on. Cancelling it would lose the run when Redis comes back without
+# its data (the message with it): a preparation then waited for the stall reconciler and counted
+# as interrupted. A message that does come back runs again and finds its work done (the tasks
+# are idempotent).
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False

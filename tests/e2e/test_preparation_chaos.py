@@ -156,6 +156,54 @@ def test_the_whole_worker_killed_during_sampling_is_requeued_by_the_heartbeat_to
     assert_rating_with_the_undisturbed_sample(experiment, reference)
 
 
+def backends_terminated_for(seconds: float, *, interval: float = 0.2) -> int:
+    """Terminate every other connection to the test database, again and again for ``seconds`` (what
+    a PostgreSQL restart, a failover or an idle-connection reaper does); how many were ended."""
+    from django.db import connection
+
+    ended = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            ended += cursor.fetchone()[0]
+        time.sleep(interval)
+    return ended
+
+
+@pytest.mark.skipif(
+    not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"),
+    reason="terminates PostgreSQL backends (CI sets DATABASE_URL)",
+)
+def test_ten_seconds_of_database_terminations_during_a_preparation_end_rating_with_the_undisturbed_sample(
+    owner, million, tmp_path
+):
+    """Issue 33: a 10 s blip of the database once failed every preparation in flight, blaming memory.
+    Its runs are retried with backoff, not counted as interrupts, and end with the same sample."""
+    reference = undisturbed_sample(owner, million)
+    with celery_worker_started(tmp_path, name="terminated", pool="prefork", env=WORKER_ENV):
+        experiment = uploaded(owner, million)
+        wait_for(lambda: status_of(experiment) != Status.QUEUED, timeout=60, interval=0.01,
+                 what="the worker to start preparing")  # fmt: skip
+        assert status_of(experiment) not in (Status.RATING, Status.FAILED)
+        started = time.monotonic()
+        ended = backends_terminated_for(10)
+        experiment, requeued = settled(experiment)
+        took = time.monotonic() - started
+    log = (tmp_path / "worker-terminated.log").read_text()
+    retried = log.count("the database is out of reach")
+    print(f"\n10 s of terminations ({ended} connections ended): {experiment.status} {took:.1f} s after they began, "
+          f"{retried} run(s) retried, re-queued by the reconciler {requeued} times")  # fmt: skip
+    assert retried >= 1, log[-4000:]  # the terminations did reach the preparation
+    assert (experiment.status, experiment.error) == (Status.RATING, ""), log[-4000:]
+    assert experiment.preparation_attempts <= 1  # the database's doing is no lost worker: no run counted twice
+    rows = rows_of(experiment)
+    assert {"pairs": rows["pairs"], "tasks": rows["tasks"]} == reference
+
+
 def _unacked_messages_drop(queue: str) -> None:
     """The killed worker's message stays unacknowledged in Redis until the visibility timeout, when
     Redis would hand it to some later worker of this queue: drop it (kombu's ``unacked`` hash)."""

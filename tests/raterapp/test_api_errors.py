@@ -34,3 +34,28 @@ def test_an_unknown_endpoint_is_json_and_an_unknown_page_is_a_page():
     assert response.status_code == 404 and response.json() == {"detail": "No API endpoint at /api/no-such-thing/."}
     page = Client().get("/no-such-page/")
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+def test_a_database_out_of_reach_is_503_with_retry_after_in_json_and_on_pages(monkeypatch):
+    """A terminated connection once answered 500 (the chaos of issue 33): it is the database's
+    moment, not the server's fault, and the client may send the request again."""
+    from django.db import OperationalError
+
+    from raterapp.views import rating
+
+    def terminated(**kwargs):
+        raise OperationalError("terminating connection due to administrator command")
+
+    monkeypatch.setattr(health, "_database", terminated)
+    client = Client(raise_request_exception=False)
+    client.force_login(UserFactory(roles=["admin"]))
+    response = client.get("/api/health/detail/")
+    assert response.status_code == 503 and response["Content-Type"] == "application/json", response.content[:300]
+    assert response["Retry-After"] == "5"
+    assert response.json()["detail"].startswith("The database is out of reach for a moment: nothing was stored")
+
+    monkeypatch.setattr(rating, "rater_standing_get", terminated)
+    client.force_login(UserFactory(roles=["rater"]))
+    page = client.get("/rate/")
+    assert page.status_code == 503 and page["Retry-After"] == "5"
+    assert "Reload the page in a few seconds" in page.content.decode()

@@ -1,4 +1,4 @@
-"""The worker's side of a broker outage, without processes (tests/deploy/test_redis_outage.py has
+"""The worker's side of a broker outage, without processes (tests/deploy/test_chaos.py has
 them): kombu's closed connection is a connection error, and the worker retries for ever."""
 
 from types import SimpleNamespace
@@ -32,5 +32,5 @@ def test_the_worker_reconnects_for_ever_and_gives_back_what_it_held():
     assert app.conf.broker_connection_retry is True
     assert app.conf.broker_connection_retry_on_startup is True
     assert app.conf.broker_connection_max_retries is None
-    assert app.conf.worker_cancel_long_running_tasks_on_connection_loss is True
+    assert app.conf.worker_cancel_long_running_tasks_on_connection_loss is False  # tests/deploy/test_chaos.py
     assert app.conf.task_acks_late is True
