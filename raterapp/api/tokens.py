@@ -43,8 +43,24 @@ class ApiTokenSerializer(serializers.ModelSerializer):
 
 
 class ApiTokenCreateSerializer(serializers.Serializer):
+    """A field it does not know is a 400 naming it: ``{"days": 7}`` once made a token of the
+    default lifetime without a word."""
+
     name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     ttl_days = serializers.IntegerField(required=False, help_text="Days the token works (default API_TOKEN_TTL_DAYS).")
+
+    def to_internal_value(self, data):
+        known = ", ".join(self.fields)
+        unknown = {
+            name: [f"Not a field of a new token (those are: {known})."] for name in data if name not in self.fields
+        }
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            raise serializers.ValidationError({**exc.detail, **unknown}) from None
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        return value
 
 
 class ApiTokenCreatedSerializer(ApiTokenSerializer):

@@ -216,3 +216,21 @@ def test_token_create_command_prints_a_working_key(people, capsys):
     key = capsys.readouterr().out.strip()
     assert token_client(key).get("/api/experiments/").status_code == 200
     assert ApiToken.objects.get(user=people["owner"]).expires_at - timezone.now() <= timedelta(days=2)
+
+
+@pytest.mark.parametrize(
+    ("body", "errors"),
+    [
+        ({"days": 7}, {"days"}),
+        ({"name": "ci", "ttl": 7, "expires": "2030-01-01"}, {"ttl", "expires"}),
+        ({"ttl_days": "x", "days": 7}, {"ttl_days", "days"}),
+    ],
+)
+def test_a_field_a_token_does_not_have_is_400_naming_it(client_of, body, errors):
+    """``{"days": 7}`` once quietly made a token of the default 30 days."""
+    response = client_of("owner").post("/api/tokens/", body, format="json")
+    assert response.status_code == 400
+    assert set(response.json()) == errors
+    for name in errors - {"ttl_days"}:
+        assert response.json()[name] == ["Not a field of a new token (those are: name, ttl_days)."]
+    assert ApiToken.objects.count() == 0
