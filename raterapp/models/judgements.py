@@ -53,8 +53,8 @@ class ReusedVerdict(models.Model):
 
 
 class RetractedJudgement(models.Model):
-    """A verdict its rater undid: kept for the record (and to recognise a late retry of its
-    submit by ``client_id``), counted nowhere."""
+    """A verdict its rater undid, or an admin voided (``voided_by`` set): kept for the record
+    (and to recognise a late retry of its submit by ``client_id``), counted nowhere."""
 
     task = models.ForeignKey(PairTask, on_delete=models.PROTECT, related_name="retracted_judgements")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -63,6 +63,14 @@ class RetractedJudgement(models.Model):
     client_id = models.UUIDField(unique=True)
     judged_at = models.DateTimeField()
     retracted_at = models.DateTimeField(auto_now_add=True)
+    voided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The admin who voided it; empty when its rater undid it.",
+    )
 
 
 class PairReport(models.Model):

@@ -84,6 +84,8 @@ class AuditEntry(models.Model):
         TOKEN_CREATE = "token.create", "API token created"
         TOKEN_REVOKE = "token.revoke", "API token revoked"
         EXPERIMENT_DELETE = "experiment.delete", "Failed experiment deleted"
+        VERDICT_CHANGE = "verdict.change", "Verdict changed by its rater"
+        VERDICT_VOID = "verdict.void", "Verdicts voided"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,

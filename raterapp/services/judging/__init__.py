@@ -23,6 +23,7 @@ Gold tasks (a known answer, chosen by admins) are mixed into the queue at the
 experiment's ``gold_rate``; they have no replication limit and count in no estimate.
 """
 
+from .corrections import judgement_change, judgements_void
 from .errors import JudgementRefused, QueueClosed
 from .queue import MAX_HELD, assignment_next, leases_renew
 from .reports import pair_report_create
@@ -34,8 +35,10 @@ __all__ = [
     "JudgementRefused",
     "QueueClosed",
     "assignment_next",
+    "judgement_change",
     "judgement_submit",
     "judgement_undo",
+    "judgements_void",
     "leases_renew",
     "pair_report_create",
 ]

@@ -14,14 +14,14 @@ from django.utils import timezone
 from raterapp.access import RATER, has_role
 from raterapp.models import Judgement, Lease, OutboxMessage, PairTask, RetractedJudgement, Verdict
 from raterapp.services.outbox import outbox_add, outbox_dispatch_on_commit
-from raterapp.services.verdict_reuse import reused_verdicts_release
 
 from .errors import JudgementRefused
 from .locks import rater_and_task_lock, rater_lock, serialise_writers_on_sqlite, task_lock
 from .progress import experiment_progress_move
 from .queue import MAX_HELD
 from .quotas import quota_consume
-from .spending import budget_consume, budget_refund
+from .reversal import verdict_reverse
+from .spending import budget_consume
 from .store import one_statement_writes, submit_state, verdict_store
 
 # A rater may take back any of their UNDO_STEPS latest verdicts in an experiment (within
@@ -84,27 +84,12 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
         rater_lock(rater.pk)
         task_lock(task.pk)
         _undo_check(judgement=judgement, rater=rater)
-        now = timezone.now()
-        RetractedJudgement.objects.create(
-            task=task,
-            rater=rater,
-            verdict=judgement.verdict,
-            comment=judgement.comment,
-            client_id=judgement.client_id,
-            judged_at=judgement.created_at,
-        )
-        reused_verdicts_release(judgement_id=judgement.pk)
-        judgement.delete()
-        PairTask.objects.filter(pk=task.pk).update(verdicts=F("verdicts") - 1)
-        budget_refund(experiment_id=task.experiment_id, rater=rater, verdict=judgement.client_id)
+        verdict_reverse(judgement=judgement)
         task.lease, _ = Lease.objects.update_or_create(
             task=task,
             rater=rater,
-            defaults={"expires_at": now + timedelta(seconds=settings.LEASE_SECONDS), "token": uuid.uuid4()},
+            defaults={"expires_at": timezone.now() + timedelta(seconds=settings.LEASE_SECONDS), "token": uuid.uuid4()},
         )
-        outbox_add(kind=OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=task.experiment_id)
-        if not task.is_gold:
-            experiment_progress_move(experiment_id=task.experiment_id, verdicts=-1)
     task.refresh_from_db(fields=["verdicts"])
     return task
 
