@@ -44,6 +44,7 @@ from .quality import GoldAccuracyApi, GoldPairsApi, GoldRateApi, PairReportsApi
 from .rater_aware import ExperimentRaterAwareApi, ExperimentTransitivityApi, RaterSensitivityApi
 from .raters import ExperimentAgreementApi, ExperimentRatersApi, RaterApi, RaterMeApi, RatersApi
 from .tokens import ApiTokenApi, ApiTokensApi, UserApiTokensApi
+from .verdict_corrections import JudgementChangeApi, RaterRecentVerdictsApi, VerdictVoidApi
 
 # The routes below one experiment, /api/experiments/<experiment_id>/...
 experiment_urlpatterns = [
@@ -87,6 +88,7 @@ experiment_urlpatterns = [
     path("agreement/", ExperimentAgreementApi.as_view(), name="api-experiment-agreement"),
     path("rater-aware/", ExperimentRaterAwareApi.as_view(), name="api-experiment-rater-aware"),
     path("transitivity/", ExperimentTransitivityApi.as_view(), name="api-experiment-transitivity"),
+    path("my-verdicts/", RaterRecentVerdictsApi.as_view(), name="api-experiment-my-verdicts"),
 ]
 
 urlpatterns = [
@@ -96,6 +98,7 @@ urlpatterns = [
     path("experiments/", ExperimentListCreateApi.as_view(), name="api-experiments"),
     path("experiments/<int:experiment_id>/", include(experiment_urlpatterns)),
     path("judgements/", JudgementCreateApi.as_view(), name="api-judgements"),
+    path("judgements/<int:judgement_id>/", JudgementChangeApi.as_view(), name="api-judgement"),
     path("judgements/<int:judgement_id>/undo/", JudgementUndoApi.as_view(), name="api-judgement-undo"),
     path("tasks/<int:task_id>/report/", PairReportCreateApi.as_view(), name="api-task-report"),
     path("leases/renew/", LeaseRenewApi.as_view(), name="api-leases-renew"),
@@ -109,6 +112,7 @@ urlpatterns = [
     path("gold-pairs/<int:task_id>/", GoldPairApi.as_view(), name="api-gold-pair"),
     path("reports/<int:report_id>/resolve/", PairReportResolveApi.as_view(), name="api-report-resolve"),
     path("audit/", AuditEntriesApi.as_view(), name="api-audit"),
+    path("verdict-voids/", VerdictVoidApi.as_view(), name="api-verdict-voids"),
     path("tokens/", ApiTokensApi.as_view(), name="api-tokens"),
     path("tokens/<int:token_id>/", ApiTokenApi.as_view(), name="api-token"),
     path("users/<int:user_id>/tokens/", UserApiTokensApi.as_view(), name="api-user-tokens"),

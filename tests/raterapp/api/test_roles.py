@@ -340,6 +340,9 @@ ROWS_ELSEWHERE = {
     ("get", "/api/schema/"): "public documentation: test_schema.py",
     ("get", "/api/docs/"): "public documentation: test_schema.py",
     ("get", "/api/redoc/"): "public documentation: test_schema.py",
+    ("get", E + "my-verdicts/"): "putting verdicts right: test_verdict_roles.py",
+    ("put", "/api/judgements/{j}/"): "putting verdicts right: test_verdict_roles.py",
+    ("post", "/api/verdict-voids/"): "putting verdicts right: test_verdict_roles.py",
 }
 
 
