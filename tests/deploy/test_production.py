@@ -18,11 +18,8 @@ Each process runs in a process group of its own and is stopped at the end of the
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -39,6 +36,16 @@ from django.conf import global_settings, settings
 from tests.browser.conftest import pages_visited, record_problems
 from tests.e2e.conftest import _database_url
 
+from .compose_services import (
+    APP_SERVICES,
+    COMPOSE_DATABASE_URL,
+    COMPOSE_REDIS_URL,
+    logs_tail,
+    queues_emptied,
+    service_command,
+    service_start,
+    services_stop,
+)
 from .processes import assert_logs_clean, free_port, http_status, log_problems, tasks_succeeded, wait_until
 from .shape import ROOT, Substitutions, base_environment, compose_read, dockerfile_read, env_file_read
 
@@ -49,9 +56,6 @@ pytestmark = [
         reason="the production shape runs on PostgreSQL and Redis (CI sets DATABASE_URL and REDIS_URL)",
     ),
 ]
-APP_SERVICES = ("web", "worker-preparation", "worker-live", "beat", "dask-scheduler", "dask-worker")
-COMPOSE_DATABASE_URL = "postgres://rater:rater@db:5432/rater"
-COMPOSE_REDIS_URL = "redis://redis:6379/0"
 
 
 @dataclass
@@ -77,58 +81,6 @@ def _build(image, folder: Path, paths: Substitutions) -> None:
             ["sh", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
         )
         assert result.returncode == 0, f"RUN {command}\n{result.stdout}\n{result.stderr}"
-
-
-def _service_command(name: str, service: dict, image, env_file: dict, subs: Substitutions):
-    environment = {**image.env, **(env_file if "env_file" in service else {}), **service.get("environment", {})}
-    env = {**base_environment(), **{key: subs(str(value)) for key, value in environment.items()}}
-    return shlex.split(subs(service["command"])), env
-
-
-def _start(name: str, command: list[str], env: dict, logs: Path) -> subprocess.Popen:
-    log = open(logs / f"{name}.log", "w")  # noqa: SIM115 - the process owns it until the end
-    return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
-def _stop(processes: dict[str, subprocess.Popen]) -> None:
-    for process in processes.values():
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 20
-    for process in processes.values():
-        try:
-            process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait()
-
-
-def _logs(logs: Path) -> str:
-    return "\n".join(f"--- {path.name}\n{path.read_text()[-3000:]}" for path in sorted(logs.glob("*.log")))
-
-
-def _queues_emptied(redis_url: str, queues: tuple[str, ...]) -> None:
-    """Drop what an earlier run left in the compose queues of this Redis (a test that failed before
-    the tasks it asked for ran): those tasks name rows of a test database since dropped, and would
-    raise here. Only these queues' messages go (kombu's keys: the queue, its priority lists and
-    its unacknowledged ones); the other pytest-xdist workers' queues have names of their own."""
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    for queue in queues:
-        client.delete(queue, *client.scan_iter(match=f"{queue}\x06\x16*"))
-    for tag, payload in client.hgetall("unacked").items():
-        if json.loads(payload)[-1] in queues:
-            client.hdel("unacked", tag)
-            client.zrem("unacked_index", tag)
 
 
 @pytest.fixture(scope="module")
@@ -159,19 +111,19 @@ def production(django_db_setup, tmp_path_factory):
     assert set(APP_SERVICES) <= set(compose["services"])
     assert [s for s in compose["services"] if s not in (*APP_SERVICES, "db", "redis")] == []
 
-    _queues_emptied(settings.REDIS_URL, ("preparation", "live"))
+    queues_emptied(settings.REDIS_URL, ("preparation", "live"))
     processes: dict[str, subprocess.Popen] = {}
     environments: dict[str, dict[str, str]] = {}
     try:
         for name in APP_SERVICES:
-            command, environments[name] = _service_command(name, compose["services"][name], image, env_file, subs)
-            processes[name] = _start(name, command, environments[name], logs)
+            command, environments[name] = service_command(compose["services"][name], image, env_file, subs)
+            processes[name] = service_start(name, command, environments[name], logs)
         assert subs.unused() == []
         base = f"http://127.0.0.1:{web}"
 
         def healthy():
             if any(p.poll() is not None for p in processes.values()):
-                raise AssertionError("a service ended:\n" + _logs(logs))
+                raise AssertionError("a service ended:\n" + logs_tail(logs))
             return http_status(f"{base}/api/health/") == 200
 
         wait_until(healthy, timeout=180, what="a healthy /api/health/")
@@ -180,10 +132,10 @@ def production(django_db_setup, tmp_path_factory):
             environments["web"],
         )  # fmt: skip
     except BaseException:
-        print(_logs(logs))
+        print(logs_tail(logs))
         raise
     finally:
-        _stop(processes)
+        services_stop(processes)
 
 
 def test_the_image_build_collects_static_files_with_the_manifest(production):
