@@ -2,7 +2,7 @@
 
 Roles: engineers read the budget (spend, plan, audit log) of experiments they own or were
 granted, admins all; only admins change budgets and pools (403 for others, nothing
-changed); raters and anonymous users 403. Every change needs a ``reason`` and is written
+changed); raters 403, anonymous users 401. Every change needs a ``reason`` and is written
 to the audit log.
 """
 

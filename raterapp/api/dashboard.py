@@ -2,8 +2,8 @@
 history and its slices (what the owner changes: experiment_control.py).
 
 Roles: engineers read the experiments they own or were granted, admins all; only the owner
-or an admin changes them (403 for a granted engineer, nothing changed); raters and anonymous
-users 403; an experiment that is not visible 404.
+or an admin changes them (403 for a granted engineer, nothing changed); raters 403, anonymous
+users 401; an experiment that is not visible 404.
 
 Live pages poll ``dashboard/`` with ``If-None-Match``: while no new snapshot was stored and
 the experiment did not change, the answer is an empty 304 after one indexed query.

@@ -3,7 +3,7 @@ answer is not there yet (abcde-spec §9–§10).
 
 Roles: engineers read the experiments they own or were granted, admins all; only the owner or
 an admin changes the rule or draws a batch (403 for a granted engineer, nothing changed);
-raters and anonymous users 403; an experiment that is not visible 404.
+raters 403, anonymous users 401; an experiment that is not visible 404.
 """
 
 from __future__ import annotations

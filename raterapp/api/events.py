@@ -2,7 +2,7 @@
 
 ``GET /api/experiments/<id>/events/``. Roles and answers as ``dashboard/`` (the same permission
 and access check): engineers read the experiments they own or were granted, admins all; raters
-and anonymous users 403; an experiment that is not visible 404. Without Redis (the embedded demo),
+403, anonymous users 401; an experiment that is not visible 404. Without Redis (the embedded demo),
 outside the ASGI server, or to a client that does not accept ``text/event-stream``, the answer is
 204 at once, which tells a browser's EventSource not to reconnect (the SSE standard), and the
 page polls ``dashboard/`` instead.

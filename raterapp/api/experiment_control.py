@@ -2,7 +2,7 @@
 rating, archiving.
 
 Roles: the owner or an admin (403 for an engineer it is only shared with, nothing changed);
-raters and anonymous users 403; an experiment that is not visible 404.
+raters 403, anonymous users 401; an experiment that is not visible 404.
 """
 
 from __future__ import annotations

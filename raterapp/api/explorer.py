@@ -11,7 +11,7 @@
 - ``GET .../explorer/clusters/?side=base|exp&limit=10``: the clusters with the largest share of
   the overall JaccardDistance.
 
-Roles: engineer (own or granted experiments), admin; raters and anonymous users 403; an
+Roles: engineer (own or granted experiments), admin; raters 403, anonymous users 401; an
 experiment (or pair) that is not visible 404. Cluster membership is shown to engineers only.
 """
 

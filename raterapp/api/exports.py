@@ -9,7 +9,7 @@ does (abcde-spec §14); its judgements file closes each pair excluded after a re
 verdict with an ``unsure`` row without rater, which the command line counts as resolved, as the app
 does. Choose the format with ``?format=csv|json`` or ``Accept``.
 
-Roles: engineer (own or granted experiments), admin; raters and anonymous users 403;
+Roles: engineer (own or granted experiments), admin; raters 403, anonymous users 401;
 an experiment that is not visible 404.
 """
 

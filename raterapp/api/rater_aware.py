@@ -3,7 +3,7 @@ and the transitivity review list (abcde-spec §13), as the worker last computed 
 
 Roles: the rater-aware estimates are read by engineers (own or granted) and admins; the
 transitivity review (it names raters beside their verdicts) and a rater's fits across
-experiments by admins only. Raters and anonymous users 403; an experiment or rater that is
+experiments by admins only. Raters 403, anonymous users 401; an experiment or rater that is
 not visible 404.
 """
 

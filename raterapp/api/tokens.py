@@ -1,11 +1,12 @@
 """API tokens: the authentication of scripts, and the endpoints to make, list and revoke them.
 
 ``Authorization: Token <key>`` (raterapp/api/authentication.py): an unknown or revoked key, an
-expired one and one of a deactivated user are refused (403, with the reason). Roles: every signed-in
-user lists, makes and revokes their own tokens (``/api/tokens/``); a token cannot make tokens
-(a stolen key would otherwise outlive its expiry), so making one needs a signed-in session.
-Admins also list and revoke any user's tokens (``/api/users/<id>/tokens/``, and
-``DELETE /api/tokens/<id>/`` of any token). Anonymous callers 403; another user's token 404.
+expired one and one of a deactivated user are refused (401 with ``WWW-Authenticate: Token`` and
+the reason). Roles: every signed-in user lists, makes and revokes their own tokens
+(``/api/tokens/``); a token cannot make tokens (a stolen key would otherwise outlive its expiry),
+so making one needs a signed-in session. Admins also list and revoke any user's tokens
+(``/api/users/<id>/tokens/``, and ``DELETE /api/tokens/<id>/`` of any token). Anonymous callers
+401; another user's token 404.
 """
 
 from __future__ import annotations

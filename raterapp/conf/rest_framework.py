@@ -2,9 +2,11 @@
 environment."""
 
 REST_FRAMEWORK_CLASSES = {
+    # The token first: DRF answers a request without credentials with the first class's
+    # WWW-Authenticate challenge, 401 (with the session first, which has none, it was 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "raterapp.api.authentication.HashedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

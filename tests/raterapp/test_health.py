@@ -30,7 +30,7 @@ def test_detailed_health_is_for_admins_and_503_when_no_worker_answers(client, mo
         client.force_login(UserFactory(roles=[role]))
         assert client.get("/api/health/detail/").status_code == 403
     client.logout()
-    assert client.get("/api/health/detail/").status_code == 403
+    assert client.get("/api/health/detail/").status_code == 401
     client.force_login(UserFactory(roles=["admin"]))
     response = client.get("/api/health/detail/")
     assert response.status_code == 503

@@ -150,7 +150,7 @@ async def open_stream(user, experiment, last_event_id=None, accept="text/event-s
 
 
 @needs_redis
-@pytest.mark.parametrize("role, status", [("anonymous", 403), ("rater", 403), ("other", 404)])
+@pytest.mark.parametrize("role, status", [("anonymous", 401), ("rater", 403), ("other", 404)])
 def test_the_stream_is_refused_like_the_dashboard(live, role, status):
     async def body():
         response = await open_stream(live.get(role), live["experiment"])

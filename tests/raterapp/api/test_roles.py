@@ -32,19 +32,19 @@ from tests.raterapp.routes import api_routes, shape
 from tests.raterapp.services.files import tiny_files
 
 E = "/api/experiments/{e}/"
-NO = (403, 403, 405, 405, 405)  # a method the endpoint does not have: roles first, then 405
-READ = (403, 403, 200, 404, 200)  # an engineer's read: other engineers get 404, raters 403
+NO = (401, 403, 405, 405, 405)  # a method the endpoint does not have: roles first, then 405
+READ = (401, 403, 200, 404, 200)  # an engineer's read: other engineers get 404, raters 403; anonymous 401
 
 # method, path, body, statuses for (anonymous, rater, owner, other engineer, admin)
 TABLE = [
-    ("get", "/api/experiments/", None, (403, 403, 200, 200, 200)),
-    ("post", "/api/experiments/", "upload", (403, 403, 201, 201, 201)),
+    ("get", "/api/experiments/", None, (401, 403, 200, 200, 200)),
+    ("post", "/api/experiments/", "upload", (401, 403, 201, 201, 201)),
     ("put", "/api/experiments/", None, NO),
     ("delete", "/api/experiments/", None, NO),
     ("get", E, None, READ),
     ("put", E, None, NO),
     ("patch", E, None, NO),
-    ("delete", E, None, (403, 403, 409, 404, 409)),  # only a failed experiment (test_experiment_delete.py)
+    ("delete", E, None, (401, 403, 409, 404, 409)),  # only a failed experiment (test_experiment_delete.py)
     ("get", E + "impact/", None, READ),
     ("post", E + "impact/", None, NO),
     ("get", E + "impact/groups/", None, READ),
@@ -67,20 +67,20 @@ TABLE = [
     ("get", E + "exports/estimates/?format=csv", None, READ),
     ("get", E + "exports/estimates/?format=json", None, READ),
     ("delete", E + "exports/judgements/", None, NO),
-    ("post", E + "next-pair/", None, (403, 200, 403, 403, 403)),
-    ("get", E + "next-pair/", None, (403, 405, 403, 403, 403)),
-    ("post", "/api/judgements/", "judgement", (403, 201, 403, 403, 403)),
-    ("get", "/api/judgements/", None, (403, 405, 403, 403, 403)),
-    ("post", "/api/judgements/{j}/undo/", None, (403, 200, 403, 403, 403)),
-    ("get", "/api/judgements/{j}/undo/", None, (403, 405, 403, 403, 403)),
-    ("post", "/api/tasks/{t}/report/", "report", (403, 201, 403, 403, 403)),
-    ("post", "/api/leases/renew/", "renew", (403, 200, 403, 403, 403)),
-    ("get", E + "progress/", None, (403, 200, 403, 403, 403)),
-    ("post", E + "progress/", None, (403, 405, 403, 403, 403)),
+    ("post", E + "next-pair/", None, (401, 200, 403, 403, 403)),
+    ("get", E + "next-pair/", None, (401, 405, 403, 403, 403)),
+    ("post", "/api/judgements/", "judgement", (401, 201, 403, 403, 403)),
+    ("get", "/api/judgements/", None, (401, 405, 403, 403, 403)),
+    ("post", "/api/judgements/{j}/undo/", None, (401, 200, 403, 403, 403)),
+    ("get", "/api/judgements/{j}/undo/", None, (401, 405, 403, 403, 403)),
+    ("post", "/api/tasks/{t}/report/", "report", (401, 201, 403, 403, 403)),
+    ("post", "/api/leases/renew/", "renew", (401, 200, 403, 403, 403)),
+    ("get", E + "progress/", None, (401, 200, 403, 403, 403)),
+    ("post", E + "progress/", None, (401, 405, 403, 403, 403)),
     ("get", E + "gold-pairs/", None, READ),
-    ("post", E + "gold-pairs/", "gold", (403, 403, 403, 404, 201)),
-    ("put", E + "gold-rate/", "gold_rate", (403, 403, 403, 404, 200)),
-    ("get", E + "gold-rate/", None, (403, 403, 405, 405, 405)),
+    ("post", E + "gold-pairs/", "gold", (401, 403, 403, 404, 201)),
+    ("put", E + "gold-rate/", "gold_rate", (401, 403, 403, 404, 200)),
+    ("get", E + "gold-rate/", None, (401, 403, 405, 405, 405)),
     ("get", E + "gold-accuracy/", None, READ),
     ("get", E + "reports/", None, READ),
     ("post", E + "reports/", None, NO),
@@ -89,7 +89,7 @@ TABLE = [
     ("get", E + "dashboard/", None, READ),
     ("post", E + "dashboard/", None, NO),
     # Under WSGI (this client) the stream is 204 for those who may open it: the page then polls.
-    ("get", E + "events/", None, (403, 403, 204, 404, 204)),
+    ("get", E + "events/", None, (401, 403, 204, 404, 204)),
     ("post", E + "events/", None, NO),
     ("get", E + "derived/", None, READ),
     ("post", E + "derived/", None, NO),
@@ -97,86 +97,86 @@ TABLE = [
     ("get", E + "estimates/convergence/?format=csv", None, READ),
     ("get", E + "slices/", None, READ),
     ("delete", E + "slices/", None, NO),
-    ("put", E + "target/", "target", (403, 403, 200, 404, 200)),
+    ("put", E + "target/", "target", (401, 403, 200, 404, 200)),
     ("get", E + "target/", None, NO),
-    ("post", E + "close/", None, (403, 403, 200, 404, 200)),
-    ("post", E + "reopen/", None, (403, 403, 400, 404, 400)),
+    ("post", E + "close/", None, (401, 403, 200, 404, 200)),
+    ("post", E + "reopen/", None, (401, 403, 400, 404, 400)),
     # Re-running a preparation: 409 here, as the experiment is prepared (a failed one: test_preparation_rerun.py).
-    ("post", E + "prepare/", None, (403, 403, 409, 404, 409)),
+    ("post", E + "prepare/", None, (401, 403, 409, 404, 409)),
     ("get", E + "prepare/", None, NO),
     ("get", E + "budget/", None, READ),
-    ("patch", E + "budget/", "budget", (403, 403, 403, 404, 200)),
+    ("patch", E + "budget/", "budget", (401, 403, 403, 404, 200)),
     ("put", E + "budget/", "budget", NO),
     ("delete", E + "budget/", None, NO),
     ("get", E + "budget/changes/", None, READ),
     ("post", E + "budget/changes/", None, NO),
-    ("get", "/api/overview/", None, (403, 403, 403, 403, 200)),
-    ("post", "/api/overview/", None, (403, 403, 403, 403, 405)),
-    ("get", "/api/budget-pools/", None, (403, 403, 403, 403, 200)),
-    ("post", "/api/budget-pools/", "pool", (403, 403, 403, 403, 201)),
-    ("get", "/api/budget-pools/{pool}/", None, (403, 403, 403, 403, 200)),
-    ("patch", "/api/budget-pools/{pool}/", "pool_change", (403, 403, 403, 403, 200)),
-    ("delete", "/api/budget-pools/{pool}/", None, (403, 403, 403, 403, 405)),
-    ("get", "/api/raters/", None, (403, 403, 403, 403, 200)),
+    ("get", "/api/overview/", None, (401, 403, 403, 403, 200)),
+    ("post", "/api/overview/", None, (401, 403, 403, 403, 405)),
+    ("get", "/api/budget-pools/", None, (401, 403, 403, 403, 200)),
+    ("post", "/api/budget-pools/", "pool", (401, 403, 403, 403, 201)),
+    ("get", "/api/budget-pools/{pool}/", None, (401, 403, 403, 403, 200)),
+    ("patch", "/api/budget-pools/{pool}/", "pool_change", (401, 403, 403, 403, 200)),
+    ("delete", "/api/budget-pools/{pool}/", None, (401, 403, 403, 403, 405)),
+    ("get", "/api/raters/", None, (401, 403, 403, 403, 200)),
     ("get", "/api/health/", None, (200, 200, 200, 200, 200)),
     # GET /api/health/detail/ for admins is 200 or 503 as workers answer: tests/raterapp/test_health.py.
-    ("post", "/api/health/detail/", None, (403, 403, 403, 403, 405)),
-    ("get", "/api/raters/?format=csv&since=2026-01-01", None, (403, 403, 403, 403, 200)),
-    ("post", "/api/raters/", "rater_new", (403, 403, 403, 403, 201)),
-    ("delete", "/api/raters/", None, (403, 403, 403, 403, 405)),
-    ("get", "/api/raters/{r}/", None, (403, 403, 403, 403, 200)),  # a rater's own id too: they use me/
-    ("get", "/api/raters/{o}/", None, (403, 403, 403, 403, 404)),  # not a rater
-    ("patch", "/api/raters/{r}/", "rater_change", (403, 403, 403, 403, 200)),
-    ("delete", "/api/raters/{r}/", None, (403, 403, 403, 403, 405)),
-    ("get", "/api/raters/me/", None, (403, 200, 403, 403, 403)),
-    ("patch", "/api/raters/me/", "rater_change", (403, 405, 403, 403, 403)),
+    ("post", "/api/health/detail/", None, (401, 403, 403, 403, 405)),
+    ("get", "/api/raters/?format=csv&since=2026-01-01", None, (401, 403, 403, 403, 200)),
+    ("post", "/api/raters/", "rater_new", (401, 403, 403, 403, 201)),
+    ("delete", "/api/raters/", None, (401, 403, 403, 403, 405)),
+    ("get", "/api/raters/{r}/", None, (401, 403, 403, 403, 200)),  # a rater's own id too: they use me/
+    ("get", "/api/raters/{o}/", None, (401, 403, 403, 403, 404)),  # not a rater
+    ("patch", "/api/raters/{r}/", "rater_change", (401, 403, 403, 403, 200)),
+    ("delete", "/api/raters/{r}/", None, (401, 403, 403, 403, 405)),
+    ("get", "/api/raters/me/", None, (401, 200, 403, 403, 403)),
+    ("patch", "/api/raters/me/", "rater_change", (401, 405, 403, 403, 403)),
     ("get", E + "raters/", None, READ),
     ("get", E + "raters/?format=csv", None, READ),
-    ("put", E + "raters/", "assign", (403, 403, 403, 404, 200)),
+    ("put", E + "raters/", "assign", (401, 403, 403, 404, 200)),
     ("post", E + "raters/", "assign", NO),
     ("get", E + "agreement/", None, READ),
     ("get", E + "agreement/?format=csv", None, READ),
     ("post", E + "agreement/", None, NO),
     ("get", E + "decision/", None, READ),
-    ("put", E + "decision/", "decision", (403, 403, 200, 404, 200)),
+    ("put", E + "decision/", "decision", (401, 403, 200, 404, 200)),
     ("post", E + "decision/", None, NO),
     ("get", E + "recall-base/", None, READ),
-    ("put", E + "recall-base/", "recall_base", (403, 403, 200, 404, 200)),
+    ("put", E + "recall-base/", "recall_base", (401, 403, 200, 404, 200)),
     ("post", E + "recall-base/", None, NO),
     ("get", E + "batches/", None, READ),
-    ("post", E + "batches/", "batch", (403, 403, 202, 404, 202)),
+    ("post", E + "batches/", "batch", (401, 403, 202, 404, 202)),
     ("delete", E + "batches/", None, NO),
     ("get", E + "batches/plan/?draws=100", None, READ),
     ("post", E + "batches/plan/", None, NO),
     ("get", E + "rater-aware/", None, READ),
     ("post", E + "rater-aware/", None, NO),
-    ("get", E + "transitivity/", None, (403, 403, 403, 403, 200)),  # names raters beside verdicts: admins
-    ("post", E + "transitivity/", None, (403, 403, 403, 403, 405)),
-    ("get", "/api/raters/{r}/sensitivity/", None, (403, 403, 403, 403, 200)),
-    ("get", "/api/raters/{o}/sensitivity/", None, (403, 403, 403, 403, 404)),  # not a rater
-    ("delete", "/api/raters/{r}/sensitivity/", None, (403, 403, 403, 403, 405)),
-    ("get", "/api/audit/", None, (403, 403, 403, 403, 200)),
-    ("post", "/api/audit/", None, (403, 403, 403, 403, 405)),
-    ("get", "/api/tokens/", None, (403, 200, 200, 200, 200)),
-    ("post", "/api/tokens/", "token", (403, 201, 201, 201, 201)),
-    ("delete", "/api/tokens/", None, (403, 405, 405, 405, 405)),
-    ("delete", "/api/tokens/{tok}/", None, (403, 404, 200, 404, 200)),  # the owner's token
-    ("get", "/api/tokens/{tok}/", None, (403, 405, 405, 405, 405)),
-    ("get", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 200)),
-    ("delete", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 200)),
-    ("post", "/api/users/{o}/tokens/", None, (403, 403, 403, 403, 405)),
-    ("post", E + "archive/", None, (403, 403, 400, 404, 400)),  # in rating: close it first
-    ("post", E + "unarchive/", None, (403, 403, 200, 404, 200)),
+    ("get", E + "transitivity/", None, (401, 403, 403, 403, 200)),  # names raters beside verdicts: admins
+    ("post", E + "transitivity/", None, (401, 403, 403, 403, 405)),
+    ("get", "/api/raters/{r}/sensitivity/", None, (401, 403, 403, 403, 200)),
+    ("get", "/api/raters/{o}/sensitivity/", None, (401, 403, 403, 403, 404)),  # not a rater
+    ("delete", "/api/raters/{r}/sensitivity/", None, (401, 403, 403, 403, 405)),
+    ("get", "/api/audit/", None, (401, 403, 403, 403, 200)),
+    ("post", "/api/audit/", None, (401, 403, 403, 403, 405)),
+    ("get", "/api/tokens/", None, (401, 200, 200, 200, 200)),
+    ("post", "/api/tokens/", "token", (401, 201, 201, 201, 201)),
+    ("delete", "/api/tokens/", None, (401, 405, 405, 405, 405)),
+    ("delete", "/api/tokens/{tok}/", None, (401, 404, 200, 404, 200)),  # the owner's token
+    ("get", "/api/tokens/{tok}/", None, (401, 405, 405, 405, 405)),
+    ("get", "/api/users/{o}/tokens/", None, (401, 403, 403, 403, 200)),
+    ("delete", "/api/users/{o}/tokens/", None, (401, 403, 403, 403, 200)),
+    ("post", "/api/users/{o}/tokens/", None, (401, 403, 403, 403, 405)),
+    ("post", E + "archive/", None, (401, 403, 400, 404, 400)),  # in rating: close it first
+    ("post", E + "unarchive/", None, (401, 403, 200, 404, 200)),
     ("get", E + "archive/", None, NO),
-    ("get", "/api/experiments/?archived=true", None, (403, 403, 200, 200, 200)),
-    ("post", "/api/raters/{r}/password-link/", None, (403, 403, 403, 403, 200)),
-    ("post", "/api/raters/{o}/password-link/", None, (403, 403, 403, 403, 404)),  # not a rater
-    ("get", "/api/raters/{r}/password-link/", None, (403, 403, 403, 403, 405)),
-    ("patch", "/api/gold-pairs/{g}/", "gold_change", (403, 403, 403, 403, 200)),
-    ("patch", "/api/gold-pairs/{t}/", "gold_change", (403, 403, 403, 403, 404)),  # not a gold question
-    ("delete", "/api/gold-pairs/{g}/", None, (403, 403, 403, 403, 405)),
-    ("post", "/api/reports/{rep}/resolve/", "resolve", (403, 403, 403, 403, 200)),
-    ("get", "/api/reports/{rep}/resolve/", None, (403, 403, 403, 403, 405)),
+    ("get", "/api/experiments/?archived=true", None, (401, 403, 200, 200, 200)),
+    ("post", "/api/raters/{r}/password-link/", None, (401, 403, 403, 403, 200)),
+    ("post", "/api/raters/{o}/password-link/", None, (401, 403, 403, 403, 404)),  # not a rater
+    ("get", "/api/raters/{r}/password-link/", None, (401, 403, 403, 403, 405)),
+    ("patch", "/api/gold-pairs/{g}/", "gold_change", (401, 403, 403, 403, 200)),
+    ("patch", "/api/gold-pairs/{t}/", "gold_change", (401, 403, 403, 403, 404)),  # not a gold question
+    ("delete", "/api/gold-pairs/{g}/", None, (401, 403, 403, 403, 405)),
+    ("post", "/api/reports/{rep}/resolve/", "resolve", (401, 403, 403, 403, 200)),
+    ("get", "/api/reports/{rep}/resolve/", None, (401, 403, 403, 403, 405)),
 ]
 WRITES = {
     ("post", "/api/experiments/"),
@@ -306,6 +306,8 @@ def test_role_table(client_of, world, method, path, body, statuses):
             response = getattr(client_of(role), method)(url, data=data, format="multipart" if body == "upload" else "json")
             if response.status_code != expected:
                 wrong.append(f"{role}: {response.status_code}, not {expected}: {response.content[:300]!r}")
+            elif expected == 401 and response.get("WWW-Authenticate") != "Token":
+                wrong.append(f"{role}: 401 without WWW-Authenticate: Token")
             elif not ((method, path) in WRITES and expected < 300) and database_state() != before:
                 wrong.append(f"{role}: {response.status_code}, and the database changed")
             transaction.set_rollback(True)

@@ -56,8 +56,8 @@ def test_an_expired_token_is_refused(people):
     assert token_client(key).get("/api/experiments/").status_code == 200
     ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     response = token_client(key).get("/api/experiments/")
-    # 403, not 401: the session is the first way to authenticate, and it names no header to retry with.
-    assert response.status_code == 403
+    # 401 with the token scheme's challenge: the caller should come back with another token.
+    assert (response.status_code, response["WWW-Authenticate"]) == (401, "Token")
     assert response.json() == {"detail": "Token expired: make a new one."}
     assert client_status(people, "owner", f"/api/tokens/{token.pk}/") == "expired"
 
@@ -71,7 +71,7 @@ def client_status(people, role, url):
 @pytest.mark.parametrize("key", ["rt_unknown", "", "a" * 40])
 def test_an_unknown_key_is_refused(db, key):
     response = token_client(key).get("/api/experiments/")
-    assert response.status_code == 403
+    assert (response.status_code, response["WWW-Authenticate"]) == (401, "Token")
     assert response.json()["detail"] in ("Invalid or revoked token.", "Invalid token header. No credentials provided.")
 
 
@@ -102,7 +102,7 @@ def test_an_admin_lists_and_revokes_any_users_tokens(client_of, people):
     assert client_of("admin").delete(f"/api/tokens/{first.pk}/").status_code == 200
     assert client_of("admin").delete(url).json() == {"revoked": 1}
     for key in (first_key, second_key):
-        assert token_client(key).get("/api/raters/me/").status_code == 403
+        assert token_client(key).get("/api/raters/me/").status_code == 401
     entries = AuditEntry.objects.filter(action="token.revoke", subject=people["rater"])
     assert [(e.actor, e.old_value) for e in entries] == [(people["admin"], f"{t.prefix}…") for t in (second, first)]
 
@@ -111,8 +111,9 @@ def test_an_admin_lists_and_revokes_any_users_tokens(client_of, people):
 def test_only_admins_read_or_revoke_another_users_tokens(client_of, people, role):
     token, key = api_token_create(actor=people["other"])
     url = f"/api/users/{people['other'].pk}/tokens/"
-    assert client_of(role).get(url).status_code == 403
-    assert client_of(role).delete(url).status_code == 403
+    refused = 401 if role == "anonymous" else 403
+    assert client_of(role).get(url).status_code == refused
+    assert client_of(role).delete(url).status_code == refused
     assert ApiToken.objects.get(pk=token.pk).revoked_at is None
 
 
@@ -124,8 +125,8 @@ def test_a_token_cannot_make_tokens(people):
 
 
 def test_anonymous_callers_cannot_list_or_make_tokens(client_of):
-    assert client_of("anonymous").get("/api/tokens/").status_code == 403
-    assert client_of("anonymous").post("/api/tokens/", {}, format="json").status_code == 403
+    assert client_of("anonymous").get("/api/tokens/").status_code == 401
+    assert client_of("anonymous").post("/api/tokens/", {}, format="json").status_code == 401
     assert ApiToken.objects.count() == 0
 
 
@@ -142,7 +143,7 @@ def test_a_deactivated_users_token_is_refused(people):
     people["rater"].is_active = False
     people["rater"].save()
     response = token_client(key).get("/api/raters/me/")
-    assert (response.status_code, response.json()) == (403, {"detail": "User inactive or deleted."})
+    assert (response.status_code, response.json()) == (401, {"detail": "User inactive or deleted."})
 
 
 def test_deactivating_a_rater_revokes_their_tokens_for_good(people):
@@ -206,7 +207,7 @@ def test_former_plain_tokens_are_hashed_and_work_until_they_expire(transactional
     assert timedelta(days=6, hours=23) < token.expires_at - timezone.now() <= timedelta(days=7)
     assert token_client(plain).get("/api/experiments/").status_code == 200
     ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now())
-    assert token_client(plain).get("/api/experiments/").status_code == 403
+    assert token_client(plain).get("/api/experiments/").status_code == 401
 
 
 def test_token_create_command_prints_a_working_key(people, capsys):
