@@ -18,4 +18,4 @@ RUN SECRET_KEY=collectstatic-build-only DEBUG=false python manage.py collectstat
 RUN useradd --create-home rater && mkdir -p /data && chown -R rater /data
 USER rater
 EXPOSE 8000
-CMD ["gunicorn", "raterapp.asgi:application", "-k", "raterapp.web_worker.UvicornWorker", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]
+CMD ["gunicorn", "raterapp.asgi:application", "-k", "raterapp.web_worker.UvicornWorker", "--bind", "0.0.0.0:8000", "--workers", "2", "--timeout", "120"]
