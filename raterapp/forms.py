@@ -92,6 +92,19 @@ class ExperimentCreateForm(forms.Form):
         help_text="With items at a location: a Parquet catalogue under DATA_LOCATIONS; only sampled items are read.",
     )
     ground_truth = _file_field("ground_truth", label="Ground-truth clustering (optional)")
+    requested_verdicts = forms.IntegerField(
+        label="Budget to ask for (verdicts)",
+        required=False,
+        min_value=1,
+        help_text="A new experiment has no budget: an admin grants one. Empty: ask for none yet.",
+    )
+    rating_request = forms.CharField(
+        label="Note to the admins",
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Which raters should judge it, by when, why this budget. Admins see it in their console.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -102,6 +115,10 @@ class ExperimentCreateForm(forms.Form):
     def about_fields(self) -> list:
         """The fields of the page's "About the experiment" fieldset, in order."""
         return [self[name] for name in ABOUT_FIELDS]
+
+    def request_fields(self) -> list:
+        """The page's "Raters and budget" fieldset: what the owner asks admins for."""
+        return [self["requested_verdicts"], self["rating_request"]]
 
     def draw_fields(self) -> list:
         """The numbers of the sample and of the estimates, side by side on the page."""
@@ -185,12 +202,21 @@ class ReportResolveForm(forms.Form):
         return {"resolution": choice, "note": self.cleaned_data["note"]}
 
 
-class AssignRaterForm(forms.Form):
-    rater = forms.TypedChoiceField(label="Rater", coerce=int)
+class AssignRatersForm(forms.Form):
+    """Several raters assigned to an experiment at once."""
+
+    raters = forms.TypedMultipleChoiceField(label="Raters", coerce=int, widget=forms.CheckboxSelectMultiple)
 
     def __init__(self, *args, raters=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["rater"].choices = [("", "Choose a rater")] + [(r.pk, r.get_username()) for r in raters]
+        self.fields["raters"].choices = [(r.pk, r.get_username()) for r in raters]
+
+
+class ConsoleBudgetForm(forms.Form):
+    """The verdicts an experiment may spend, set from the admin console."""
+
+    max_verdicts = forms.IntegerField(label="Verdicts it may spend", min_value=0, max_value=2**31 - 1)
+    reason = forms.CharField(label="Why", max_length=2000, help_text="Written to the audit log.")
 
 
 class PoolCreateForm(forms.Form):
@@ -206,3 +232,11 @@ class PoolAttachForm(forms.Form):
     def __init__(self, *args, experiments=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["experiment"].choices = [("", "Choose an experiment")] + [(e.pk, e.name) for e in experiments]
+
+
+class PoolEditForm(forms.Form):
+    """A pool's new name or size, from the console."""
+
+    name = forms.CharField(label="New name", max_length=200)
+    max_verdicts = forms.IntegerField(label="New size: verdicts it pays for", min_value=0, max_value=2**31 - 1)
+    reason = forms.CharField(label="Why the change", max_length=2000, help_text="Written to the audit log.")

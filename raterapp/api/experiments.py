@@ -24,6 +24,7 @@ from raterapp.selectors.experiments import (
     impact_dimensions_list,
     impact_groups_list,
 )
+from raterapp.selectors.rating_access import experiment_waiting_get, experiments_waiting_of
 from raterapp.selectors.samples import sampled_pairs_rows
 from raterapp.services.experiment_deletion import experiment_delete
 from raterapp.services.experiment_spec import experiment_spec
@@ -60,6 +61,15 @@ class ExperimentListCreateApi(generics.ListAPIView):
     def get_queryset(self):
         return experiment_list(user=self.request.user, archived=archived_filter(self.request.query_params))
 
+    def get_serializer(self, *args, **kwargs):
+        if args and kwargs.get("many"):  # the page of the list: what each waits for, at once
+            experiments = list(args[0])
+            waiting = experiments_waiting_of(experiments=experiments)
+            for experiment in experiments:
+                experiment.waiting = waiting.get(experiment.pk)
+            args = (experiments, *args[1:])
+        return super().get_serializer(*args, **kwargs)
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
@@ -92,6 +102,7 @@ class ExperimentDetailApi(ExperimentReadApi):
 
     def read(self, *, experiment):
         experiment.judging = experiment_judging_progress_get(experiment=experiment)
+        experiment.waiting = experiment_waiting_get(experiment=experiment)
         return experiment
 
     @extend_schema(

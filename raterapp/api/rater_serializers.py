@@ -148,6 +148,10 @@ class ExperimentRatersSerializer(serializers.Serializer):
     open_to_all = serializers.BooleanField(
         help_text="No rater is assigned and it is open to all raters: every rater may rate it."
     )
+    who = serializers.ChoiceField(
+        choices=["every_rater", "assigned", "nobody"],
+        help_text="Who may rate it: every rater, only its assigned raters, or nobody (none assigned, not open to all).",
+    )
     assigned = AssignedRaterSerializer(many=True)
     raters = RaterStatsSerializer(many=True, help_text="Assigned raters and everyone with a verdict in it.")
     fits = RaterFitSerializer(

@@ -97,6 +97,14 @@ class Experiment(models.Model):
         default=new_experiment_open_to_all,
         help_text="With no raters assigned, every rater may judge it (default: NEW_EXPERIMENT_OPEN_TO).",
     )
+    rating_request = models.TextField(
+        blank=True,
+        max_length=2000,
+        help_text="What the owner asked admins for at creation: raters, a budget (shown in the admin console).",
+    )
+    requested_verdicts = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The budget the owner asked for, in verdicts (the console proposes it)."
+    )
     scheme = models.CharField(max_length=20, choices=Scheme.choices, default=Scheme.JACCARD)
     n_draws = models.PositiveIntegerField(default=2000, help_text="Number of pair draws (with replacement).")
     diff_share = models.FloatField(default=0.5, help_text="Share of draws for the diff stratum (stratified).")

@@ -40,6 +40,7 @@ from raterapp.selectors.derived import (
 )
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.rater_aware import rater_aware_latest_id, rater_aware_panel_get
+from raterapp.selectors.rating_access import experiment_waiting_get, experiments_waiting_of
 from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.staleness import estimates_staleness_get
 
@@ -59,8 +60,12 @@ BADGES = {
 }
 
 
-def experiment_badge_get(*, experiment: Experiment, estimate: dict | None, progress: dict) -> dict:
-    """The status badge and the rules behind it (GrowthBook's and Eppo's status with reasons)."""
+def experiment_badge_get(
+    *, experiment: Experiment, estimate: dict | None, progress: dict, waiting: dict | None = None
+) -> dict:
+    """The status badge and the rules behind it (GrowthBook's and Eppo's status with reasons);
+    "Waiting for raters/budget" (``waiting``, from :mod:`raterapp.selectors.rating_access`)
+    instead of "Rating" while no rater can be offered a pair."""
     if experiment.status in PREPARING:
         return _badge("preparing", [f"{experiment.get_status_display()}."])
     if experiment.status == Status.FAILED:
@@ -81,6 +86,8 @@ def experiment_badge_get(*, experiment: Experiment, estimate: dict | None, progr
         reasons.append(f"ΔPrecision is ±{half_width:.4f}; the target is ±{target:.4f}.")
     if not reasons:
         return _badge("enough_data", [f"ΔPrecision is ±{half_width:.4f}, within the target ±{target:.4f}."])
+    if waiting:
+        return {"key": "waiting", "label": waiting["label"], "reasons": waiting["reasons"], "waiting": waiting}
     return _badge("rating", reasons)
 
 
@@ -88,7 +95,10 @@ def experiment_badge_for(*, experiment: Experiment) -> dict:
     """The experiment's badge as its page shows it, for pages that show only the badge."""
     snapshot = estimate_snapshot_latest(experiment=experiment)
     headline = snapshot.estimates["estimates"].get(HEADLINE) if snapshot is not None else None
-    return experiment_badge_get(experiment=experiment, estimate=headline, progress=_sample_totals(experiment))
+    waiting = experiment_waiting_get(experiment=experiment)
+    return experiment_badge_get(
+        experiment=experiment, estimate=headline, progress=_sample_totals(experiment), waiting=waiting
+    )
 
 
 def experiment_dashboard_get(*, experiment: Experiment) -> dict:
@@ -108,6 +118,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     decision = experiment_decision_get(
         experiment=experiment, quality=quality, derived=derived_panel, progress=progress, sample=stored
     )
+    waiting = experiment_waiting_get(experiment=experiment)
     return {
         "experiment": {
             "id": experiment.pk,
@@ -125,7 +136,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
             "n_draws": experiment.n_draws,
             "replication": experiment.replication,
         },
-        "badge": experiment_badge_get(experiment=experiment, estimate=headline, progress=progress),
+        "badge": experiment_badge_get(experiment=experiment, estimate=headline, progress=progress, waiting=waiting),
         "decision": decision,
         "batches": sample_batches_list(experiment=experiment),
         "version": dashboard_version(
@@ -135,6 +146,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
             batch=_latest_batch(experiment),
             stale=stale["since"] if stale else "",
             rater_aware_id=rater_aware["id"] if rater_aware else None,
+            waiting=waiting,
         ),
         "impact": experiment.impact,
         "snapshot": _snapshot_summary(snapshot),
@@ -159,14 +171,17 @@ def dashboard_version(
     batch: tuple | None = None,
     stale: str = "",
     rater_aware_id: int | None = None,
+    waiting: dict | None = None,
 ) -> str:
     """Changes whenever anything on the dashboard may change: a new snapshot, new derived
     metrics, a batch requested or finished, an experiment edit, or the estimates going stale
-    (``stale``: since when, empty while current)."""
+    (``stale``: since when, empty while current), or what it waits for (raters, budget)."""
     batch_part = f"{batch[0]}{batch[1][:1]}" if batch else "0"
     version = f"{snapshot_id or 0}-{derived_id or 0}-{batch_part}-{experiment.updated_at.timestamp():.6f}"
     if rater_aware_id:
         version = f"{version}-ra{rater_aware_id}"
+    if waiting:
+        version = f"{version}-w{waiting['raters']:d}{waiting['budget']:d}"
     return f"{version}-stale{stale}" if stale else version
 
 
@@ -190,6 +205,7 @@ def dashboard_version_get(*, experiment: Experiment) -> str:
         batch=_latest_batch(experiment),
         stale=stale["since"] if stale else "",
         rater_aware_id=rater_aware_latest_id(experiment=experiment),
+        waiting=experiment_waiting_get(experiment=experiment),
     )
 
 
@@ -202,6 +218,7 @@ def experiment_list_rows(*, experiments) -> list[dict]:
     snapshot_of = dict(Experiment.objects.filter(pk__in=ids).annotate(s=Subquery(latest)).values_list("pk", "s"))
     snapshots = EstimateSnapshot.objects.in_bulk([s for s in snapshot_of.values() if s])
     derived = derived_latest_of(experiment_ids=ids)
+    waiting = experiments_waiting_of(experiments=experiments)
     totals = {
         row["experiment"]: row
         for row in PairTask.objects.sampled()
@@ -219,7 +236,9 @@ def experiment_list_rows(*, experiments) -> list[dict]:
         rows.append(
             {
                 "experiment": experiment,
-                "badge": experiment_badge_get(experiment=experiment, estimate=headline, progress=progress),
+                "badge": experiment_badge_get(
+                    experiment=experiment, estimate=headline, progress=progress, waiting=waiting.get(experiment.pk)
+                ),
                 "progress": progress,
                 "progress_percent": round(100 * total["verdicts"] / total["wanted"]) if total["wanted"] else 0,
                 "jaccard_distance": ((experiment.impact or {}).get("metrics") or {}).get("JaccardDistance"),
@@ -312,12 +331,6 @@ def _progress(experiment: Experiment, snapshot: EstimateSnapshot | None, totals:
         "sample_suffices": None if not math.isfinite(more) else bool(more <= remaining),
         **_budget_left(experiment),
     }
-
-
-def _pending_draws(headline: dict | None) -> int:
-    """Draws of the sample still without a verdict (unjudged or unsure)."""
-    headline = headline or {}
-    return max((headline.get("drawn_draws") or 0) - (headline.get("judged_draws") or 0), 0)
 
 
 def _budget_left(experiment: Experiment) -> dict:

@@ -38,6 +38,7 @@ from raterapp.access import RATER
 from raterapp.models import Experiment, Judgement, RaterProfile, Verdict, sampled_q
 from raterapp.selectors.rater_aware import experiment_rater_fits_get
 from raterapp.selectors.rater_quality import gold_accuracy_row
+from raterapp.selectors.rating_access import experiment_rating_access_get
 
 BREAK_SECONDS = 600
 DEFAULT_CONFIDENCE = 0.95
@@ -148,14 +149,15 @@ def rater_detail_get(*, rater) -> dict:
 
 def experiment_raters_get(*, experiment: Experiment) -> dict:
     """Who may rate the experiment (its assigned raters; none: every rater if it is open to
-    all raters, else nobody) and the numbers
+    all raters, else nobody: :mod:`raterapp.selectors.rating_access`) and the numbers
     of its assigned raters and of everyone with a verdict in it."""
     assigned = list(
         experiment.assigned_raters.order_by("username").values("pk", "username", "is_active", "rater_profile__paused")
     )
+    access = experiment_rating_access_get(experiment=experiment)
     return {
         "experiment": experiment.pk,
-        "open_to_all": experiment.open_to_all_raters and not assigned,
+        **{key: access[key] for key in ("open_to_all", "who")},
         "assigned": [
             {
                 "rater": a["pk"],

@@ -110,6 +110,10 @@ def pool_update(*, pool: BudgetPool, actor, changes: dict, reason: str, via: str
     """Change a pool (admins only); one audit entry per changed field."""
     require_role(actor, ADMIN, ADMINS_ONLY)
     values = _clean_pool_changes(changes)
+    if "name" in values:
+        values["name"] = str(values["name"]).strip()
+        if BudgetPool.objects.filter(name__iexact=values["name"]).exclude(pk=pool.pk).exists():
+            raise ValidationError({"name": "A pool with this name exists already."})
     with transaction.atomic():
         pool = BudgetPool.objects.select_for_update().get(pk=pool.pk)
         if _apply(pool, values, actor=actor, reason=reason, via=via, subject={"pool": pool}):

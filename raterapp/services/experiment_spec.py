@@ -43,6 +43,8 @@ class ExperimentSpec:
     confidence: float
     workspace: str
     reuse_verdicts: bool
+    rating_request: str = ""
+    requested_verdicts: int | None = None
 
 
 def experiment_spec(
@@ -63,6 +65,8 @@ def experiment_spec(
     confidence: float = 0.95,
     workspace: str = "",
     reuse_verdicts: bool = True,
+    rating_request: str = "",
+    requested_verdicts: int | None = None,
 ) -> ExperimentSpec:
     """Check the parameters of an experiment against each other and against its uploads.
 
@@ -77,6 +81,7 @@ def experiment_spec(
     ``workspace`` names the workspace (made if new) whose experiments share item ids and, under
     the same question, verdicts (abcde-spec §11); empty: one of its own. ``reuse_verdicts`` off:
     the experiment neither takes verdicts from it nor offers its own. No ``seed``: a random one.
+    ``rating_request`` and ``requested_verdicts``: what the owner asks admins for (raters, a budget).
     Raises ``ValidationError`` keyed by field (``files`` for the uploads). The content of the
     files is checked by the preparation, which reports problems in ``Experiment.error``.
     """
@@ -109,6 +114,11 @@ def experiment_spec(
         errors["files"] = [
             "a ground-truth clustering needs the in-memory engine; this experiment would be prepared on Dask"
         ]
+    rating_request = (rating_request or "").strip()
+    if len(rating_request) > 2000:
+        errors["rating_request"] = ["a request has at most 2000 characters"]
+    if requested_verdicts is not None and not (_is_int(requested_verdicts) and 0 < requested_verdicts < 2**31):
+        errors["requested_verdicts"] = ["ask for a whole number of verdicts, 1 or more, or leave it empty"]
     if errors:
         raise ValidationError(errors)
     return ExperimentSpec(
@@ -128,6 +138,8 @@ def experiment_spec(
         confidence=float(confidence),
         workspace=workspace,
         reuse_verdicts=bool(reuse_verdicts),
+        rating_request=rating_request,
+        requested_verdicts=None if requested_verdicts is None else int(requested_verdicts),
     )
 
 

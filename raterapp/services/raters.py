@@ -242,6 +242,20 @@ def experiment_raters_set(
     return wanted
 
 
+def experiment_open_to_all_set(*, actor, experiment: Experiment, open_to_all: bool) -> bool:
+    """Open the experiment to every rater while none is assigned (``True``), or to nobody but
+    assigned raters (``False``: with none assigned, live leases are released). Returns whether
+    it changed."""
+    require_role(actor, ADMIN, ADMINS_ONLY)
+    with transaction.atomic():
+        changed = Experiment.objects.filter(pk=experiment.pk).exclude(open_to_all_raters=open_to_all)
+        changed = changed.update(open_to_all_raters=open_to_all, updated_at=timezone.now())
+        experiment.open_to_all_raters = open_to_all
+        if changed and not open_to_all and not experiment.assigned_raters.exists():
+            Lease.objects.filter(task__experiment=experiment).delete()  # open to nobody now
+    return bool(changed)
+
+
 def rater_update(*, actor, rater, changes: dict):
     """Apply any of ``daily_quota``, ``total_quota``, ``paused`` (with ``paused_reason``)
     and ``is_active`` at once: all of them or, when one is refused, none."""

@@ -1,5 +1,5 @@
 """The admin console: gold questions, the inbox of broken-pair reports, which raters rate which
-experiment, budget pools, and the audit log of budgets.
+experiment and budget pools (:mod:`raterapp.views.console_access`), and the audit log of budgets.
 
 Roles: admins (and superusers); anyone else signed in gets the friendly 403 page, anonymous
 users go to the sign-in page. Every page is a plain form page: a POST names its ``action``,
@@ -18,27 +18,10 @@ from django.urls import reverse
 from django.views import View
 
 from raterapp.access import ADMIN, access_experiment_for_engineer
-from raterapp.forms import (
-    AssignRaterForm,
-    GoldAnswerForm,
-    GoldPairForm,
-    GoldRateForm,
-    PoolAttachForm,
-    PoolCreateForm,
-    ReportResolveForm,
-)
-from raterapp.models import BudgetChange, BudgetPool, PairReport, PairTask
-from raterapp.selectors.budgets import budget_get
-from raterapp.selectors.console import (
-    budget_changes_recent,
-    console_actions_recent,
-    experiments_for_console,
-    experiments_with_sample,
-    pools_with_experiments,
-    raters_list,
-)
+from raterapp.forms import GoldAnswerForm, GoldPairForm, GoldRateForm, ReportResolveForm
+from raterapp.models import BudgetChange, PairReport, PairTask
+from raterapp.selectors.console import budget_changes_recent, console_actions_recent, experiments_with_sample
 from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list, pair_reports_inbox
-from raterapp.services.budgets import budget_update, pool_create
 from raterapp.services.gold import (
     experiment_gold_rate_set,
     gold_answer_set,
@@ -47,7 +30,6 @@ from raterapp.services.gold import (
     gold_retire,
 )
 from raterapp.services.pair_reports import pair_report_resolve
-from raterapp.services.raters import rater_assign, rater_unassign
 
 from .form_errors import error_summary, service_errors
 from .roles import AdminPageMixin
@@ -212,122 +194,6 @@ class ReportsPageView(ConsolePageMixin, View):
                 messages.success(request, f"Report {report.pk} resolved: {resolution.lower()}.")
                 return redirect("console-reports")
         return self.refused(request, form, failed_report=report.pk, form=form)
-
-
-# ---- assignments ---------------------------------------------------------------------------------
-
-
-class AssignmentsPageView(ConsolePageMixin, View):
-    """Which raters rate which experiment (none assigned: every rater may)."""
-
-    tab = "assignments"
-
-    def get(self, request):
-        return self.show(request)
-
-    def show(self, request, *, status=200, failed_experiment=None, form=None, **extra):
-        raters = list(raters_list())
-        experiments = list(experiments_for_console())
-        for experiment in experiments:
-            assigned = {user.pk for user in experiment.assigned_raters.all()}
-            choices = [rater for rater in raters if rater.pk not in assigned]
-            bound = form if failed_experiment == experiment.pk else None
-            experiment.assign_form = bound or AssignRaterForm(raters=choices, prefix=f"e{experiment.pk}")
-        context = {"experiments": experiments, "raters": raters, **extra}
-        return render(request, "raterapp/console/assignments.html", self.page_context(**context), status=status)
-
-    def post(self, request):
-        experiment = access_experiment_for_engineer(request.user, request.POST.get("experiment"))
-        raters = list(raters_list(active_only=request.POST.get("action") == "assign"))  # a deactivated one may go
-        form = AssignRaterForm(request.POST, raters=raters, prefix=f"e{experiment.pk}")
-        if form.is_valid():
-            rater = next(r for r in raters if r.pk == form.cleaned_data["rater"])
-            action = request.POST.get("action")
-            try:
-                if action == "assign":
-                    rater_assign(actor=request.user, experiment=experiment, raters=[rater])
-                    messages.success(request, f"{rater.get_username()} now rates {experiment.name}.")
-                elif action == "unassign":
-                    assigned = rater_unassign(actor=request.user, experiment=experiment, raters=[rater])
-                    rest = "" if assigned else " No rater is assigned any more: every rater may rate it."
-                    messages.success(request, f"{rater.get_username()} no longer rates {experiment.name}.{rest}")
-                else:
-                    raise Http404("No such action.")
-            except ValidationError as exc:
-                service_errors(form, exc)
-            else:
-                return redirect(reverse("console-assignments") + f"#experiment-{experiment.pk}")
-        return self.refused(request, form, failed_experiment=experiment.pk, form=form)
-
-
-# ---- budget pools --------------------------------------------------------------------------------
-
-
-class PoolsPageView(ConsolePageMixin, View):
-    """Budget pools: create one, attach experiments to it or detach them, and see what each spent."""
-
-    tab = "pools"
-
-    def get(self, request):
-        return self.show(request)
-
-    def show(self, request, *, status=200, create_form=None, failed_pool=None, attach_form=None, **extra):
-        experiments = list(experiments_for_console().select_related("budget"))
-        pools = pools_with_experiments()
-        for row in pools:
-            attached = {experiment.pk for experiment in row["experiments"]}
-            choices = [e for e in experiments if e.pk not in attached]
-            bound = attach_form if failed_pool == row["pool"].pk else None
-            row["attach_form"] = bound or PoolAttachForm(experiments=choices, prefix=f"p{row['pool'].pk}")
-        context = {
-            "pools": pools,
-            "create_form": create_form or PoolCreateForm(prefix="pool"),
-            **extra,
-        }
-        return render(request, "raterapp/console/pools.html", self.page_context(**context), status=status)
-
-    def post(self, request):
-        action = request.POST.get("action")
-        if action == "create":
-            form = PoolCreateForm(request.POST, prefix="pool")
-            if form.is_valid():
-                try:
-                    pool = pool_create(actor=request.user, via=VIA, **form.cleaned_data)
-                except ValidationError as exc:
-                    service_errors(form, exc)
-                else:
-                    messages.success(request, f"Pool {pool.name} created: {pool.max_verdicts} verdicts.")
-                    return redirect(reverse("console-pools") + f"#pool-{pool.pk}")
-            return self.refused(request, form, create_form=form)
-        pool = get_object_or_404(BudgetPool, pk=_int(request.POST.get("pool")))
-        if action == "attach":
-            form = PoolAttachForm(request.POST, experiments=experiments_for_console(), prefix=f"p{pool.pk}")
-            if form.is_valid():
-                experiment = access_experiment_for_engineer(request.user, form.cleaned_data["experiment"])
-                try:
-                    budget_update(
-                        budget=budget_get(experiment=experiment),
-                        actor=request.user,
-                        changes={"pool": pool},
-                        reason=form.cleaned_data["reason"],
-                        via=VIA,
-                    )
-                except ValidationError as exc:
-                    service_errors(form, exc)
-                else:
-                    messages.success(request, f"{experiment.name} now spends from {pool.name}.")
-                    return redirect(reverse("console-pools") + f"#pool-{pool.pk}")
-            return self.refused(request, form, failed_pool=pool.pk, attach_form=form)
-        if action == "detach":
-            experiment = access_experiment_for_engineer(request.user, request.POST.get("experiment"))
-            budget = budget_get(experiment=experiment)
-            if budget.pool_id != pool.pk:
-                raise Http404("The experiment is not in this pool.")
-            reason = f"Detached from {pool.name} on the pools page."
-            budget_update(budget=budget, actor=request.user, changes={"pool": None}, reason=reason, via=VIA)
-            messages.success(request, f"{experiment.name} no longer spends from {pool.name}.")
-            return redirect(reverse("console-pools") + f"#pool-{pool.pk}")
-        raise Http404("No such action.")
 
 
 # ---- the audit log -------------------------------------------------------------------------------

@@ -167,6 +167,7 @@ class ExperimentPageView(EngineerPageMixin, View):
         context = self.page_context(
             experiment=experiment,
             steps=steps,
+            waiting_label=(dashboard["badge"].get("waiting") or {}).get("label", ""),
             preparing=experiment.status in PREPARING,
             failed=experiment.status == Status.FAILED,
             failed_step=Status(experiment.error_step).label if experiment.error_step in Status.values else "",

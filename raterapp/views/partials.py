@@ -5,6 +5,7 @@ from django.shortcuts import render
 from django.views import View
 
 from raterapp.access import access_experiment_for_engineer, access_rater_for_admin
+from raterapp.selectors.dashboard import experiment_badge_for
 from raterapp.selectors.raters import rater_stats_list
 
 from .admin_pages import AdminPageMixin
@@ -19,6 +20,7 @@ class ExperimentStepsPartialView(EngineerPageMixin, View):
         context = {
             "experiment": experiment,
             "steps": preparation_steps(experiment),
+            "waiting_label": (experiment_badge_for(experiment=experiment).get("waiting") or {}).get("label", ""),
             "progress_percent": round(100 * min(max(experiment.progress, 0.0), 1.0)),
         }
         return render(request, "raterapp/experiments/_steps.html", context)

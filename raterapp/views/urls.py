@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import accounts, admin_pages, console, experiments, explorer, partials, rater_quality, rating
+from . import accounts, admin_pages, console, console_access, experiments, explorer, partials, rater_quality, rating
 
 EXPERIMENT = "experiments/<int:experiment_id>/"
 
@@ -30,8 +30,8 @@ urlpatterns = [
     path("console/", console.ConsoleHomeView.as_view(), name="console"),
     path("console/gold/", console.GoldPageView.as_view(), name="console-gold"),
     path("console/reports/", console.ReportsPageView.as_view(), name="console-reports"),
-    path("console/assignments/", console.AssignmentsPageView.as_view(), name="console-assignments"),
-    path("console/pools/", console.PoolsPageView.as_view(), name="console-pools"),
+    path("console/assignments/", console_access.AssignmentsPageView.as_view(), name="console-assignments"),
+    path("console/pools/", console_access.PoolsPageView.as_view(), name="console-pools"),
     path("console/audit/", console.AuditPageView.as_view(), name="console-audit"),
     path("account/tokens/", accounts.ApiTokensPageView.as_view(), name="api-tokens-page"),
     path(

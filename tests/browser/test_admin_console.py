@@ -132,9 +132,9 @@ def test_admin_works_in_the_console(browser, live_server, rating_experiment, scr
     # 3. Assign ravi: from then on only he rates the experiment.
     page.get_by_role("link", name="Assignments").click()
     section = page.locator(f"[data-experiment='{experiment.pk}']")
-    expect(section.locator("[data-open-to-all]")).to_be_visible()
-    section.get_by_label("Assign a rater").select_option(label="ravi")
-    section.get_by_role("button", name=re.compile("^Assign")).click()
+    expect(section.locator("[data-access='every_rater']")).to_be_visible()
+    section.get_by_label("ravi").check()
+    section.get_by_role("button", name=re.compile("^Assign the chosen raters")).click()
     section = page.locator(f"[data-experiment='{experiment.pk}']")
     expect(section.locator("[data-assigned='ravi']")).to_be_visible()
     assert list(experiment.assigned_raters.values_list("username", flat=True)) == ["ravi"]
@@ -156,7 +156,7 @@ def test_admin_works_in_the_console(browser, live_server, rating_experiment, scr
     section = page.locator(f"[data-pool='{pool.pk}']")
     expect(section.locator("[data-spend]")).to_contain_text("0 of 500 verdicts spent")
     section.get_by_label("Experiment").select_option(label=experiment.name)
-    section.get_by_label("Why").fill("Dedup v2 spends from Q4")
+    section.get_by_label(re.compile(r"^Why\W*$")).fill("Dedup v2 spends from Q4")
     section.get_by_role("button", name="Attach to Q4 rating").click()
     expect(page.locator(f"[data-pool='{pool.pk}'] [data-pool-experiment='{experiment.pk}']")).to_be_visible()
     assert ExperimentBudget.objects.get(experiment=experiment).pool == pool

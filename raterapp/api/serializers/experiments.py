@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema_serializer
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from raterapp.models import Experiment, ImpactGroup, UploadedFile
@@ -69,6 +69,12 @@ class ExperimentCreateSerializer(serializers.Serializer):
     reuse_verdicts = serializers.BooleanField(
         required=False, default=True, help_text="Take verdicts of the workspace and offer its own (default true)."
     )
+    requested_verdicts = serializers.IntegerField(
+        required=False, allow_null=True, help_text="The budget to ask admins for, in verdicts (a new one has none)."
+    )
+    rating_request = serializers.CharField(
+        required=False, allow_blank=True, max_length=2000, help_text="A note to the admins: which raters, by when."
+    )
     items = serializers.FileField(required=False, help_text=input_help("items"))
     base = serializers.FileField(required=False, help_text=input_help("base"))
     exp = serializers.FileField(required=False, help_text=input_help("exp"))
@@ -88,8 +94,23 @@ class ExperimentCreateSerializer(serializers.Serializer):
         return data
 
 
+class WaitingSerializer(serializers.Serializer):
+    raters = serializers.BooleanField(help_text="No active, unpaused rater may rate it.")
+    budget = serializers.BooleanField(help_text="Its budget (or its pool) has no verdict left.")
+    label = serializers.CharField(help_text="'Waiting for raters', 'Waiting for budget' or both.")
+    reasons = serializers.ListField(child=serializers.CharField())
+    who = serializers.CharField(help_text="Who can act: an admin.")
+    fix_url = serializers.CharField(help_text="The admin console's page where they do.")
+    fix_label = serializers.CharField()
+    requested_verdicts = serializers.IntegerField(allow_null=True, help_text="The budget its owner asked for.")
+    request = serializers.CharField(help_text="Its owner's note to the admins.")
+
+
 class ExperimentSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
+    waiting = serializers.SerializerMethodField(
+        help_text="In rating, what it waits for before a rater can be offered a pair; null: nothing."
+    )
     workspace = serializers.CharField(source="workspace.name", read_only=True)
     status_label = serializers.CharField(source="get_status_display", read_only=True)
 
@@ -101,9 +122,15 @@ class ExperimentSerializer(serializers.ModelSerializer):
             "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",
             "status", "status_label", "progress", "error", "error_id", "error_step", "heartbeat_at",
             "preparation_attempts", "items_count", "dropped_items", "created_at", "updated_at",
-            "archived_at", "workspace", "reuse_verdicts", "task_order",
+            "archived_at", "workspace", "reuse_verdicts", "task_order", "requested_verdicts", "rating_request",
+            "waiting",
         )  # fmt: skip
         read_only_fields = fields
+
+    @extend_schema_field(WaitingSerializer(allow_null=True))
+    def get_waiting(self, experiment) -> dict | None:
+        """Set on the experiment by the view (the list: for a page at once)."""
+        return getattr(experiment, "waiting", None)
 
 
 class ExperimentCreatedSerializer(ExperimentSerializer):

@@ -24,6 +24,22 @@ export function renderBadge(badge, status) {
     const wanted = button.dataset.ratingSwitch === "close" ? "rating" : "done";
     button.hidden = status !== wanted;
   });
+  renderWaiting(badge.waiting || null);
+}
+
+// What the experiment waits for before a rater can be offered a pair (null: nothing), in the
+// alert under the header and in the Rating step.
+function renderWaiting(waiting) {
+  const alert = document.querySelector("[data-waiting]");
+  if (alert) {
+    alert.hidden = !waiting;
+    if (waiting) {
+      setText(alert, "[data-waiting-label]", waiting.label);
+      alert.querySelector("[data-waiting-reasons]")?.replaceChildren(...waiting.reasons.map((reason) => el("li", { text: reason })));
+    }
+  }
+  const step = document.querySelector('[data-step="rating"].step--done [data-step-state]');
+  if (step) step.textContent = waiting ? waiting.label : "Done";
 }
 
 // ---- progress, agreement ----------------------------------------------------------------

@@ -66,6 +66,7 @@ def _posts(experiment, report, users):
         answer="equivalent",
     )
     pool = BudgetPool.objects.create(name="pool", max_verdicts=10)
+    second = UserFactory(username="second", roles=["rater"])
     e, g = experiment.pk, gold.pk
     return [
         ("console-gold", {"action": "add", "experiment": e, "gold-item_a": "item-000", "gold-item_b": "item-011", "gold-answer": "equivalent"}),
@@ -73,9 +74,13 @@ def _posts(experiment, report, users):
         ("console-gold", {"action": "answer", "experiment": e, "task": g, f"t{g}-answer": "not_equivalent"}),
         ("console-gold", {"action": "retire", "experiment": e, "task": g}),
         ("console-reports", {"report": report.pk, f"r{report.pk}-resolution": "excluded", f"r{report.pk}-note": "x"}),
-        ("console-assignments", {"action": "assign", "experiment": e, f"e{e}-rater": users["rater"].pk}),
+        ("console-assignments", {"action": "assign", "experiment": e, f"e{e}-raters": [users["rater"].pk, second.pk]}),
+        ("console-assignments", {"action": "open_to_all", "experiment": e, "open_to_all": "false"}),
+        ("console-assignments", {"action": "budget", "experiment": e, f"b{e}-max_verdicts": "250", f"b{e}-reason": "r"}),
         ("console-pools", {"action": "create", "pool-name": "new", "pool-max_verdicts": "5", "pool-reason": "r"}),
         ("console-pools", {"action": "attach", "pool": pool.pk, f"p{pool.pk}-experiment": e, f"p{pool.pk}-reason": "r"}),
+        ("console-pools", {"action": "edit", "pool": pool.pk, f"edit{pool.pk}-name": "pool 2",
+                           f"edit{pool.pk}-max_verdicts": "40", f"edit{pool.pk}-reason": "r"}),
     ]  # fmt: skip
 
 
@@ -85,8 +90,9 @@ def _state():
         "rates": sorted(Experiment.objects.values_list("pk", "gold_rate")),
         "reports": sorted(PairReport.objects.values_list("pk", "resolution")),
         "assigned": sorted(Experiment.assigned_raters.through.objects.values_list("experiment", "user")),
-        "pools": sorted(BudgetPool.objects.values_list("pk", "name")),
-        "budgets": sorted(ExperimentBudget.objects.values_list("experiment", "pool")),
+        "open_to_all": sorted(Experiment.objects.values_list("pk", "open_to_all_raters")),
+        "pools": sorted(BudgetPool.objects.values_list("pk", "name", "max_verdicts")),
+        "budgets": sorted(ExperimentBudget.objects.values_list("experiment", "pool", "max_verdicts")),
         "audit": BudgetChange.objects.count(),
     }
 
@@ -118,9 +124,11 @@ def test_every_action_works_for_an_admin(sign_in, experiment, report, users):
     assert experiment.gold_rate == 0.3
     report.refresh_from_db()
     assert (report.resolution, report.resolved_by) == ("excluded", users["admin"])
-    assert list(experiment.assigned_raters.all()) == [users["rater"]]
-    assert set(BudgetPool.objects.values_list("name", flat=True)) == {"pool", "new"}
-    assert ExperimentBudget.objects.get(experiment=experiment).pool.name == "pool"
+    assert [u.username for u in experiment.assigned_raters.order_by("username")] == ["rater", "second"]
+    assert not experiment.open_to_all_raters
+    assert set(BudgetPool.objects.values_list("name", "max_verdicts")) == {("pool 2", 40), ("new", 5)}
+    budget = ExperimentBudget.objects.get(experiment=experiment)
+    assert (budget.pool.name, budget.max_verdicts) == ("pool 2", 250)
     assert set(BudgetChange.objects.values_list("field", "via")) == {
         ("name", "page"),
         ("max_verdicts", "page"),
@@ -132,7 +140,7 @@ def test_unassigning_the_last_rater_opens_the_experiment_to_all(sign_in, experim
     experiment.assigned_raters.add(users["rater"])
     e = experiment.pk
     response = sign_in("admin").post(
-        reverse("console-assignments"), {"action": "unassign", "experiment": e, f"e{e}-rater": users["rater"].pk}
+        reverse("console-assignments"), {"action": "unassign", "experiment": e, "rater": users["rater"].pk}
     )
     assert response.status_code == 302
     assert experiment.assigned_raters.count() == 0
@@ -142,12 +150,15 @@ def test_a_deactivated_rater_can_be_unassigned_but_not_assigned(sign_in, experim
     gone = UserFactory(username="gone", roles=["rater"], is_active=False)
     experiment.assigned_raters.add(users["rater"], gone)
     e, client = experiment.pk, sign_in("admin")
-    refused = client.post(reverse("console-assignments"), {"action": "assign", "experiment": e, f"e{e}-rater": gone.pk})
-    assert refused.status_code == 400
-    assert (f"#id_e{e}-rater", f"Rater: Select a valid choice. {gone.pk} is not one of the available choices.") in _summary(
-        refused.content.decode()
+    refused = client.post(
+        reverse("console-assignments"), {"action": "assign", "experiment": e, f"e{e}-raters": gone.pk}
     )
-    done = client.post(reverse("console-assignments"), {"action": "unassign", "experiment": e, f"e{e}-rater": gone.pk})
+    assert refused.status_code == 400
+    assert (
+        f"#id_e{e}-raters",
+        f"Raters: Select a valid choice. {gone.pk} is not one of the available choices.",
+    ) in _summary(refused.content.decode())
+    done = client.post(reverse("console-assignments"), {"action": "unassign", "experiment": e, "rater": gone.pk})
     assert done.status_code == 302
     assert list(experiment.assigned_raters.all()) == [users["rater"]]
 
@@ -307,9 +318,7 @@ def test_every_link_of_the_overview_and_the_console_answers_200_for_an_admin(sig
 
 @pytest.mark.parametrize(("who", "lands"), [("admin", "/admin/"), ("engineer", None)])
 def test_the_django_admin_sign_in_is_open_to_the_admin_role_only(client, users, who, lands):
-    response = client.post(
-        "/admin/login/?next=/admin/", {"username": who, "password": f"pw-{who}", "next": "/admin/"}
-    )
+    response = client.post("/admin/login/?next=/admin/", {"username": who, "password": f"pw-{who}", "next": "/admin/"})
     if lands:
         assert response.status_code == 302 and response["Location"] == lands
         assert client.get(lands).status_code == 200
