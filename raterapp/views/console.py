@@ -39,6 +39,7 @@ TABS = (
     ("reports", "Reported pairs", "console-reports"),
     ("assignments", "Assignments", "console-assignments"),
     ("pools", "Budget pools", "console-pools"),
+    ("verdicts", "Verdicts", "console-verdicts"),
     ("audit", "Audit log", "console-audit"),
 )
 VIA = BudgetChange.Via.PAGE

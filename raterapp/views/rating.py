@@ -101,6 +101,7 @@ class JudgePageView(RaterPageMixin, View):
                 "nextPair": reverse("api-next-pair", args=[experiment.pk]),
                 "judgements": reverse("api-judgements"),
                 "undo": reverse("api-judgement-undo", args=[ID_PLACEHOLDER]),
+                "myVerdicts": reverse("api-experiment-my-verdicts", args=[experiment.pk]),
                 "report": reverse("api-task-report", args=[ID_PLACEHOLDER]),
                 "renew": reverse("api-leases-renew"),
             },

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from . import accounts, admin_pages, console, console_access, experiments, explorer, partials, rater_quality, rating
+from .console_verdicts import VerdictsPageView
 
 EXPERIMENT = "experiments/<int:experiment_id>/"
 
@@ -33,6 +34,7 @@ urlpatterns = [
     path("console/assignments/", console_access.AssignmentsPageView.as_view(), name="console-assignments"),
     path("console/pools/", console_access.PoolsPageView.as_view(), name="console-pools"),
     path("console/audit/", console.AuditPageView.as_view(), name="console-audit"),
+    path("console/verdicts/", VerdictsPageView.as_view(), name="console-verdicts"),
     path("account/tokens/", accounts.ApiTokensPageView.as_view(), name="api-tokens-page"),
     path(
         "account/tokens/<int:token_id>/revoke/", accounts.ApiTokenRevokePageView.as_view(), name="api-token-revoke-page"

@@ -12,7 +12,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from raterapp.access import RATER, has_role
-from raterapp.models import Judgement, Lease, OutboxMessage, PairTask, RetractedJudgement, Verdict
+from raterapp.models import AuditEntry, Judgement, Lease, OutboxMessage, PairTask, RetractedJudgement, Verdict
+from raterapp.services.audit import audit_record
 from raterapp.services.outbox import outbox_add, outbox_dispatch_on_commit
 
 from .errors import JudgementRefused
@@ -85,6 +86,16 @@ def judgement_undo(*, judgement_id: int, rater) -> PairTask:
         task_lock(task.pk)
         _undo_check(judgement=judgement, rater=rater)
         verdict_reverse(judgement=judgement)
+        # The first half of a change of mind (the new answer is a new verdict): audited as a change.
+        audit_record(
+            actor=rater,
+            action=AuditEntry.Action.VERDICT_CHANGE,
+            subject_id=rater.pk,
+            experiment_id=task.experiment_id,
+            field=f"verdict #{judgement.pk}",
+            old=judgement.verdict,
+            new="undone, to answer again",
+        )
         task.lease, _ = Lease.objects.update_or_create(
             task=task,
             rater=rater,

@@ -1,6 +1,7 @@
 // The judging page: one pair at a time, one key per answer, the next pair already waiting.
 //
 // Contract: /api/experiments/<id>/next-pair/, /api/judgements/, /api/judgements/<id>/undo/,
+// /api/experiments/<id>/my-verdicts/ (the history strip, read again after a reload),
 // /api/tasks/<id>/report/, /api/leases/renew/ (see the JSON API docs). The page holds the pair
 // on screen and one preloaded pair, plus, after undos, the pairs it will return to.
 //
@@ -10,9 +11,10 @@
 
 import { announcer } from "./announce.js";
 import { el } from "./cards.js";
-import { endScreenText, endScreenTitle, historyStrip, recheckDelay, sessionGoal, showProgressNumbers, STATUS_CLEAR_MS } from "./judging_aside.js";
+import { endScreenText, endScreenTitle, historyFromServer, historyStrip, recheckDelay, sessionGoal, showProgressNumbers, STATUS_CLEAR_MS } from "./judging_aside.js";
 import { actionQueue, listenToKeys } from "./judging_keys.js";
 import { errorText } from "./errors.js";
+import { requestJson } from "./http.js";
 import { enqueue, enqueueWrite, keepLeases, postRetrying, withId, writesWaiting } from "./judging_net.js";
 import { reportForm } from "./judging_report.js";
 import { picturesDialog, preloadImages, renderPair } from "./pair_view.js";
@@ -348,6 +350,16 @@ const actions = actionQueue({
 
 // ---------------------------------------------------------------- start
 
+// The history strip survives a reload: the server lists the rater's verdicts still open to
+// change, and they join those this page gave meanwhile (by client_id, which both know).
+async function loadHistory() {
+  const result = await requestJson("GET", config.urls.myVerdicts, undefined, { cache: "no-store" });
+  if (result.status !== 200 || !result.data || state.fatal) return;
+  const stored = historyFromServer(result.data.verdicts, new Set(state.history.map((record) => record.clientId)));
+  state.history = [...stored, ...state.history].slice(-config.undoSteps);
+  refreshUndo();
+}
+
 function start() {
   for (const button of ui.answers) button.addEventListener("click", () => actions.push({ verdict: button.dataset.verdict }));
   ui.undo.addEventListener("click", () => actions.push({ command: "undo" }));
@@ -380,6 +392,7 @@ function start() {
   });
   window.setInterval(refreshUndo, 5000); // answers leave the undo window
   refreshUndo();
+  loadHistory();
   preload(); // the first pair; its arrival asks for the one after it
 }
 

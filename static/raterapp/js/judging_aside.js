@@ -60,6 +60,25 @@ function renderHistory(list, records, { labels, reopenable, onReopen }) {
 }
 
 /**
+ * The verdicts my-verdicts/ lists (newest first) as the page's history records (oldest first),
+ * leaving out those whose client_id is in `known` (the page has them already).
+ */
+export function historyFromServer(rows, known) {
+  return rows
+    .filter((row) => !known.has(row.client_id))
+    .map((row) => ({
+      task: row.task,
+      entry: { pair: { task: row.task, left: row.left, right: row.right } },
+      verdict: row.verdict,
+      comment: row.comment,
+      clientId: row.client_id,
+      at: Date.parse(row.created_at),
+      judgement: row.id,
+    }))
+    .reverse();
+}
+
+/**
  * The strip of latest answers in `list`, and the undo buttons of `ui` ({undo, undoEnd}):
  * answers draw(records); redrawn only when it changed, so a strip button keeps the focus.
  */

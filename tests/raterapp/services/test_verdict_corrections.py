@@ -214,3 +214,21 @@ def test_a_void_without_a_reason_or_matching_nothing_writes_nothing(experiment, 
     assert Judgement.objects.filter(pk=judgement.pk).exists()
     assert not AuditEntry.objects.exists() and not RetractedJudgement.objects.exists()
     assert_recomputed(experiment)
+
+
+def test_an_undo_is_audited_as_the_first_half_of_a_change(experiment, users):
+    from raterapp.services.judging import judgement_undo
+
+    rater = users["rater"]
+    judgement = judge(experiment, rater, verdict="not_equivalent")
+    judgement_undo(judgement_id=judgement.pk, rater=rater)
+    entry = AuditEntry.objects.get()
+    assert (entry.action, entry.actor, entry.subject, entry.experiment_id, entry.field, entry.old_value) == (
+        "verdict.change",
+        rater,
+        rater,
+        experiment.pk,
+        f"verdict #{judgement.pk}",
+        "not_equivalent",
+    )
+    assert_recomputed(experiment)

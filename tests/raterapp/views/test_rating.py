@@ -84,6 +84,7 @@ def test_judging_page_context_and_config(client, users, experiment, settings):
             "nextPair": f"/api/experiments/{experiment.pk}/next-pair/",
             "judgements": "/api/judgements/",
             "undo": "/api/judgements/0/undo/",
+            "myVerdicts": f"/api/experiments/{experiment.pk}/my-verdicts/",
             "report": "/api/tasks/0/report/",
             "renew": "/api/leases/renew/",
         },
