@@ -87,6 +87,7 @@ DEMO_USERS = {
     "rater3": "rater",
 }
 SIMULATED_RATERS = ("rater1", "rater2", "rater3")
+DEMO_PASSWORD = "abcde-demo"
 
 
 def demo_files_write(*, folder: Path) -> dict[str, Path]:
@@ -138,15 +139,17 @@ def demo_truth() -> dict[str, str]:
 
 
 def demo_users_ensure(*, password: str) -> dict:
-    """The demo's users (user name -> User), each in the group of its role, all with ``password``."""
+    """The demo's users (user name -> User), each in the group of its role. Those made now get
+    ``password``; those made before keep theirs, since setting it again would sign out every
+    session open on the demo (each ``make demo`` calls this, and so do the simulated raters)."""
     from django.contrib.auth.models import Group, User
 
     users = {}
     for username, role in DEMO_USERS.items():
-        user, _ = User.objects.get_or_create(username=username)
-        user.set_password(password)
-        user.is_staff = role == "admin"
-        user.save()
+        user, created = User.objects.get_or_create(username=username, defaults={"is_staff": role == "admin"})
+        if created:
+            user.set_password(password)
+            user.save(update_fields=["password"])
         user.groups.add(Group.objects.get_or_create(name=role)[0])
         users[username] = user
     return users

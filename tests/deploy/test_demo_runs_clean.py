@@ -209,9 +209,7 @@ def test_the_demo_runs_a_minute_with_no_task_raising_and_shows_delta_recall_in_w
             tree += [descendant for child in children for descendant in [child, *child.children(recursive=True)]]
             raters = next(p for p in children if "--simulate" in p.cmdline())
 
-            # The engineer keeps the dashboard open while the raters judge: every view answers. (They
-            # sign in once the raters judge: the raters' `manage.py demo` sets the demo passwords
-            # again as it starts, which ends the sessions signed in before.)
+            # The engineer keeps the dashboard open while the raters judge: every view answers.
             wait_until(
                 lambda: _state(serve, experiment_id, env)["judgements"], timeout=RUN_SECONDS, interval=1,
                 what="the simulated raters' first verdict", alive=lambda: supervisor.poll() is None,

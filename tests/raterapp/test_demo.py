@@ -51,7 +51,26 @@ def test_demo_experiment_is_prepared_and_simulated_raters_answer_from_the_truth(
     assert count + 1 == tasks.count() > 0
     assert all(task.verdicts == task.wanted for task in tasks)
     truth = demo_truth()
-    for judgement in Judgement.objects.filter(task__experiment=experiment).select_related("task__item_a", "task__item_b"):
+    for judgement in Judgement.objects.filter(task__experiment=experiment).select_related(
+        "task__item_a", "task__item_b"
+    ):
         same = truth[judgement.task.item_a.item_id] == truth[judgement.task.item_b.item_id]
         if judgement.rater != users["rater"]:
             assert judgement.verdict == ("equivalent" if same else "not_equivalent")
+
+
+@pytest.mark.django_db
+def test_demo_users_are_made_once_and_a_second_start_signs_no_one_out(client):
+    """Each `make demo` (and its simulated raters' process) calls demo_users_ensure: setting the
+    passwords again changed every session's hash and signed out whoever had the demo open."""
+    from django.contrib.auth.models import User
+
+    demo_users_ensure(password="first")
+    client.login(username="engineer", password="first")
+    before = dict(User.objects.values_list("username", "password"))
+
+    users = demo_users_ensure(password="second")
+    assert dict(User.objects.values_list("username", "password")) == before
+    assert {name: user_roles(user) for name, user in users.items()} == {n: {r} for n, r in DEMO_USERS.items()}
+    assert [u.username for u in User.objects.filter(is_staff=True)] == ["admin"]
+    assert client.get("/api/experiments/").status_code == 200  # still signed in

@@ -7,14 +7,22 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from raterapp.models import Experiment
-from raterapp.services.demo import SIMULATED_RATERS, demo_experiment_ensure, demo_raters_simulate, demo_users_ensure
+from raterapp.services.demo import (
+    DEMO_PASSWORD,
+    SIMULATED_RATERS,
+    demo_experiment_ensure,
+    demo_raters_simulate,
+    demo_users_ensure,
+)
 
 
 class Command(BaseCommand):
     help = "Create the demo users and the Febrl 3 demo experiment; --simulate lets simulated raters judge it."
 
     def add_arguments(self, parser):
-        parser.add_argument("--password", default="abcde-demo", help="password of every demo user")
+        parser.add_argument(
+            "--password", default=DEMO_PASSWORD, help="password of the demo users made now (earlier ones keep theirs)"
+        )
         parser.add_argument("--draws", type=int, default=600, help="pair draws of the demo experiment")
         parser.add_argument("--replication", type=int, default=1)
         parser.add_argument("--simulate", action="store_true", help="simulated raters answer from the truth")
