@@ -15,7 +15,15 @@ from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from raterapp.models import EstimateSnapshot, Experiment, Judgement, RetractedJudgement, ReusedVerdict, sampled_q
+from raterapp.models import (
+    AuditEntry,
+    EstimateSnapshot,
+    Experiment,
+    Judgement,
+    RetractedJudgement,
+    ReusedVerdict,
+    sampled_q,
+)
 from raterapp.vocabulary import STALE_HELP, stale_label
 
 RATED = (Experiment.Status.RATING, Experiment.Status.DONE)
@@ -66,7 +74,11 @@ def _lag(experiment_id: int, snapshot: EstimateSnapshot | None) -> tuple[int, da
     undone = RetractedJudgement.objects.filter(
         sampled_q("task__"), task__experiment_id=experiment_id, retracted_at__gt=snapshot.created_at
     ).aggregate(t=Min("retracted_at"))["t"]
-    since = min((t for t in (newer, undone) if t is not None), default=None)
+    # A verdict its rater changed in place keeps its time: the audit log says when it changed.
+    changed = AuditEntry.objects.filter(
+        action=AuditEntry.Action.VERDICT_CHANGE, experiment_id=experiment_id, created_at__gt=snapshot.created_at
+    ).aggregate(t=Min("created_at"))["t"]
+    since = min((t for t in (newer, undone, changed) if t is not None), default=None)
     if since is None and totals["n"] != snapshot.judgements:
         since = snapshot.created_at  # a verdict committed after the snapshot was read, with an older time
     return totals["n"], since

@@ -73,11 +73,10 @@ def judgement_change(*, judgement_id: int, rater, verdict: str, comment: str | N
 
 
 def _experiments_counting(judgement: Judgement) -> list[int]:
-    """The experiments whose estimates count the verdict: its own (unless a gold question) and
-    those that reuse it."""
+    """The experiments whose estimates count the verdict: its own (a gold question's too, whose
+    staleness reads the audit log like any other's) and those that reuse it."""
     reusing = ReusedVerdict.objects.filter(source_id=judgement.pk).values_list("experiment_id", flat=True)
-    own = [] if judgement.task.is_gold else [judgement.task.experiment_id]
-    return sorted({*own, *reusing})
+    return sorted({judgement.task.experiment_id, *reusing})
 
 
 def judgements_void(

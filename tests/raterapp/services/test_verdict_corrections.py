@@ -232,3 +232,20 @@ def test_an_undo_is_audited_as_the_first_half_of_a_change(experiment, users):
         "not_equivalent",
     )
     assert_recomputed(experiment)
+
+
+def test_a_change_after_the_snapshot_makes_the_estimates_stale(experiment, users, clock, settings):
+    from raterapp.selectors.staleness import estimates_staleness_get
+
+    rater = users["rater"]
+    judgement = judge(experiment, rater)
+    estimates_refresh(experiment_id=experiment.pk)
+    clock.advance(settings.ESTIMATES_STALE_SECONDS + 1)
+    assert estimates_staleness_get(experiment=experiment) is None
+    clock.advance(1)
+    judgement_change(judgement_id=judgement.pk, rater=rater, verdict="not_equivalent")
+    changed_at = clock.now
+    clock.advance(settings.ESTIMATES_STALE_SECONDS + 1)
+    assert estimates_staleness_get(experiment=experiment)["since"] == changed_at.isoformat()
+    estimates_refresh(experiment_id=experiment.pk)
+    assert estimates_staleness_get(experiment=experiment) is None
