@@ -46,13 +46,21 @@ def experiment_prepare_task(experiment_id: int, after_database_error: bool = Fal
                 _database_failure_store(experiment_id, error)
                 return
             logger.warning("experiment %s: the database is out of reach (%s); again in %ss", experiment_id, error, wait)
-            _database_wait(wait)
+            _database_wait(experiment_id, wait)
 
 
-def _database_wait(seconds: float) -> None:
-    """Wait for the database to come back, on no connection of it (the broken one is dropped)."""
+def _database_wait(experiment_id: int, seconds: float) -> None:
+    """Wait for the database to come back, trying to stamp the run's heartbeat each second: the
+    stall reconciler must not take a run that waits for the database for a lost one, once the
+    database answers again."""
+    from raterapp.services.preparation_guard import heartbeat_stamp
+
     connection.close_if_unusable_or_obsolete()
-    time.sleep(seconds)
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        time.sleep(min(1.0, left))
+        if not heartbeat_stamp(experiment_id=experiment_id):
+            connection.close()  # a broken connection: a fresh one for the next try
 
 
 def _database_failure_store(experiment_id: int, error: BaseException) -> None:

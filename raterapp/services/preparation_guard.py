@@ -32,6 +32,17 @@ logger = logging.getLogger(__name__)
 MIB = 1024 * 1024
 
 
+def heartbeat_stamp(*, experiment_id: int) -> bool:
+    """Stamp the run's heartbeat now; False when it could not be stored (a missed beat is no
+    reason to stop the run)."""
+    try:
+        Experiment.objects.filter(pk=experiment_id).update(heartbeat_at=timezone.now())
+        return True
+    except Exception:
+        logger.warning("experiment %s: heartbeat not stored", experiment_id, exc_info=True)
+        return False
+
+
 @contextlib.contextmanager
 def preparation_heartbeat(*, experiment_id: int) -> Iterator[None]:
     """Stamp the experiment's heartbeat every ``PREPARATION_HEARTBEAT_SECONDS`` while the block runs."""
@@ -41,10 +52,7 @@ def preparation_heartbeat(*, experiment_id: int) -> Iterator[None]:
     def beat() -> None:
         try:
             while not stop.wait(interval):
-                try:
-                    Experiment.objects.filter(pk=experiment_id).update(heartbeat_at=timezone.now())
-                except Exception:  # a missed beat is no reason to stop the run
-                    logger.warning("experiment %s: heartbeat not stored", experiment_id, exc_info=True)
+                heartbeat_stamp(experiment_id=experiment_id)
         finally:
             connection.close()
 

@@ -338,7 +338,7 @@ def test_a_database_blip_is_retried_and_counts_as_no_interrupted_run(engineer, m
     blip = OperationalError("server closed the connection unexpectedly")
     monkeypatch.setattr(preparation, "impact_groups_build", flaky(3, blip, preparation.impact_groups_build))
     waits = []
-    monkeypatch.setattr(tasks, "_database_wait", waits.append)
+    monkeypatch.setattr(tasks, "_database_wait", lambda experiment_id, seconds: waits.append(seconds))
     monkeypatch.setattr(experiment_prepare_task, "retry", broker_down)
     experiment = created(engineer)
     experiment_prepare_task.run(experiment.pk)
@@ -352,7 +352,7 @@ def test_a_database_out_of_reach_through_every_retry_fails_saying_so(engineer, m
         preparation, "impact_groups_build", breaking(OperationalError("the database system is starting up"))
     )
     waits = []
-    monkeypatch.setattr(tasks, "_database_wait", waits.append)
+    monkeypatch.setattr(tasks, "_database_wait", lambda experiment_id, seconds: waits.append(seconds))
     monkeypatch.setattr(experiment_prepare_task, "retry", broker_down)
     experiment = created(engineer)
     experiment_prepare_task.run(experiment.pk)
@@ -368,3 +368,19 @@ def test_a_database_out_of_reach_through_every_retry_fails_saying_so(engineer, m
 
 def broker_down(*args, **kwargs):
     raise OSError("Error 111 connecting to redis:6379. Connection refused.")
+
+
+def test_a_run_waiting_for_the_database_keeps_its_heartbeat_so_the_reconciler_leaves_it(
+    transactional_db, engineer, media, settings
+):
+    """While the task waits to run again, it stamps the heartbeat each second the database
+    answers: a wait once let the heartbeat age past PREPARATION_STALL_SECONDS, and the reconciler
+    re-queued the run (a second run beside it, counted as interrupted)."""
+    settings.PREPARATION_STALL_SECONDS = 60
+    experiment = created(engineer)
+    old = timezone.now() - timedelta(seconds=90)
+    Experiment.objects.filter(pk=experiment.pk).update(status=Status.COMPUTING_IMPACT, heartbeat_at=old)
+    tasks._database_wait(experiment.pk, 1)
+    experiment.refresh_from_db()
+    assert experiment.heartbeat_at > old + timedelta(seconds=60)
+    assert not preparation_stalled(experiment=experiment)
