@@ -191,6 +191,8 @@ def _retry_of(*, client_id: uuid.UUID, task: PairTask, rater) -> Judgement | Non
             return None
         if retracted.task_id != task.pk or retracted.rater_id != rater.pk:
             raise ValidationError({"client_id": "Already used for another judgement."})
+        if retracted.voided_by_id is not None:
+            raise JudgementRefused("This verdict was voided by an admin.")
         raise JudgementRefused("This verdict was undone; answer the pair again.")
     if judgement.task_id != task.pk or judgement.rater_id != rater.pk:
         raise ValidationError({"client_id": "Already used for another judgement."})

@@ -249,3 +249,15 @@ def test_a_change_after_the_snapshot_makes_the_estimates_stale(experiment, users
     assert estimates_staleness_get(experiment=experiment)["since"] == changed_at.isoformat()
     estimates_refresh(experiment_id=experiment.pk)
     assert estimates_staleness_get(experiment=experiment) is None
+
+
+def test_a_late_retry_of_a_voided_verdict_is_told_it_was_voided_and_records_nothing(experiment, users):
+    rater = users["rater"]
+    task = assignment_next(experiment=experiment, rater=rater)
+    client_id = uuid.uuid4()
+    judgement = judgement_submit(task=task, rater=rater, verdict="equivalent", client_id=client_id)[0]
+    judgements_void(actor=users["admin"], judgement_id=judgement.pk, reason="wrong")
+    with pytest.raises(JudgementRefused, match="voided by an admin"):
+        judgement_submit(task=task, rater=rater, verdict="equivalent", client_id=client_id)
+    assert not Judgement.objects.exists()
+    assert_recomputed(experiment)
