@@ -116,8 +116,8 @@ class PairReportAdmin(admin.ModelAdmin):
 
 @admin.register(RetractedJudgement)
 class RetractedJudgementAdmin(admin.ModelAdmin):
-    list_display = ("task", "rater", "verdict", "judged_at", "retracted_at")
-    readonly_fields = ("task", "rater", "verdict", "comment", "client_id", "judged_at", "retracted_at")
+    list_display = ("task", "rater", "verdict", "judged_at", "retracted_at", "voided_by")
+    readonly_fields = ("task", "rater", "verdict", "comment", "client_id", "judged_at", "retracted_at", "voided_by")
 
 
 @admin.register(RaterProfile)

@@ -84,3 +84,14 @@ def test_a_raters_change_shows_in_the_audit_section(sign_in, users, verdicts):
     judgement_change(judgement_id=verdicts[0].pk, rater=users["rater"], verdict="not_equivalent")
     page = sign_in("admin").get(reverse("console-verdicts")).content.decode()
     assert 'data-verdict-audit="verdict.change"' in page and f"verdict #{verdicts[0].pk}" in page
+
+
+def test_the_django_admin_shows_who_voided_a_verdict_and_cannot_change_it(sign_in, users, verdicts):
+    client = sign_in("superuser")
+    client.post(
+        reverse("console-verdicts"),
+        {"rater": users["rater"].pk, **window(), "reason": "r", "judgement": verdicts[0].pk},
+    )
+    retracted = RetractedJudgement.objects.get()
+    page = client.get(reverse("admin:raterapp_retractedjudgement_change", args=[retracted.pk])).content.decode()
+    assert 'name="voided_by"' not in page and "Voided by" in page
