@@ -31,7 +31,8 @@ def redis_started(port: int, logs: Path) -> subprocess.Popen:
 
     server = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=open(logs / "redis.log", "a"), stderr=subprocess.STDOUT,  # noqa: SIM115 - closed with the process
+        stdout=open(logs / "redis.log", "a"),
+        stderr=subprocess.STDOUT,  # noqa: SIM115 - closed with the process
     )
     client = redis_py.Redis(port=port, socket_connect_timeout=0.5)
     wait_until(lambda: _pings(client), timeout=10, what="redis-server to answer")
@@ -62,7 +63,8 @@ class Session:
 
     def __init__(self, base: str, username: str, password: str):
         self.base = base
-        self.cookies = http.cookiejar.CookieJar()
+        # Secure cookies (production's HTTPS=true) go back over http to 127.0.0.1, as browsers send them to localhost.
+        self.cookies = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(secure_protocols=("https", "http")))
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
         self.opener.open(f"{base}/login/", timeout=30).read()
         token = next(c.value for c in self.cookies if c.name == "csrftoken")
