@@ -96,3 +96,9 @@ def test_an_unknown_role_is_refused_by_the_parser(monkeypatch):
     with pytest.raises(CommandError, match="invalid choice: 'boss'"):
         run(monkeypatch, "ada", "--role", "boss", "--password-stdin", stdin="a long passphrase 7\n")
     assert not User.objects.exists()
+
+
+def test_token_create_for_a_missing_user_points_to_user_create():
+    """`token_create engineer` on a new install said only "No user named 'engineer'"."""
+    with pytest.raises(CommandError, match="^No user named 'engineer': make one with manage.py user_create.$"):
+        call_command("token_create", "engineer")

@@ -20,7 +20,7 @@ class Command(BaseCommand):
         try:
             user = get_user_model().objects.get(username=username)
         except get_user_model().DoesNotExist:
-            raise CommandError(f"No user named {username!r}.") from None
+            raise CommandError(f"No user named {username!r}: make one with manage.py user_create.") from None
         try:
             token, key = api_token_create(actor=user, name=name, ttl_days=days)
         except ValidationError as exc:
