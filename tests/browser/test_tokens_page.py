@@ -48,6 +48,6 @@ def test_an_engineer_makes_uses_and_revokes_a_token(browser, live_server, screen
     assert page.locator("#token-new-key").count() == 0 and key not in page.content()
     page.get_by_role("row").filter(has_text="nightly export").get_by_role("button", name="Revoke").click()
     assert page.get_by_role("row").filter(has_text="nightly export").filter(has_text="revoked").count() == 1
-    assert api_status(f"{live_server.url}/api/experiments/", key) == 403
+    assert api_status(f"{live_server.url}/api/experiments/", key) == 401
     context.close()
     assert problems == []

@@ -457,7 +457,7 @@ def test_tokens_headers_and_links_under_the_compose_settings(production, transac
     assert key not in json.dumps(list(ApiToken.objects.values("key_hash", "prefix", "name")))
     ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now())
     status, _, answer = _call(f"{production.url}/api/experiments/", headers=auth)
-    assert (status, json.loads(answer)) == (403, {"detail": "Token expired: make a new one."})
+    assert (status, json.loads(answer)) == (401, {"detail": "Token expired: make a new one."})
 
 
 def test_the_web_service_streams_the_dashboard_under_asgi(production, transactional_db, settings):
