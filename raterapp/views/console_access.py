@@ -57,7 +57,12 @@ class AssignmentsPageView(ConsolePageMixin, View):
             experiment.budget_form = (budget_form if failed else None) or ConsoleBudgetForm(
                 initial={"max_verdicts": proposed}, prefix=f"b{experiment.pk}"
             )
-        context = {"experiments": experiments, "raters": raters, "waiting_count": len(waiting), **extra}
+        context = {
+            "experiments": experiments,
+            "raters": raters,
+            "waiting_count": sum(1 for w in waiting.values() if w),
+            **extra,
+        }
         return render(request, "raterapp/console/assignments.html", self.page_context(**context), status=status)
 
     def post(self, request):

@@ -19,7 +19,10 @@ export function renderBadge(badge, status) {
     holder.textContent = badge.label;
   }
   const reasons = document.querySelector("[data-badge-reasons]");
-  if (reasons) reasons.replaceChildren(...badge.reasons.map((reason) => el("li", { text: reason })));
+  if (reasons) {
+    reasons.replaceChildren(...badge.reasons.map((reason) => el("li", { text: reason })));
+    reasons.hidden = Boolean(badge.waiting); // the waiting alert below says them
+  }
   document.querySelectorAll("[data-rating-switch]").forEach((button) => {
     const wanted = button.dataset.ratingSwitch === "close" ? "rating" : "done";
     button.hidden = status !== wanted;

@@ -73,6 +73,7 @@ def test_the_console_opens_it_sets_its_budget_and_says_what_the_api_and_raters_s
     assert "Waiting for raters and budget" in card
     assert (admin.get(raters_url).json()["open_to_all"], admin.get(raters_url).json()["who"]) == (False, "nobody")
     assert 'value="300"' in console  # the budget asked for, proposed
+    assert "1 experiment waits for raters or budget" in _text(console)
 
     e = experiment.pk
     assignments = reverse("console-assignments")
@@ -90,8 +91,10 @@ def test_the_console_opens_it_sets_its_budget_and_says_what_the_api_and_raters_s
         assignments, {"action": "budget", "experiment": e, f"b{e}-max_verdicts": "300", f"b{e}-reason": "asked"}
     )
     assert response.status_code == 302
-    card = _card(admin.get(assignments).content.decode(), experiment)
+    console = admin.get(assignments).content.decode()
+    card = _card(console, experiment)
     assert "Waiting" not in card and "Budget: 0 of 300 verdicts spent." in card
+    assert "data-waiting-count" not in console
     rater = sign_in("rater")
     assert "Dedup v3" in rater.get(reverse("rate-home")).content.decode()
     assert rater.get(reverse("rate-experiment", args=[e])).status_code == 200
