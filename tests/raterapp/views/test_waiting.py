@@ -158,3 +158,18 @@ def test_an_upload_carries_the_owners_request_to_the_experiment(sign_in, setting
     assert refused.status_code == 400
     assert refused.json()["requested_verdicts"] == ["ask for a whole number of verdicts, 1 or more, or leave it empty"]
     assert Experiment.objects.count() == 1
+
+
+def test_the_live_version_moves_when_the_wait_ends_and_agrees_with_the_dashboards(sign_in, experiment):
+    from raterapp.selectors.dashboard import dashboard_version_get, experiment_dashboard_get
+
+    def versions():
+        experiment.refresh_from_db()
+        return dashboard_version_get(experiment=experiment), experiment_dashboard_get(experiment=experiment)["version"]
+
+    waiting_both, same = versions()
+    assert waiting_both == same and waiting_both.endswith("-w11")
+    # open to all through a path that does not move updated_at: the wait alone moves the version
+    Experiment.objects.filter(pk=experiment.pk).update(open_to_all_raters=True)
+    waiting_budget, same = versions()
+    assert waiting_budget == same and waiting_budget.endswith("-w01")
