@@ -41,7 +41,7 @@ def state(experiment):
     return Experiment.objects.values_list("status", "error", "error_step", "preparation_attempts").get(pk=experiment.pk)
 
 
-@pytest.mark.parametrize("role, expected", list(zip(ROLES, (403, 403, 202, 404, 202))))
+@pytest.mark.parametrize("role, expected", list(zip(ROLES, (401, 403, 202, 404, 202))))
 def test_role_table_on_a_failed_experiment(client_of, failed, delay, django_capture_on_commit_callbacks, role, expected):
     before = state(failed)
     with django_capture_on_commit_callbacks(execute=True):

@@ -62,7 +62,7 @@ def test_revoking_on_the_page_stops_the_token(sign_in, users):
     assert ">revoked<" in client.get(URL).content.decode()
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    assert api.get("/api/raters/me/").status_code == 403
+    assert api.get("/api/raters/me/").status_code == 401
 
 
 def test_another_users_token_cannot_be_revoked_from_the_page(sign_in, users):
