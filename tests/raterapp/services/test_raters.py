@@ -25,6 +25,7 @@ from raterapp.selectors.raters import experiment_agreement_get, rater_stats_list
 from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit, leases_renew
 from raterapp.services.rater_quality import raters_auto_pause
 from raterapp.services.raters import (
+    experiment_open_to_all_set,
     experiment_raters_set,
     rater_assign,
     rater_create,
@@ -269,6 +270,32 @@ def test_an_experiment_with_assigned_raters_is_theirs_only(experiment, admin, ra
     assert assignment_next(experiment=experiment, rater=rater).pk == other_held.pk
     assert rater_unassign(actor=admin, experiment=experiment, raters=[rater]) == []
     assert access_experiment_for_rater(other, experiment.pk) == experiment  # open to every rater again
+
+
+def test_an_admin_opens_an_experiment_to_every_rater_and_closes_it_again(experiment, admin, rater, users):
+    held = assignment_next(experiment=experiment, rater=rater)  # open to all (the suite's settings)
+    before = (experiment.open_to_all_raters, list(Lease.objects.values_list("task", "rater")))
+    for refused in (users["engineer"], rater):
+        with pytest.raises(PermissionDenied):
+            experiment_open_to_all_set(actor=refused, experiment=experiment, open_to_all=False)
+    experiment.refresh_from_db()
+    assert (experiment.open_to_all_raters, list(Lease.objects.values_list("task", "rater"))) == before
+    assert experiment_open_to_all_set(actor=admin, experiment=experiment, open_to_all=False) is True
+    assert not Experiment.objects.get(pk=experiment.pk).open_to_all_raters
+    assert not Lease.objects.filter(task=held).exists()  # open to nobody: the held pair is released
+    with pytest.raises(Http404):
+        access_experiment_for_rater(rater, experiment.pk)
+    assert experiment_open_to_all_set(actor=admin, experiment=experiment, open_to_all=False) is False  # unchanged
+    assert experiment_open_to_all_set(actor=admin, experiment=experiment, open_to_all=True) is True
+    assert access_experiment_for_rater(rater, experiment.pk) == experiment
+
+
+def test_closing_to_all_keeps_the_leases_of_assigned_raters(experiment, admin, rater):
+    rater_assign(actor=admin, experiment=experiment, raters=[rater])
+    held = assignment_next(experiment=experiment, rater=rater)
+    experiment_open_to_all_set(actor=admin, experiment=experiment, open_to_all=False)
+    assert Lease.objects.filter(task=held, rater=rater).exists()
+    assert access_experiment_for_rater(rater, experiment.pk) == experiment
 
 
 def test_unassigning_one_of_several_releases_only_their_leases(experiment, admin, rater):
