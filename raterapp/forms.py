@@ -96,7 +96,7 @@ class ExperimentCreateForm(forms.Form):
         label="Budget to ask for (verdicts)",
         required=False,
         min_value=1,
-        help_text="A new experiment has no budget: an admin grants one. Empty: ask for none yet.",
+        help_text="The verdicts it needs; an admin grants the budget. Empty: ask for none yet.",
     )
     rating_request = forms.CharField(
         label="Note to the admins",
