@@ -14,6 +14,7 @@ ACCEPT = ".csv,.parquet"
 
 ABOUT_FIELDS = ("name", "kind", "description", "question", "guidelines", "workspace", "reuse_verdicts")
 DRAW_FIELDS = ("n_draws", "diff_share", "replication", "confidence", "seed")
+REQUEST_FIELDS = ("requested_verdicts", "rating_request")
 
 
 def _file_field(kind: str, *, label: str) -> forms.FileField:
@@ -112,13 +113,23 @@ class ExperimentCreateForm(forms.Form):
             del self.fields["items_location"]
             del self.fields["catalogue_location"]
 
+    @classmethod
+    def from_experiment(cls, experiment: Experiment) -> ExperimentCreateForm:
+        """An unbound form filled in with the settings of ``experiment`` (its files are chosen again)."""
+        names = (*ABOUT_FIELDS, *DRAW_FIELDS, "scheme", "items_location", "catalogue_location")
+        initial = {name: getattr(experiment, name) for name in (*names, *REQUEST_FIELDS) if name != "workspace"}
+        initial["workspace"] = experiment.workspace.name if experiment.workspace_id else ""
+        form = cls()
+        form.initial = {name: value for name, value in initial.items() if name in form.fields}
+        return form
+
     def about_fields(self) -> list:
         """The fields of the page's "About the experiment" fieldset, in order."""
         return [self[name] for name in ABOUT_FIELDS]
 
     def request_fields(self) -> list:
         """The page's "Raters and budget" fieldset: what the owner asks admins for."""
-        return [self["requested_verdicts"], self["rating_request"]]
+        return [self[name] for name in REQUEST_FIELDS]
 
     def draw_fields(self) -> list:
         """The numbers of the sample and of the estimates, side by side on the page."""

@@ -19,6 +19,7 @@ Conventions:
 
 from .errors import InputError
 from .formats import check_output_path, format_of, write_table, write_tables
+from .heads import HEAD_BYTES, HEAD_ROWS, Head, check_head, head_checked
 from .source import TableSource
 from .tables import (
     FORMULA_START,
@@ -37,6 +38,11 @@ from .tables import (
 
 __all__ = [
     "FORMULA_START",
+    "HEAD_BYTES",
+    "HEAD_ROWS",
+    "Head",
+    "check_head",
+    "head_checked",
     "InputError",
     "check_output_path",
     "ItemTable",

@@ -108,13 +108,70 @@ def _read_csv(path: Any, columns: list[str], names: list[str]) -> pa.Table:
         raise _csv_failure(path, exc, convert, names) from None
 
 
+def _read_parquet_head(path: Any, columns: list[str], rows: int) -> tuple[pa.Table, bool]:
+    """The first ``rows`` rows of the columns, and whether they are the whole file."""
+    try:
+        with pq.ParquetFile(path) as file:
+            first = next(file.iter_batches(batch_size=rows, columns=columns, use_threads=False), None)
+            complete = file.metadata.num_rows <= rows
+            schema = file.schema_arrow
+    except MemoryError:
+        raise  # out of memory is no fault of the file
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(path, f"not a readable Parquet file ({exc})") from None
+    if first is None:
+        return pa.table({name: pa.array([], type=schema.field(name).type) for name in columns}), complete
+    return pa.Table.from_batches([first]), complete
+
+
+def _read_csv_head(path: Any, columns: list[str], names: list[str], rows: int, max_bytes: int) -> tuple[pa.Table, bool]:
+    """The rows in the first ``max_bytes`` of the file (at most ``rows``), and whether they are
+    the whole file; a bad record among them is reported with its line, as by :func:`_read_csv`."""
+    convert = pcsv.ConvertOptions(column_types={name: pa.string() for name in columns}, include_columns=columns)
+    bad: list[Any] = []
+
+    def remember(row: Any) -> str:
+        bad.append(row)
+        return "skip"
+
+    options = pcsv.ReadOptions(block_size=max_bytes, use_threads=False)
+    try:
+        with pcsv.open_csv(
+            path,
+            read_options=options,
+            parse_options=pcsv.ParseOptions(invalid_row_handler=remember),
+            convert_options=convert,
+        ) as reader:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                batch = None
+            schema = reader.schema
+    except MemoryError:
+        raise  # out of memory is no fault of the file
+    except (pa.ArrowException, OSError) as exc:
+        raise _csv_failure(path, exc, convert, names, head_bytes=max_bytes) from None
+    if bad:
+        problem = f"expected {bad[0].expected_columns} columns, got {bad[0].actual_columns}"
+        raise InputError.at_row(path, bad[0].number - 2, problem)
+    complete = os.stat(path).st_size <= max_bytes and (batch is None or batch.num_rows <= rows)
+    if batch is None:
+        return schema.empty_table(), complete
+    return pa.Table.from_batches([batch.slice(0, rows)]), complete
+
+
 def _csv_failure(
-    path: Any, exc: Exception, convert: pcsv.ConvertOptions | None = None, names: list[str] | None = None
+    path: Any,
+    exc: Exception,
+    convert: pcsv.ConvertOptions | None = None,
+    names: list[str] | None = None,
+    *,
+    head_bytes: int | None = None,
 ) -> InputError:
     """Turn a pyarrow CSV error into an InputError with its line.
 
     The multi-threaded reader does not say which row failed, so re-read on one
-    thread (error path only), which does.
+    thread (error path only), which does; ``head_bytes``: only that much of the file.
     """
     message = str(exc)
     if "Empty CSV file" in message:
@@ -126,12 +183,7 @@ def _csv_failure(
         return "error"
 
     try:
-        pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(use_threads=False),
-            parse_options=pcsv.ParseOptions(invalid_row_handler=remember),
-            convert_options=convert or pcsv.ConvertOptions(),
-        )
+        _reread_one_thread(path, remember, convert or pcsv.ConvertOptions(), head_bytes)
     except MemoryError:
         raise  # out of memory is no fault of the file
     except (pa.ArrowException, OSError) as again:
@@ -150,6 +202,18 @@ def _csv_failure(
     if record is None or record < 2:
         return InputError(path, problem)
     return InputError.at_row(path, record - 2, problem)
+
+
+def _reread_one_thread(path: Any, remember: Any, convert: pcsv.ConvertOptions, head_bytes: int | None) -> None:
+    parse = pcsv.ParseOptions(invalid_row_handler=remember)
+    if head_bytes is None:
+        pcsv.read_csv(
+            path, read_options=pcsv.ReadOptions(use_threads=False), parse_options=parse, convert_options=convert
+        )
+        return
+    options = pcsv.ReadOptions(block_size=head_bytes, use_threads=False)
+    with pcsv.open_csv(path, read_options=options, parse_options=parse, convert_options=convert) as reader:
+        next(iter(reader), None)
 
 
 def _has_text(path: Any) -> bool:

@@ -17,7 +17,9 @@ from .formats import (
     _lines_of,
     _parquet_schema,
     _read_csv,
+    _read_csv_head,
     _read_parquet,
+    _read_parquet_head,
     _require_nonempty_file,
     format_of,
 )
@@ -37,6 +39,7 @@ class TableSource:
     path: str
     kind: str
     table: pa.Table
+    complete: bool = True  # False: the table holds the file's first rows only (``head_rows``)
 
     @classmethod
     def open(
@@ -47,7 +50,11 @@ class TableSource:
         optional: tuple[str, ...] = (),
         keep_others: bool = False,
         allow_no_rows: bool = False,
+        head_rows: int | None = None,
+        head_bytes: int = 4 << 20,
     ) -> TableSource:
+        """``head_rows``: read at most that many rows, and of a CSV file at most its first
+        ``head_bytes`` (whole records), to check a file's start in bounded time and memory."""
         kind = format_of(path)
         _require_nonempty_file(path)
         names = _csv_names(path) if kind == "csv" else _parquet_schema(path).names
@@ -57,12 +64,20 @@ class TableSource:
         missing = [name for name in required if name not in names]
         if missing:
             found = ", ".join(repr(name) for name in names)
-            raise InputError(path, f"missing column {', '.join(map(repr, missing))} (columns found: {found})")
+            problem = f"missing column {', '.join(map(repr, missing))} (columns found: {found})"
+            raise InputError(path, problem + _delimiter_hint(names) if kind == "csv" else problem)
         wanted = names if keep_others else [n for n in names if n in required or n in optional]
-        table = _one_chunk(_read_csv(path, wanted, names) if kind == "csv" else _read_parquet(path, wanted))
+        complete = True
+        if head_rows is not None and kind == "csv":
+            table, complete = _read_csv_head(path, wanted, names, head_rows, head_bytes)
+        elif head_rows is not None:
+            table, complete = _read_parquet_head(path, wanted, head_rows)
+        else:
+            table = _read_csv(path, wanted, names) if kind == "csv" else _read_parquet(path, wanted)
+        table = _one_chunk(table)
         if table.num_rows == 0 and not allow_no_rows:
             raise InputError(path, "no data rows")
-        return cls(str(path), kind, table)
+        return cls(str(path), kind, table, complete)
 
     @property
     def names(self) -> list[str]:
@@ -73,10 +88,10 @@ class TableSource:
         return self.table.num_rows
 
     def error(self, problem: str, *, row: int) -> InputError:
-        return InputError.at_row(self.path, row, problem, n_rows=self.n_rows)
+        return InputError.at_row(self.path, row, problem, n_rows=self.n_rows if self.complete else None)
 
     def place(self, row: int) -> str:
-        return _place(row, _lines_of(self.path, [row], self.n_rows)[0])
+        return _place(row, _lines_of(self.path, [row], self.n_rows if self.complete else None)[0])
 
     def ids(self, name: str, *, as_text: bool = True) -> pa.Array:
         """A column of non-empty text (integers in Parquet become text, unless not ``as_text``)."""
@@ -204,6 +219,20 @@ class TableSource:
 
     def _text_at(self, name: str, row: int) -> str:
         return repr(_combined(self.table.column(name))[row].as_py())
+
+
+# Separators a CSV file is often written with instead of commas (spreadsheets in many locales use ';').
+OTHER_DELIMITERS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def _delimiter_hint(names: list[str]) -> str:
+    """When the header is one column holding another separator, say so: the file is not comma-separated."""
+    if len(names) != 1:
+        return ""
+    for delimiter, called in OTHER_DELIMITERS.items():
+        if delimiter in names[0]:
+            return f"; the header is one column: the file seems separated by {called}, not commas"
+    return ""
 
 
 def _one_chunk(table: pa.Table) -> pa.Table:

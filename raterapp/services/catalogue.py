@@ -18,7 +18,7 @@ from django.conf import settings
 
 # metrics_core.io exposes readers of its own tables only; its column checks are what a
 # catalogue needs too, so they are reused here rather than written a second time.
-from metrics_core.io import InputError, ItemTable, TableSource
+from metrics_core.io import HEAD_BYTES, HEAD_ROWS, Head, InputError, ItemTable, TableSource, head_checked
 
 CARD_COLUMNS = ("title", "description", "image_url", "url")
 # Names the population file and the impact dimensions use for themselves.
@@ -41,8 +41,43 @@ class Catalogue:
 def catalogue_read(*, path: str) -> Catalogue:
     """Read and validate a catalogue file (CSV or Parquet). Raises :class:`InputError`."""
     src = TableSource.open(path, required=("item_id", "title"), optional=CARD_COLUMNS[1:], keep_others=True)
+    return _catalogue_of(src, _catalogue_ids(src))
+
+
+def catalogue_head_check(
+    *, path: str, rows: int = HEAD_ROWS, max_bytes: int = HEAD_BYTES
+) -> tuple[Head, Catalogue | None]:
+    """The first rows of a catalogue file checked as :func:`catalogue_read` checks the whole
+    file (see ``metrics_core.io.check_head``), and the catalogue of them when they pass."""
+    built: list[Catalogue] = []
+
+    def checks(src: TableSource) -> list:
+        ids = []
+        return [
+            lambda: ids.append(_catalogue_ids(src)) or ids[0],
+            lambda: ids and built.append(_catalogue_of(src, ids[0])),
+        ]
+
+    head = head_checked(
+        path,
+        required=("item_id", "title"),
+        optional=CARD_COLUMNS[1:],
+        keep_others=True,
+        checks=checks,
+        rows=rows,
+        max_bytes=max_bytes,
+    )
+    return head, (built[0] if built and not head.problems else None)
+
+
+def _catalogue_ids(src: TableSource) -> pa.Array:
     item_id = src.ids("item_id")
     src.require_unique("item_id", item_id)
+    return item_id
+
+
+def _catalogue_of(src: TableSource, item_id: pa.Array) -> Catalogue:
+    path = src.path
     others = [name for name in src.names if name != "item_id" and name not in CARD_COLUMNS]
     _require_unreserved(path, others)
     cards = {

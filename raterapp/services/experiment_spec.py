@@ -15,6 +15,7 @@ from raterapp.models import Experiment, UploadedFile, Workspace
 from raterapp.services.budgets import MAX_REPLICATION
 from raterapp.services.experiment_files import engine_for, file_problems, format_problems
 from raterapp.services.experiment_locations import catalogue_location_problems, items_location_problems
+from raterapp.services.upload_checks import upload_content_problems
 
 Kind = UploadedFile.Kind
 # Every distinct pair becomes rows and human work: beyond this a sample is a mistake.
@@ -82,8 +83,9 @@ def experiment_spec(
     the same question, verdicts (abcde-spec §11); empty: one of its own. ``reuse_verdicts`` off:
     the experiment neither takes verdicts from it nor offers its own. No ``seed``: a random one.
     ``rating_request`` and ``requested_verdicts``: what the owner asks admins for (raters, a budget).
-    Raises ``ValidationError`` keyed by field (``files`` for the uploads). The content of the
-    files is checked by the preparation, which reports problems in ``Experiment.error``.
+    Raises ``ValidationError`` keyed by field (``files`` for the uploads, every problem of their
+    first rows listed: ``upload_checks``). What lies past the first rows is checked by the
+    preparation, which reports a problem in ``Experiment.error``.
     """
     errors = _parameter_problems(
         name=name,
@@ -104,7 +106,9 @@ def experiment_spec(
         problems = items_location_problems(items_location, files, kind, catalogue_location) + format_problems(files)
         if problems:
             errors["items_location"] = problems
-    elif problems := file_problems(files, kind):
+        elif problems := upload_content_problems(files=files, kind=kind):
+            errors["files"] = problems
+    elif problems := file_problems(files, kind) or upload_content_problems(files=files, kind=kind):
         errors["files"] = problems
     if catalogue_location:
         if problems := catalogue_location_problems(catalogue_location, files, items_location):

@@ -116,7 +116,12 @@ class ExperimentCreatePageView(EngineerPageMixin, View):
     template_name = "raterapp/experiments/new.html"
 
     def get(self, request):
-        return render(request, self.template_name, self.page_context(form=ExperimentCreateForm()))
+        """``?from=<id>``: filled in with the settings of an experiment the engineer may see."""
+        if "from" not in request.GET:
+            return render(request, self.template_name, self.page_context(form=ExperimentCreateForm()))
+        source = access_experiment_for_engineer(request.user, request.GET["from"])
+        form = ExperimentCreateForm.from_experiment(source)
+        return render(request, self.template_name, self.page_context(form=form, source=source))
 
     def post(self, request):
         form = ExperimentCreateForm(request.POST, request.FILES)

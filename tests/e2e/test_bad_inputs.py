@@ -10,6 +10,7 @@ import pytest
 from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
+from metrics_core.io import HEAD_ROWS
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair, UploadedFile
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, parquet_bytes, tiny_files, upload
@@ -30,24 +31,43 @@ def _weighted(weight: str) -> str:
     return "\n".join([lines[0] + ",weight", *(line + f",{weight}" for line in lines[1:])]) + "\n"
 
 
-FAILING = {
+# Found in the first rows, so refused in the request (issue 34): see the refusals' test below.
+REFUSED_CONTENT = {
     "NUL in a title": (
         {"catalogue": upload("catalogue.parquet", _catalogue_parquet(CATALOGUE_CSV.replace("Beta", "Be\x00ta")))},
-        "catalogue.parquet: row 2: title holds a NUL character (\\x00)",
+        "catalogue: catalogue.parquet: row 2: title holds a NUL character (\\x00)",
     ),
     "NUL in an id": (
         {"items": upload("items.parquet", parquet_bytes({"item_id": ["a", "b\x00", "c", "d"],
                                                           "base_cluster": ["B1", "B1", "B1", "B2"],
                                                           "exp_cluster": ["E1", "E1", "E2", "E2"]}))},
-        "items.parquet: row 2: item_id holds a NUL character (\\x00)",
+        "items: items.parquet: row 2: item_id holds a NUL character (\\x00)",
     ),  # fmt: skip
     "1e308 weights": (
         {"items": upload("items.csv", _weighted("1e308"))},
-        "items.csv: the weights add up to more than a float64 holds: scale them down",
+        "items: items.csv: the weights add up to more than a float64 holds: scale them down",
     ),
     "1 MB title": (
         {"catalogue": upload("catalogue.csv", CATALOGUE_CSV.replace("Gamma", "x" * 1_000_000))},
-        "catalogue.csv: line 4: title is 1,000,000 characters long, more than 10,000 (UPLOAD_MAX_FIELD_CHARS)",
+        "catalogue: catalogue.csv: line 4: title is 1,000,000 characters long, more than 10,000 (UPLOAD_MAX_FIELD_CHARS)",
+    ),
+}
+N_PAST = HEAD_ROWS + 1000  # a bad row after the rows the request reads
+
+
+def _bad_weight_past_the_head() -> dict:
+    ids = [f"i{k}" for k in range(N_PAST)]
+    rows = [f"{item},B{k % 50},E{k % 70},{'heavy' if k == N_PAST - 1 else 1}" for k, item in enumerate(ids)]
+    return {
+        "items": upload("items.csv", "item_id,base_cluster,exp_cluster,weight\n" + "\n".join(rows) + "\n"),
+        "catalogue": upload("catalogue.csv", "item_id,title\n" + "\n".join(f"{i},{i}" for i in ids) + "\n"),
+    }
+
+
+FAILING = {
+    "a non-numeric weight past the first rows": (
+        _bad_weight_past_the_head(),
+        f"items.csv: line {N_PAST + 1}: weight 'heavy' is not a number",
     ),
 }
 
@@ -97,6 +117,7 @@ def test_bad_files_are_refused_at_upload_naming_the_problem_with_nothing_stored(
     expanding = parquet_bytes({"item_id": ["a"] * n, "base_cluster": ["B"] * n, "exp_cluster": ["E"] * n})
     garbage = os.urandom(60 * 1024 * 1024)
     cases = {
+        **{case: (files, [message], "") for case, (files, message) in REFUSED_CONTENT.items()},
         "a Parquet file that expands past the limit": (
             {"items": upload("items.parquet", expanding)},
             ["items: items.parquet: expands to "],

@@ -36,6 +36,9 @@ function renderFailure(experiment) {
     box.querySelector("[data-failure-step]").textContent = step ? `: ${step}` : "";
     box.querySelector("[data-failure-id]").hidden = !experiment.error_id;
     box.querySelector("[data-failure-id-value]").textContent = experiment.error_id || "";
+    // A file at fault (no error id) wants a new upload; a worker at fault, a re-run.
+    box.querySelector("[data-new-from-settings]")?.classList.toggle("button--primary", !experiment.error_id);
+    box.querySelector("[data-rerun-form] button")?.classList.toggle("button--primary", Boolean(experiment.error_id));
   }
 }
 

@@ -23,7 +23,7 @@ def client_of(user) -> APIClient:
 
 def failed(owner) -> Experiment:
     files = {**tiny_files(), "items": upload("items.csv", "item_id,base_cluster,exp_cluster\na,1\n")}
-    experiment = experiment_made(owner=owner, name="broken", files=files, seed=7, n_draws=50)
+    experiment = experiment_made(owner=owner, name="broken", files=files, seed=7, n_draws=50, checked=False)
     experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()
     assert experiment.status == Experiment.Status.FAILED, experiment.error

@@ -6,7 +6,7 @@ from metrics_core import PAIR_CLASSES
 from raterapp.models import Experiment, ImpactGroup, PairTask, SampledPair, UploadedFile
 from raterapp.services.estimates import estimate_snapshot_as_dict, estimates_refresh
 from tests.raterapp.prepared import experiment_prepared
-from tests.raterapp.services.files import tiny_files
+from tests.raterapp.services.files import tiny_files, upload
 
 
 def url(experiment, tail=""):
@@ -142,3 +142,39 @@ def test_estimates_history_lists_snapshots_oldest_first(client_of, experiment):
     assert body["count"] == 3
     assert [s["id"] for s in body["results"]] == ids
     assert set(body["results"][0]["estimates"]) >= {"GoodSplitDistance", "DeltaPrecision"}
+
+
+def test_an_upload_whose_first_rows_are_bad_is_400_listing_every_problem_and_creates_nothing(client_of, media):
+    """Issue 34: checked in the request by the preparation's own rules, before the experiment exists."""
+    items = "item_id,base_cluster,exp_cluster,weight\na,B1,E1,1\nb,,E1,heavy\nzz,B2,E2,1\n"
+    files = {
+        "base": upload("base.csv", "item_id;cluster_id\na;1\n"),
+        "exp": upload("exp.csv", "item_id,cluster\na,1\n"),
+        "catalogue": upload("catalogue.csv", "item_id,title\na,A\nb,B\n"),
+    }
+    response = client_of("owner").post(
+        "/api/experiments/", {"name": "bad", "n_draws": "50", **files}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "files": [
+            "base: base.csv: missing column 'item_id', 'cluster_id' (columns found: 'item_id;cluster_id'); "
+            "the header is one column: the file seems separated by semicolons, not commas",
+            "exp: exp.csv: missing column 'cluster_id' (columns found: 'item_id', 'cluster')",
+        ]
+    }
+    files = {"items": upload("items.csv", items), "catalogue": upload("catalogue.csv", "item_id,title\na,A\nb,B\n")}
+    response = client_of("owner").post("/api/experiments/", {"name": "bad", **files}, format="multipart")
+    assert (response.status_code, response.json()) == (400, {"files": [
+        "items: items.csv: line 3: empty base_cluster",
+        "items: items.csv: line 3: weight 'heavy' is not a number",
+    ]})  # fmt: skip
+    items = items.replace(",,E1,heavy", ",B1,E1,2")
+    files = {"items": upload("items.csv", items), "catalogue": upload("catalogue.csv", "item_id,title\na,A\nb,B\n")}
+    response = client_of("owner").post("/api/experiments/", {"name": "bad", **files}, format="multipart")
+    assert (response.status_code, response.json()) == (
+        400,
+        {"files": ["catalogue: catalogue.csv: no row for item_id 'zz' of items.csv"]},
+    )
+    assert (Experiment.objects.count(), UploadedFile.objects.count()) == (0, 0)
+    assert not media.exists() or not any(media.rglob("*.*"))

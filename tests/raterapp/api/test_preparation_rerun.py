@@ -28,7 +28,8 @@ def failed(people, delay):
     from tests.raterapp.services.files import experiment_made
 
     experiment = experiment_made(
-        owner=people["owner"], name="broken", files=tiny_files(items=upload("items.csv", b"")), seed=7, n_draws=50
+        owner=people["owner"], name="broken", files=tiny_files(items=upload("items.csv", b"")), seed=7, n_draws=50,
+        checked=False,  # as if the problem lay past the first rows, which the request reads
     )
     experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()

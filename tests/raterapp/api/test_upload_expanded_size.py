@@ -39,7 +39,10 @@ def _array_bytes(array: pa.Array) -> int:
 
 
 def post(client, items: bytes):
-    files = tiny_files(items=upload("items.parquet", items))
+    """The items with a catalogue of their ids (the request checks that each has a row)."""
+    ids = sorted(set(pq.read_table(io.BytesIO(items), columns=["item_id"]).column(0).to_pylist()))
+    catalogue = parquet_bytes({"item_id": ids, "title": ids})
+    files = tiny_files(items=upload("items.parquet", items), catalogue=upload("catalogue.parquet", catalogue))
     return client.post(
         "/api/experiments/", {"name": "expanded", "n_draws": "50", "seed": "7", **files}, format="multipart"
     )

@@ -1,5 +1,6 @@
 """Upload files for the pipeline tests: the four-item example of the papers and its catalogue."""
 
+import contextlib
 import io
 
 import pyarrow as pa
@@ -34,9 +35,18 @@ def tiny_files(**replace: SimpleUploadedFile | None) -> dict[str, SimpleUploaded
     return {kind: file for kind, file in files.items() if file is not None}
 
 
-def experiment_made(*, owner, files: dict, **parameters):
-    """``experiment_create`` with its spec checked by ``experiment_spec``, as the API and the page do."""
+def experiment_made(*, owner, files: dict, checked: bool = True, **parameters):
+    """``experiment_create`` with its spec checked by ``experiment_spec``, as the API and the page do.
+
+    ``checked=False``: without the request's check of the files' first rows (``upload_checks``), so
+    that a tiny bad file reaches the preparation as a large file bad past its first rows does: for
+    tests of the preparation's own checks."""
+    from unittest import mock
+
     from raterapp.services.experiment_spec import experiment_spec
     from raterapp.services.experiments import experiment_create
 
-    return experiment_create(owner=owner, spec=experiment_spec(files=files, **parameters), files=files)
+    unchecked = mock.patch("raterapp.services.experiment_spec.upload_content_problems", return_value=[])
+    with contextlib.nullcontext() if checked else unchecked:
+        spec = experiment_spec(files=files, **parameters)
+    return experiment_create(owner=owner, spec=spec, files=files)

@@ -183,7 +183,7 @@ def test_locations_are_refused_unless_allowed(engineer, settings, tmp_path):
         experiment_made(
             owner=engineer,
             name="x",
-            files={"catalogue": catalogue(frame), "ground_truth": upload("gold.csv", "item_id,cluster_id\n")},
+            files={"catalogue": catalogue(frame), "ground_truth": upload("gold.csv", "item_id,cluster_id\na,1\n")},
             items_location=f"{tmp_path}/items",
         )
     assert "ground-truth clustering needs the in-memory engine" in raised.value.message_dict["files"][0]

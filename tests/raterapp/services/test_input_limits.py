@@ -14,7 +14,8 @@ Status = Experiment.Status
 
 
 def prepared(owner, files) -> Experiment:
-    experiment = experiment_made(owner=owner, name="limits", files=files, seed=7, n_draws=50)
+    """Prepared without the request's check of the first rows, as a file bad further on would be."""
+    experiment = experiment_made(owner=owner, name="limits", files=files, seed=7, n_draws=50, checked=False)
     experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()
     return experiment

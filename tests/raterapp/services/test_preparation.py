@@ -13,8 +13,9 @@ from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, experiment_m
 Status = Experiment.Status
 
 
-def created(owner, *, files=None, **params) -> Experiment:
-    return experiment_made(owner=owner, name="change", files=files or tiny_files(), **{"seed": 7, "n_draws": 50, **params})
+def created(owner, *, files=None, checked=True, **params) -> Experiment:
+    params = {"seed": 7, "n_draws": 50, **params}
+    return experiment_made(owner=owner, name="change", files=files or tiny_files(), checked=checked, **params)
 
 
 def prepared(owner, **kwargs) -> Experiment:
@@ -313,7 +314,7 @@ BAD_UPLOADS = {
 
 @pytest.mark.parametrize("files, message", BAD_UPLOADS.values(), ids=BAD_UPLOADS.keys())
 def test_a_bad_upload_fails_with_its_problem_and_leaves_nothing(engineer, media, files, message):
-    experiment = prepared(engineer, files=tiny_files(**files))
+    experiment = prepared(engineer, files=tiny_files(**files), checked=False)  # as if past the first rows
     assert (experiment.status, experiment.error, experiment.progress) == (Status.FAILED, message, 0.0)
     assert_nothing_left(experiment)
 
@@ -337,7 +338,7 @@ def test_a_failure_in_a_later_step_removes_the_earlier_steps_rows_and_file(engin
 
 
 def test_a_second_run_of_a_failed_preparation_changes_nothing(engineer, media):
-    experiment = prepared(engineer, files=tiny_files(items=upload("items.csv", b"")))
+    experiment = prepared(engineer, files=tiny_files(items=upload("items.csv", b"")), checked=False)
     experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()
     assert (experiment.status, experiment.error) == (Status.FAILED, "items.csv: empty file")
