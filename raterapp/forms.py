@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.conf import settings
 
@@ -15,6 +17,15 @@ ACCEPT = ".csv,.parquet"
 ABOUT_FIELDS = ("name", "kind", "description", "question", "guidelines", "workspace", "reuse_verdicts")
 DRAW_FIELDS = ("n_draws", "diff_share", "replication", "confidence", "seed")
 REQUEST_FIELDS = ("requested_verdicts", "rating_request")
+
+
+def _shared_workspace_name(experiment: Experiment) -> str:
+    """The experiment's workspace by name; empty for the one it was given of its own (``Experiment.save``
+    names it after the experiment), or a new experiment would join the failed one's."""
+    if not experiment.workspace_id:
+        return ""
+    name = experiment.workspace.name
+    return "" if re.fullmatch(rf"{re.escape(experiment.name[:150])} \([0-9a-f]{{12}}\)", name) else name
 
 
 def _file_field(kind: str, *, label: str) -> forms.FileField:
@@ -118,7 +129,7 @@ class ExperimentCreateForm(forms.Form):
         """An unbound form filled in with the settings of ``experiment`` (its files are chosen again)."""
         names = (*ABOUT_FIELDS, *DRAW_FIELDS, "scheme", "items_location", "catalogue_location")
         initial = {name: getattr(experiment, name) for name in (*names, *REQUEST_FIELDS) if name != "workspace"}
-        initial["workspace"] = experiment.workspace.name if experiment.workspace_id else ""
+        initial["workspace"] = _shared_workspace_name(experiment)
         form = cls()
         form.initial = {name: value for name, value in initial.items() if name in form.fields}
         return form

@@ -119,6 +119,14 @@ def test_new_from_an_experiment_fills_in_its_settings_but_not_its_files(client, 
     assert 'type="file"' in content and "data-from-experiment" in content
 
 
+def test_new_from_an_experiment_leaves_out_the_workspace_it_was_given_of_its_own(client, users):
+    experiment = _failed(users["engineer"], name="Alone")
+    assert re.fullmatch(r"Alone \([0-9a-f]{12}\)", experiment.workspace.name)
+    client.force_login(users["engineer"])
+    form = client.get(reverse("experiment-new") + f"?from={experiment.pk}").context["form"]
+    assert (form["name"].value(), form["workspace"].value()) == ("Alone", "")
+
+
 @pytest.mark.parametrize(
     "who, expected", [("anonymous", 302), ("rater", 403), ("engineer", 200), ("other_engineer", 404), ("admin", 200)]
 )
