@@ -80,7 +80,20 @@ class ExperimentListCreateApi(generics.ListAPIView):
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(request=ExperimentCreateSerializer, responses={201: ExperimentCreatedSerializer, 400: None})
+    @extend_schema(
+        request=ExperimentCreateSerializer,
+        responses={
+            201: ExperimentCreatedSerializer,
+            400: OpenApiResponse(
+                description=(
+                    "Every problem, by field; under `files` one message per problem of the uploads, each naming "
+                    "the kind, the file, the line and the problem. The first rows of each file are checked here "
+                    "(a missing column, a value of the wrong type, an item id missing from the catalogue); a "
+                    "problem further on fails the experiment's preparation instead."
+                )
+            ),
+        },
+    )
     def post(self, request):
         values = validated(ExperimentCreateSerializer, request.data)
         fields = {k: v for k, v in values.items() if k not in FILE_KINDS}

@@ -52,11 +52,14 @@ def catalogue_head_check(
     built: list[Catalogue] = []
 
     def checks(src: TableSource) -> list:
-        ids = []
-        return [
-            lambda: ids.append(_catalogue_ids(src)) or ids[0],
-            lambda: ids and built.append(_catalogue_of(src, ids[0])),
-        ]
+        def rest() -> None:
+            try:
+                ids = _catalogue_ids(src)
+            except InputError:
+                return  # listed by the first check; the rest needs valid ids
+            built.append(_catalogue_of(src, ids))
+
+        return [lambda: _catalogue_ids(src), rest]
 
     head = head_checked(
         path,

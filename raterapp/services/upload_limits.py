@@ -5,10 +5,9 @@ these checks cost one pass in 1 MiB chunks and never parse the whole file: the b
 for CSV the line count and NUL bytes (text files never hold them; random or binary data
 almost always does), for Parquet the magic bytes, the footer's row count and the size the
 file decodes to in memory (a small file that would expand to gigabytes, see
-``_expanded_problem``). Field lengths, NUL bytes
-inside Parquet text and everything else about the content are checked by the preparation
-(metrics_core readers, raterapp.services.catalogue), which fails the experiment with the
-file, row and problem.
+``_expanded_problem``). The content is checked next, on the first rows of each file
+(``upload_checks``), and whole by the preparation (metrics_core readers,
+raterapp.services.catalogue), which fails the experiment with the file, row and problem.
 """
 
 from __future__ import annotations

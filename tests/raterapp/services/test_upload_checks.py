@@ -117,3 +117,14 @@ def test_a_catalogue_longer_than_the_first_rows_is_not_searched_for_ids(db):
     catalogue = "item_id,title\n" + "".join(f"x{k},t\n" for k in range(n)) + "a,A\nb,B\nc,C\nd,D\n"
     files = tiny_files(catalogue=upload("catalogue.csv", catalogue))
     assert upload_content_problems(files=files, kind="change") == []
+
+
+def test_a_catalogue_with_a_repeated_id_and_a_reserved_column_lists_the_id_once(db):
+    catalogue = "item_id,title,weight\na,A,1\na,B,2\nc,C,3\nd,D,4\n"
+    assert upload_content_problems(files=tiny_files(catalogue=upload("catalogue.csv", catalogue)), kind="change") == [
+        "catalogue: catalogue.csv: line 3: duplicate item_id 'a' (first on line 2)",
+    ]
+    catalogue = "item_id,title,weight\na,A,1\nb,B,2\nc,C,3\nd,D,4\n"
+    assert upload_content_problems(files=tiny_files(catalogue=upload("catalogue.csv", catalogue)), kind="change") == [
+        "catalogue: catalogue.csv: column 'weight' is reserved: rename it",
+    ]
