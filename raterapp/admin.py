@@ -120,6 +120,12 @@ class RetractedJudgementAdmin(admin.ModelAdmin):
     readonly_fields = ("task", "rater", "verdict", "comment", "client_id", "judged_at", "retracted_at", "voided_by")
 
 
+class RaterProfileForm(forms.ModelForm):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), help_text="Why the quotas change: written to the audit log."
+    )
+
+
 @admin.register(RaterProfile)
 class RaterProfileAdmin(admin.ModelAdmin):
     """Quotas are edited here; pause, unpause and deactivation go through the actions (the
@@ -129,7 +135,8 @@ class RaterProfileAdmin(admin.ModelAdmin):
     list_filter = ("paused", "user__is_active")
     search_fields = ("user__username", "user__email")
     readonly_fields = ("user", "paused", "paused_reason", "paused_at", "unpaused_at")
-    fields = ("user", "daily_quota", "total_quota", "paused", "paused_reason", "paused_at", "unpaused_at")
+    fields = ("user", "daily_quota", "total_quota", "reason", "paused", "paused_reason", "paused_at", "unpaused_at")
+    form = RaterProfileForm
     actions = ("pause_selected", "unpause_selected", "deactivate_selected")
 
     @admin.display(boolean=True, description="Active", ordering="user__is_active")
@@ -142,7 +149,13 @@ class RaterProfileAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         from .services.raters import rater_quota_set
 
-        rater_quota_set(actor=request.user, rater=obj.user, daily_quota=obj.daily_quota, total_quota=obj.total_quota)
+        rater_quota_set(
+            actor=request.user,
+            rater=obj.user,
+            daily_quota=obj.daily_quota,
+            total_quota=obj.total_quota,
+            reason=form.cleaned_data["reason"],
+        )
 
     @admin.action(description="Pause selected raters")
     def pause_selected(self, request, queryset):

@@ -92,6 +92,11 @@ class RaterUpdateSerializer(serializers.Serializer):
 
     daily_quota = serializers.IntegerField(min_value=0, allow_null=True, required=False)
     total_quota = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    quota_reason = serializers.CharField(
+        max_length=2000,
+        required=False,
+        help_text="Why the quotas change: required when one does; kept in the audit log.",
+    )
     paused = serializers.BooleanField(required=False)
     paused_reason = serializers.CharField(
         max_length=2000, required=False, help_text="Why the rater is paused: required with paused=true."

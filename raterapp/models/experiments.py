@@ -301,7 +301,12 @@ class SampleBatch(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    new_pairs = models.PositiveIntegerField(null=True, blank=True, help_text="Distinct pairs no earlier batch drew.")
+    new_pairs = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Sample rows no earlier batch drew (each order of a pair, self pairs too); the "
+        "new pairs to judge are new_tasks.",
+    )
     new_tasks = models.PositiveIntegerField(null=True, blank=True, help_text="Pairs that became judgement tasks.")
     repeated_pairs = models.PositiveIntegerField(null=True, blank=True, help_text="Pairs drawn again: more draws.")
     expected_verdicts = models.FloatField(null=True, blank=True, help_text="The plan shown before drawing.")

@@ -109,6 +109,8 @@ class AuditEntry(models.Model):
     class Meta:
         ordering = ["-created_at", "-pk"]
         indexes = [models.Index(fields=["subject", "created_at"], name="audit_subject")]
+        verbose_name = "audit entry"
+        verbose_name_plural = "audit entries"
 
     def __str__(self) -> str:
         return f"{self.get_action_display()}: {self.subject}"

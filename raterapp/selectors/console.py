@@ -58,26 +58,36 @@ def _with_spend(budget: ExperimentBudget) -> Experiment:
     return experiment
 
 
-def budget_changes_recent(*, limit: int = 200) -> QuerySet[BudgetChange]:
-    """The latest entries of the budget audit log, newest first."""
-    return BudgetChange.objects.select_related("actor", "budget__experiment", "pool").order_by("-created_at", "-pk")[
-        :limit
-    ]
+def budget_changes_recent(
+    *, limit: int = 200, actor_id: int | None = None, experiment_id: int | None = None
+) -> QuerySet[BudgetChange]:
+    """The latest entries of the budget audit log, newest first: made by one person and/or about
+    one experiment's budget (``None``: any)."""
+    changes = BudgetChange.objects.select_related("actor", "budget__experiment", "pool")
+    if actor_id is not None:
+        changes = changes.filter(actor_id=actor_id)
+    if experiment_id is not None:
+        changes = changes.filter(budget__experiment_id=experiment_id)
+    return changes.order_by("-created_at", "-pk")[:limit]
 
 
-def console_actions_recent(*, limit: int = 100) -> list[dict]:
+def console_actions_recent(
+    *, limit: int = 100, actor_id: int | None = None, experiment_id: int | None = None
+) -> list[dict]:
     """What admins did to pairs, newest first, from the records themselves: reports resolved
-    (with the note) and pairs retired (gold questions, excluded pairs)."""
-    reports = (
-        PairReport.objects.filter(resolved_at__isnull=False)
-        .select_related("resolved_by", "task__experiment")
-        .order_by("-resolved_at")[:limit]
-    )
-    retired = (
-        PairTask.objects.filter(retired_at__isnull=False)
-        .select_related("retired_by", "experiment")
-        .order_by("-retired_at")[:limit]
-    )
+    (with the note) and pairs retired (gold questions, excluded pairs); made by one person
+    and/or in one experiment (``None``: any)."""
+    reports = PairReport.objects.filter(resolved_at__isnull=False)
+    retired = PairTask.objects.filter(retired_at__isnull=False)
+    if actor_id is not None:
+        reports, retired = reports.filter(resolved_by_id=actor_id), retired.filter(retired_by_id=actor_id)
+    if experiment_id is not None:
+        reports, retired = (
+            reports.filter(task__experiment_id=experiment_id),
+            retired.filter(experiment_id=experiment_id),
+        )
+    reports = reports.select_related("resolved_by", "task__experiment").order_by("-resolved_at")[:limit]
+    retired = retired.select_related("retired_by", "experiment").order_by("-retired_at")[:limit]
     rows = [
         {
             "when": report.resolved_at,

@@ -183,21 +183,25 @@ def rater_unpause(*, actor, rater) -> RaterProfile:
     return profile
 
 
-def rater_quota_set(*, actor, rater, daily_quota: int | None, total_quota: int | None) -> RaterProfile:
-    """Verdicts per day and in all (``None``: no limit). A quota below what the rater has
-    given already stops their leasing and keeps every verdict."""
+def rater_quota_set(*, actor, rater, daily_quota: int | None, total_quota: int | None, reason: str) -> RaterProfile:
+    """Verdicts per day and in all (``None``: no limit), with why (required when a quota
+    changes, kept in the audit log, as for budgets). A quota below what the rater has given
+    already stops their leasing and keeps every verdict."""
     require_role(actor, ADMIN, ADMINS_ONLY)
     _rater_only(rater)
     values = {"daily_quota": _quota("daily_quota", daily_quota), "total_quota": _quota("total_quota", total_quota)}
+    reason = (reason or "").strip()
     with transaction.atomic():
         rater_lock(rater.pk)
         profile, _ = RaterProfile.objects.get_or_create(user=rater)  # under the rater lock: read, then write
-        for name, value in values.items():
-            if getattr(profile, name) != value:
-                audit_record(
-                    actor=actor, action=Action.QUOTA, subject_id=rater.pk, field=name,
-                    old=_quota_text(getattr(profile, name)), new=_quota_text(value),
-                )  # fmt: skip
+        changed = {name: value for name, value in values.items() if getattr(profile, name) != value}
+        if changed and not reason:
+            raise ValidationError({"quota_reason": "Say why the quota changes."})
+        for name, value in changed.items():
+            audit_record(
+                actor=actor, action=Action.QUOTA, subject_id=rater.pk, field=name,
+                old=_quota_text(getattr(profile, name)), new=_quota_text(value), reason=reason,
+            )  # fmt: skip
         RaterProfile.objects.filter(pk=profile.pk).update(**values)
     profile.refresh_from_db()
     return profile
@@ -257,11 +261,11 @@ def experiment_open_to_all_set(*, actor, experiment: Experiment, open_to_all: bo
 
 
 def rater_update(*, actor, rater, changes: dict):
-    """Apply any of ``daily_quota``, ``total_quota``, ``paused`` (with ``paused_reason``)
+    """Apply any of ``daily_quota``, ``total_quota`` (with ``quota_reason``), ``paused`` (with ``paused_reason``)
     and ``is_active`` at once: all of them or, when one is refused, none."""
     require_role(actor, ADMIN, ADMINS_ONLY)
     _rater_only(rater)
-    unknown = set(changes) - {"daily_quota", "total_quota", "paused", "paused_reason", "is_active"}
+    unknown = set(changes) - {"daily_quota", "total_quota", "quota_reason", "paused", "paused_reason", "is_active"}
     if unknown:
         raise ValidationError({name: "Not a rater setting." for name in sorted(unknown)})
     with transaction.atomic():
@@ -272,6 +276,7 @@ def rater_update(*, actor, rater, changes: dict):
                 rater=rater,
                 daily_quota=changes.get("daily_quota", profile.daily_quota if profile else None),
                 total_quota=changes.get("total_quota", profile.total_quota if profile else None),
+                reason=changes.get("quota_reason", ""),
             )
         paused_now = RaterProfile.objects.filter(user=rater, paused=True).exists()
         if changes.get("paused") is True or ("paused_reason" in changes and "paused" not in changes and paused_now):

@@ -1,5 +1,6 @@
 """The admin console: gold questions, the inbox of broken-pair reports, which raters rate which
-experiment and budget pools (:mod:`raterapp.views.console_access`), and the audit log of budgets.
+experiment and budget pools (:mod:`raterapp.views.console_access`), and the audit log
+(:mod:`raterapp.views.console_audit`).
 
 Roles: admins (and superusers); anyone else signed in gets the friendly 403 page, anonymous
 users go to the sign-in page. Every page is a plain form page: a POST names its ``action``,
@@ -20,7 +21,7 @@ from django.views import View
 from raterapp.access import ADMIN, access_experiment_for_engineer
 from raterapp.forms import GoldAnswerForm, GoldPairForm, GoldRateForm, ReportResolveForm
 from raterapp.models import BudgetChange, PairReport, PairTask
-from raterapp.selectors.console import budget_changes_recent, console_actions_recent, experiments_with_sample
+from raterapp.selectors.console import experiments_with_sample
 from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list, pair_reports_inbox
 from raterapp.services.gold import (
     experiment_gold_rate_set,
@@ -195,23 +196,6 @@ class ReportsPageView(ConsolePageMixin, View):
                 messages.success(request, f"Report {report.pk} resolved: {resolution.lower()}.")
                 return redirect("console-reports")
         return self.refused(request, form, failed_report=report.pk, form=form)
-
-
-# ---- the audit log -------------------------------------------------------------------------------
-
-
-class AuditPageView(ConsolePageMixin, View):
-    """Every change to a budget or pool: who, when, from what to what, why and through which door;
-    and the reports resolved and pairs retired, by whom and when."""
-
-    tab = "audit"
-
-    def get(self, request):
-        return self.show(request)
-
-    def show(self, request, *, status=200, **extra):
-        context = {"changes": budget_changes_recent(), "actions": console_actions_recent(), **extra}
-        return render(request, "raterapp/console/audit.html", self.page_context(**context), status=status)
 
 
 def _int(value) -> int:

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from . import accounts, admin_pages, console, console_access, experiments, explorer, partials, rater_quality, rating
+from .console_audit import AuditPageView
 from .console_verdicts import VerdictsPageView
 
 EXPERIMENT = "experiments/<int:experiment_id>/"
@@ -33,7 +34,7 @@ urlpatterns = [
     path("console/reports/", console.ReportsPageView.as_view(), name="console-reports"),
     path("console/assignments/", console_access.AssignmentsPageView.as_view(), name="console-assignments"),
     path("console/pools/", console_access.PoolsPageView.as_view(), name="console-pools"),
-    path("console/audit/", console.AuditPageView.as_view(), name="console-audit"),
+    path("console/audit/", AuditPageView.as_view(), name="console-audit"),
     path("console/verdicts/", VerdictsPageView.as_view(), name="console-verdicts"),
     path("account/tokens/", accounts.ApiTokensPageView.as_view(), name="api-tokens-page"),
     path(

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from raterapp.models import (
+    AuditEntry,
     BudgetChange,
     BudgetPool,
     ExperimentBudget,
@@ -195,7 +196,7 @@ def test_admin_works_in_the_console(browser, live_server, rating_experiment, scr
 
     # 6. The audit log holds the pool and the budget changes.
     page.goto(f"{live_server.url}/console/audit/")
-    expect(page.locator("table").first.locator("tbody tr")).to_have_count(BudgetChange.objects.count())
+    expect(page.locator("#budget-changes tbody tr")).to_have_count(BudgetChange.objects.count())
     actions = page.locator("[data-action-row]")  # the report resolved and the pair it excluded
     expect(actions).to_have_count(2)
     expect(actions.first).to_contain_text("ada")
@@ -235,6 +236,7 @@ def test_a_rater_gets_a_new_password_through_a_link_shown_once(browser, live_ser
     page.get_by_role("button", name="Quotas rita").click()
     dialog = page.get_by_role("dialog", name="Quotas of rita")
     dialog.get_by_label("Verdicts in all").fill("-3")
+    dialog.get_by_label("Why").fill("Trial period")
     dialog.get_by_role("button", name="Save quotas").click()
     errors = dialog.locator(".dialog-errors")
     expect(errors).to_be_focused()
@@ -248,6 +250,7 @@ def test_a_rater_gets_a_new_password_through_a_link_shown_once(browser, live_ser
     dialog.get_by_role("button", name="Save quotas").click()
     expect(dialog).to_be_hidden()
     assert RaterProfile.objects.get(user=rita).total_quota == 300
+    assert AuditEntry.objects.filter(action="rater.quota", subject=rita, new_value="300", reason="Trial period").exists()
 
     rater_page = browser.new_context(viewport=PHONE).new_page()
     rater_page.goto(url)

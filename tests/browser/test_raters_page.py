@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from raterapp.models import Judgement, PairTask, RaterProfile, Verdict
+from raterapp.models import AuditEntry, Judgement, PairTask, RaterProfile, Verdict
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.raters import rater_pause
 from tests.raterapp.factories import UserFactory
@@ -147,13 +147,17 @@ def test_admin_manages_raters_without_a_reload(browser, live_server, screenshots
     dialog.get_by_label("Verdicts in all").fill("-3")
     dialog.get_by_role("button", name="Save quotas").click()
     expect(dialog.locator(".errors")).to_contain_text("whole number")
+    expect(dialog.locator(".errors")).to_contain_text("Say why the quotas change.")  # a reason, as for budgets
+    expect(dialog.get_by_label("Why")).to_have_attribute("aria-invalid", "")
     dialog.get_by_label("Verdicts in all").fill("")
+    dialog.get_by_label("Why").fill("Back from leave")
     dialog.get_by_role("button", name="Save quotas").click()
     page.wait_for_function("document.querySelector('#raters-status').textContent.startsWith('Quotas of ana saved')")
     _, ana = _cells(page, "ana")
     assert ana["quota"].inner_text().split("\n") == ["40 a day", "no total limit"]
     profile = RaterProfile.objects.get(user=raters["ana"])
     assert (profile.daily_quota, profile.total_quota) == (40, None)
+    assert AuditEntry.objects.get(action="rater.quota", subject=raters["ana"]).reason == "Back from leave"
 
     # Deactivate eli after a confirmation; cancelling first changes nothing.
     page.get_by_role("button", name="Deactivate eli").click()

@@ -83,7 +83,7 @@ def test_progress_quota_and_summary_read_the_counts_not_the_judgements():
     client = client_with_token(rater)
     for _ in range(3):
         _judge(client, experiment)
-    rater_quota_set(actor=admin, rater=rater, daily_quota=None, total_quota=100)
+    rater_quota_set(actor=admin, rater=rater, daily_quota=None, total_quota=100, reason="r")
     progress = rater_progress_get(experiment=experiment, rater=rater)
     assert (progress["mine"], progress["today"], progress["quota"]["total_left"]) == (3, 3, 97)
     RaterVerdictCount.objects.filter(rater=rater).update(verdicts=90)

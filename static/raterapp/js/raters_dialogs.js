@@ -49,21 +49,31 @@ export const DIALOGS = {
     fill(form, row) {
       form.elements.daily_quota.value = row.daily_quota === null ? "" : String(row.daily_quota);
       form.elements.total_quota.value = row.total_quota === null ? "" : String(row.total_quota);
+      form.elements.quota_reason.value = "";
     },
     body(form) {
-      return { daily_quota: quotaValue(form.elements.daily_quota), total_quota: quotaValue(form.elements.total_quota) };
+      return {
+        daily_quota: quotaValue(form.elements.daily_quota),
+        total_quota: quotaValue(form.elements.total_quota),
+        quota_reason: form.elements.quota_reason.value,
+      };
     },
     invalid(form) {
-      return [form.elements.daily_quota, form.elements.total_quota]
+      const numbers = [form.elements.daily_quota, form.elements.total_quota]
         .filter((input) => {
           const value = quotaValue(input);
           return !input.validity.valid || (value !== null && !(Number.isInteger(value) && value >= 0));
         })
         .map((input) => input.name);
+      return form.elements.quota_reason.value.trim() ? numbers : [...numbers, "quota_reason"];
     },
     check(form) {
       const labels = { daily_quota: "Verdicts per day", total_quota: "Verdicts in all" };
-      return this.invalid(form).map((name) => `${labels[name]}: give a whole number of verdicts, 0 or more, or leave the box empty for no limit.`);
+      return this.invalid(form).map((name) =>
+        name === "quota_reason"
+          ? "Say why the quotas change."
+          : `${labels[name]}: give a whole number of verdicts, 0 or more, or leave the box empty for no limit.`,
+      );
     },
     done(row) {
       const daily = row.daily_quota === null ? "no daily limit" : `${row.daily_quota} a day`;

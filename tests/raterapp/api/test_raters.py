@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from raterapp.models import Judgement, Lease, RaterProfile
+from raterapp.models import AuditEntry, Judgement, Lease, RaterProfile
 from raterapp.selectors.raters import experiment_agreement_get
 from raterapp.services.raters import rater_pause
 from tests.raterapp.factories import UserFactory
@@ -94,7 +94,7 @@ def test_an_admin_reads_and_changes_a_rater(client_of, people, experiment):
     assert set(body) == ADMIN_FIELDS | {"assigned_experiments"}
     assert body["assigned_experiments"] == [{"id": experiment.pk, "name": experiment.name, "status": "rating"}]
     changed = client_of("admin").patch(
-        url, {"daily_quota": 10, "total_quota": None, "paused": True, "paused_reason": "Checking"}, format="json"
+        url, {"daily_quota": 10, "total_quota": None, "quota_reason": "trial", "paused": True, "paused_reason": "Checking"}, format="json"
     )
     assert changed.status_code == 200, changed.content
     body = changed.json()
@@ -116,6 +116,18 @@ def test_a_pause_without_a_reason_is_refused_and_changes_nothing(client_of, peop
     assert response.status_code == 400 and "paused_reason" in response.json()
     assert not RaterProfile.objects.filter(user=people["rater"]).exclude(daily_quota=None).exists()
     assert client_of("admin").get("/api/raters/999999/").status_code == 404
+
+
+def test_a_quota_change_without_a_reason_is_refused_and_changes_nothing(client_of, people):
+    url = f"/api/raters/{people['rater'].pk}/"
+    response = client_of("admin").patch(url, {"daily_quota": 3, "quota_reason": " "}, format="json")
+    assert response.status_code == 400
+    assert "quota_reason" in response.json()
+    assert not RaterProfile.objects.filter(user=people["rater"]).exclude(daily_quota=None).exists()
+    assert not AuditEntry.objects.exists()
+    response = client_of("admin").patch(url, {"daily_quota": 3, "quota_reason": "Trial week"}, format="json")
+    assert response.status_code == 200
+    assert list(AuditEntry.objects.values_list("field", "new_value", "reason")) == [("daily_quota", "3", "Trial week")]
 
 
 # ---------------------------------------------------------------- a rater's own view

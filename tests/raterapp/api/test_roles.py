@@ -266,7 +266,7 @@ def body_of(kind, world):
     if kind == "rater_new":
         return {"username": "new-rater", "email": "new-rater@example.org"}
     if kind == "rater_change":
-        return {"daily_quota": 5, "paused": True, "paused_reason": "role table"}
+        return {"daily_quota": 5, "quota_reason": "role table", "paused": True, "paused_reason": "role table"}
     if kind == "decision":
         return {"decision_metric": "DeltaPrecision", "equivalence_margin": 0.01}
     if kind == "recall_base":

@@ -56,14 +56,26 @@ def entries():
 
 
 def test_quota_changes_are_audited_field_by_field(admin, rater):
-    rater_quota_set(actor=admin, rater=rater, daily_quota=20, total_quota=None)
-    rater_quota_set(actor=admin, rater=rater, daily_quota=20, total_quota=500)  # daily unchanged: no entry
-    rater_quota_set(actor=admin, rater=rater, daily_quota=None, total_quota=500)
+    rater_quota_set(actor=admin, rater=rater, daily_quota=20, total_quota=None, reason="trial")
+    rater_quota_set(actor=admin, rater=rater, daily_quota=20, total_quota=500, reason="Q4")  # daily unchanged: no entry
+    rater_quota_set(actor=admin, rater=rater, daily_quota=None, total_quota=500, reason=" trusted ")
     assert entries() == [
-        ("rater.quota", "admin", "rater", None, "daily_quota", "no limit", "20", ""),
-        ("rater.quota", "admin", "rater", None, "total_quota", "no limit", "500", ""),
-        ("rater.quota", "admin", "rater", None, "daily_quota", "20", "no limit", ""),
+        ("rater.quota", "admin", "rater", None, "daily_quota", "no limit", "20", "trial"),
+        ("rater.quota", "admin", "rater", None, "total_quota", "no limit", "500", "Q4"),
+        ("rater.quota", "admin", "rater", None, "daily_quota", "20", "no limit", "trusted"),
     ]
+
+
+@pytest.mark.parametrize("reason", ["", "   "])
+def test_a_quota_change_without_a_reason_is_refused_and_changes_nothing(admin, rater, reason):
+    with pytest.raises(ValidationError) as refused:
+        rater_quota_set(actor=admin, rater=rater, daily_quota=20, total_quota=None, reason=reason)
+    assert refused.value.message_dict == {"quota_reason": ["Say why the quota changes."]}
+    assert AuditEntry.objects.count() == 0
+    assert not RaterProfile.objects.filter(user=rater).exclude(daily_quota=None).exists()
+    # Saving the same quotas again changes nothing, so it needs no reason.
+    rater_quota_set(actor=admin, rater=rater, daily_quota=None, total_quota=None, reason="")
+    assert AuditEntry.objects.count() == 0
 
 
 def test_pause_and_unpause_are_audited_with_the_reason(admin, rater):
@@ -162,10 +174,10 @@ def test_an_entry_commits_only_with_its_change(admin, rater):
 
 def test_refused_rater_changes_write_nothing(users, rater, experiment):
     for call in (
-        lambda: rater_quota_set(actor=users["engineer"], rater=rater, daily_quota=1, total_quota=None),
+        lambda: rater_quota_set(actor=users["engineer"], rater=rater, daily_quota=1, total_quota=None, reason="r"),
         lambda: rater_pause(actor=users["engineer"], rater=rater, reason="no"),
         lambda: rater_assign(actor=users["engineer"], experiment=experiment, raters=[rater]),
-        lambda: rater_quota_set(actor=users["admin"], rater=rater, daily_quota=-1, total_quota=None),
+        lambda: rater_quota_set(actor=users["admin"], rater=rater, daily_quota=-1, total_quota=None, reason="r"),
     ):
         with pytest.raises((PermissionDenied, ValidationError)):
             call()
@@ -177,7 +189,8 @@ def test_the_api_and_the_django_admin_write_the_same_entries(admin, rater, exper
 
     client = APIClient()
     client.force_authenticate(admin)
-    response = client.patch(f"/api/raters/{rater.pk}/", {"daily_quota": 3, "paused": True, "paused_reason": "check"}, format="json")
+    body = {"daily_quota": 3, "quota_reason": "trial", "paused": True, "paused_reason": "check"}
+    response = client.patch(f"/api/raters/{rater.pk}/", body, format="json")
     assert response.status_code == 200
     response = client.put(f"/api/experiments/{experiment.pk}/raters/", {"raters": [rater.pk]}, format="json")
     assert response.status_code == 200

@@ -220,7 +220,7 @@ def test_pause_needs_a_reason_and_an_admin(experiment, users, rater):
 
 def test_quotas_are_set_and_a_lowered_quota_stops_leasing(experiment, admin, rater):
     judge(experiment, rater)
-    profile = rater_quota_set(actor=admin, rater=rater, daily_quota=1, total_quota=None)
+    profile = rater_quota_set(actor=admin, rater=rater, daily_quota=1, total_quota=None, reason="r")
     assert (profile.daily_quota, profile.total_quota) == (1, None)
     with pytest.raises(QueueClosed) as closed:
         assignment_next(experiment=experiment, rater=rater)
@@ -232,19 +232,19 @@ def test_quotas_are_set_and_a_lowered_quota_stops_leasing(experiment, admin, rat
 def test_invalid_quotas_are_refused(admin, rater, daily, total):
     before = state()
     with pytest.raises(ValidationError):
-        rater_quota_set(actor=admin, rater=rater, daily_quota=daily, total_quota=total)
+        rater_quota_set(actor=admin, rater=rater, daily_quota=daily, total_quota=total, reason="r")
     assert state() == before
 
 
 def test_a_refused_update_changes_nothing_even_when_part_of_it_was_valid(admin, users, rater):
-    rater_quota_set(actor=admin, rater=rater, daily_quota=5, total_quota=50)
+    rater_quota_set(actor=admin, rater=rater, daily_quota=5, total_quota=50, reason="r")
     before = state()
     with pytest.raises(PermissionDenied):
         rater_update(actor=users["engineer"], rater=rater, changes={"daily_quota": 1})
     with pytest.raises(ValidationError):  # the quota is valid, the pause has no reason: neither happens
-        rater_update(actor=admin, rater=rater, changes={"daily_quota": 1, "paused": True})
+        rater_update(actor=admin, rater=rater, changes={"daily_quota": 1, "quota_reason": "r", "paused": True})
     assert state() == before
-    rater_update(actor=admin, rater=rater, changes={"total_quota": 9, "paused": True, "paused_reason": "why"})
+    rater_update(actor=admin, rater=rater, changes={"total_quota": 9, "quota_reason": "r", "paused": True, "paused_reason": "why"})
     profile = RaterProfile.objects.get(user=rater)
     assert (profile.daily_quota, profile.total_quota, profile.paused, profile.paused_reason) == (5, 9, True, "why")
 

@@ -212,7 +212,7 @@ HOME_CASES = {
     "budget_paused": lambda users, experiment: _budget(users, experiment, paused=True),
     "budget_spent": lambda users, experiment: _budget(users, experiment, max_verdicts=0),
     "quota_daily": lambda users, experiment: rater_quota_set(
-        actor=users["admin"], rater=users["rater"], daily_quota=0, total_quota=None
+        actor=users["admin"], rater=users["rater"], daily_quota=0, total_quota=None, reason="r"
     ),
     "queue_empty": lambda users, experiment: experiment.tasks.update(verdicts=F("wanted")),
     "not_assigned": _judged_then_assigned_to_others,
