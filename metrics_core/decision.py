@@ -11,7 +11,10 @@ sequence, which stays valid however often the dashboard is looked at:
 
 Both deciding metrics are higher-is-better (positive favours Exp). A decision is *fragile*
 when deciding the *unsure* verdicts could change it: the same sequence, centred on the ends of
-the estimate's unsure range, gives another outcome (§12).
+the estimate's unsure range, gives another outcome (§12). A fragile decision also says how it
+would change (``flip_*``): the end of the unsure range that changes it, the outcome then, and
+which end of the moved sequence crosses which threshold (``margin`` or ``−margin``), so that a
+page can say so without redoing the arithmetic.
 """
 
 from __future__ import annotations
@@ -40,6 +43,13 @@ class Decision(FlatResult):
     ``settle_half_width`` is the sequence half-width at which today's value would settle a
     decision, ``| |value| − margin |`` (``nan`` without a value; ``0`` when the value sits on
     the margin, which no finite amount of data settles).
+
+    When ``fragile``: ``flip_centre`` is the end of the unsure range (``unsure_low`` or
+    ``unsure_high`` of the estimate) on which the sequence gives ``flip_outcome``; ``flip_bound``
+    (``"cs_low"`` or ``"cs_high"``) is the end of that moved sequence that crosses
+    ``flip_threshold`` (``margin`` or ``−margin``), and ``flip_bound_value`` where it lies then.
+    Not fragile: ``flip_outcome`` and ``flip_bound`` are ``""`` and the numbers ``nan``. When
+    both ends of the unsure range change the outcome, the lower one is reported.
     """
 
     outcome: str
@@ -50,6 +60,11 @@ class Decision(FlatResult):
     margin: float
     fragile: bool
     settle_half_width: float
+    flip_outcome: str = ""
+    flip_centre: float = math.nan
+    flip_bound: str = ""
+    flip_bound_value: float = math.nan
+    flip_threshold: float = math.nan
 
 
 def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: float = 0.0) -> Decision:
@@ -82,13 +97,37 @@ def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: fl
         raise ValueError(f"margin must be a non-negative number, got {margin!r}")
     e: Estimate = estimates[metric]
     outcome = _outcome(e.cs_low, e.cs_high, margin)
-    fragile = False
+    settle = abs(abs(e.value) - margin) if math.isfinite(e.value) else math.nan
     below, above = e.value - e.cs_low, e.cs_high - e.value
     for centre in (e.unsure_low, e.unsure_high):
-        if math.isfinite(centre + below + above) and _outcome(centre - below, centre + above, margin) != outcome:
-            fragile = True
-    settle = abs(abs(e.value) - margin) if math.isfinite(e.value) else math.nan
-    return Decision(outcome, metric, e.value, e.cs_low, e.cs_high, margin, fragile, settle)
+        if not math.isfinite(centre + below + above):
+            continue
+        low, high = centre - below, centre + above
+        flipped = _outcome(low, high, margin)
+        if flipped != outcome:
+            bound, value, threshold = _crossing((e.cs_low, e.cs_high), (low, high), margin)
+            return Decision(
+                outcome, metric, e.value, e.cs_low, e.cs_high, margin, True, settle,
+                flipped, centre, bound, value, threshold,
+            )  # fmt: skip
+    return Decision(outcome, metric, e.value, e.cs_low, e.cs_high, margin, False, settle)
+
+
+def _crossing(before: tuple[float, float], after: tuple[float, float], margin: float) -> tuple[str, float, float]:
+    """The end of the sequence (``cs_low`` or ``cs_high``) that moves across a threshold of the
+    rule, with where it lies after the move and the threshold: the lower end against ``margin``
+    (better) and ``−margin`` (no meaningful difference), the upper end against ``−margin``
+    (worse) and ``margin`` (no meaningful difference)."""
+    checks = (
+        ("cs_low", 0, margin, lambda x: x > margin),
+        ("cs_high", 1, -margin, lambda x: x < -margin),
+        ("cs_low", 0, -margin, lambda x: x >= -margin),
+        ("cs_high", 1, margin, lambda x: x <= margin),
+    )
+    for name, end, threshold, holds in checks:
+        if holds(before[end]) != holds(after[end]):
+            return name, after[end], threshold
+    return "", math.nan, math.nan
 
 
 def _outcome(low: float, high: float, margin: float) -> str:

@@ -176,7 +176,10 @@ TERMS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Fragile",
-        ("The decision would change if the unsure verdicts had gone one way: look at those pairs."),
+        (
+            "The decision would change if the unsure verdicts had all gone one way: the note says which end of "
+            "the confidence sequence would then cross the margin and what the headline would say. Look at those pairs."
+        ),
     ),
     (
         "Replication",

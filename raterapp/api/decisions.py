@@ -94,8 +94,12 @@ class ExperimentRecallBaseApi(APIView):
 
 class ExperimentBatchesApi(APIView):
     """The batches of draws of the experiment's sample (batch 0 is the first sample), with who
-    drew each and what it added. POST asks for another batch (owner or admin): 202, the worker
-    draws it; new pairs become tasks, pairs drawn again get more draws."""
+    drew each and what it added: ``new_pairs``, pairs of two different items no earlier batch
+    drew, which became tasks for the raters (the plan's ``new_pairs`` estimates this number;
+    ``new_tasks`` is the same count, kept for older clients); ``new_sample_rows``, the sample's
+    new rows, which also count each order of a pair and items drawn with themselves;
+    ``repeated_pairs``, rows drawn again. POST asks for another batch (owner or admin): 202, the
+    worker draws it; new pairs become tasks, pairs drawn again get more draws."""
 
     permission_classes = [IsEngineerOrAdmin]
 
@@ -123,8 +127,9 @@ class ExperimentBatchesApi(APIView):
 
 
 class ExperimentBatchPlanApi(APIView):
-    """What another batch of ``draws`` draws is expected to add before it is drawn: new pairs
-    (Good–Turing), verdicts at the experiment's replication, their cost, and the budget left."""
+    """What another batch of ``draws`` draws is expected to add before it is drawn: ``new_pairs``,
+    new pairs to judge (Good–Turing; the batch's ``new_pairs`` once drawn), verdicts at the
+    experiment's replication, their cost, and the budget left."""
 
     permission_classes = [IsEngineerOrAdmin]
 

@@ -31,16 +31,20 @@ def sample_batch_as_dict(batch: SampleBatch) -> dict:
         "drawn_by": batch.drawn_by.get_username() if batch.drawn_by else None,
         "created_at": batch.created_at.isoformat(),
         "finished_at": batch.finished_at.isoformat() if batch.finished_at else None,
-        "new_pairs": batch.new_pairs,
+        # One meaning of "new pairs" everywhere (the plan's too): pairs of two different items no
+        # earlier batch drew, which became tasks for the raters. The sample's rows count more:
+        # each order of a pair, and an item drawn with itself.
+        "new_pairs": batch.new_tasks,
         "new_tasks": batch.new_tasks,
+        "new_sample_rows": batch.new_pairs,
         "repeated_pairs": batch.repeated_pairs,
         "expected_verdicts": batch.expected_verdicts,
     }
 
 
 def sample_batch_plan_get(*, experiment: Experiment, draws: int) -> dict:
-    """What a batch of ``draws`` draws is expected to add (new pairs, verdicts, cost), beside the
-    budget it would spend from."""
+    """What a batch of ``draws`` draws is expected to add (new pairs to judge, the batch's
+    ``new_pairs`` once drawn; verdicts; cost), beside the budget it would spend from."""
     share = sample_new_pair_share(experiment=experiment)
     budget = ExperimentBudget.objects.filter(experiment=experiment).values(
         "max_verdicts", "spent", "cost_per_verdict"

@@ -52,6 +52,7 @@ def experiment_decision_get(
             "cs_low": None,
             "cs_high": None,
             "fragile": False,
+            "fragile_note": "",
             "unsure_low": None,
             "unsure_high": None,
             "numbers": numbers,
@@ -70,6 +71,7 @@ def experiment_decision_get(
         "cs_low": json_number(decision.cs_low),
         "cs_high": json_number(decision.cs_high),
         "fragile": bool(decision.fragile),
+        "fragile_note": _fragile_note(decision, metric_label(metric), estimate),
         "unsure_low": json_number(estimate.unsure_low),
         "unsure_high": json_number(estimate.unsure_high),
         "numbers": numbers,
@@ -105,6 +107,25 @@ def _sentence(decision, label: str, confidence: float) -> str:
     return (
         f"{label} is {_number(decision.value, sign=True)}; its {confidence:.0%} confidence sequence "
         f"[{_number(decision.cs_low, sign=True)}, {_number(decision.cs_high, sign=True)}] {where}."
+    )
+
+
+def _fragile_note(decision, label: str, estimate) -> str:
+    """What deciding the unsure verdicts could do, in words, from metrics_core's ``flip_*``: which
+    way they would go, the end of the moved sequence that crosses the margin, and the headline
+    then. Empty when the decision is not fragile."""
+    if not decision.fragile:
+        return ""
+    way = "against Exp" if decision.flip_centre == estimate.unsure_low else "for Exp"
+    end = "lower" if decision.flip_bound == "cs_low" else "upper"
+    bound, threshold = decision.flip_bound_value, decision.flip_threshold
+    side = "above" if bound > threshold else "below" if bound < threshold else "on"
+    threshold_text = "zero" if threshold == 0 else f"the margin {_number(threshold, sign=True)}"
+    return (
+        f"If the unsure verdicts had all gone {way}, {label} would be {_number(decision.flip_centre, sign=True)} "
+        f"and the {end} end of its confidence sequence {_number(bound, sign=True)}, {side} {threshold_text}: "
+        f"the headline would say “{DECISION_LABELS[decision.flip_outcome]}” instead of "
+        f"“{DECISION_LABELS[decision.outcome]}”. Look at the unsure pairs."
     )
 
 

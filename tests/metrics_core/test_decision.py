@@ -48,7 +48,8 @@ def test_default_metric_follows_the_scheme_and_a_named_one_is_used():
     q = quality(-0.05, -0.08, -0.02, scheme="stratified", metric="GoodMinusBadDistance")
     assert mc.decide(q).as_dict() == {
         "outcome": "worse", "metric": "GoodMinusBadDistance", "value": -0.05, "cs_low": -0.08, "cs_high": -0.02,
-        "margin": 0.0, "fragile": False, "settle_half_width": 0.05,
+        "margin": 0.0, "fragile": False, "settle_half_width": 0.05, "flip_outcome": "", "flip_centre": None,
+        "flip_bound": "", "flip_bound_value": None, "flip_threshold": None,
     }
     with pytest.raises(ValueError, match="DeltaPrecision"):
         mc.decide(q, metric="DeltaPrecision")
@@ -78,6 +79,34 @@ def test_default_metric_follows_the_scheme_and_a_named_one_is_used():
 )
 def test_fragile_when_deciding_the_unsure_verdicts_changes_the_outcome(value, cs, unsure, margin, fragile):
     assert mc.decide(quality(value, *cs, unsure=unsure), margin=margin).fragile is fragile
+
+
+@pytest.mark.parametrize(
+    ("value", "cs", "unsure", "margin", "flip"),
+    [
+        # Issue 34: both ends of the unsure range above zero, yet centred on 0.1108 the sequence's
+        # lower end falls to −0.0092: below zero, so the headline would say not enough data.
+        (0.126, (0.006, 0.246), (0.1108, 0.1414), 0.0, ("not_enough_data", 0.1108, "cs_low", -0.0092, 0.0)),
+        # Undecided, and the upper end of the unsure range lifts the lower end above the margin.
+        (0.01, (-0.02, 0.04), (0.0, 0.06), 0.0, ("better", 0.06, "cs_low", 0.03, 0.0)),
+        # Worse, until the unsure verdicts go for Exp: the upper end rises above −margin.
+        (-0.05, (-0.08, -0.03), (-0.05, -0.02), 0.01, ("not_enough_data", -0.02, "cs_high", 0.0, -0.01)),
+        # Inside the margin, until the upper end of the sequence leaves it.
+        (0.0, (-0.01, 0.01), (-0.005, 0.015), 0.02, ("not_enough_data", 0.015, "cs_high", 0.025, 0.02)),
+    ],
+)
+def test_a_fragile_decision_says_which_end_crosses_which_threshold(value, cs, unsure, margin, flip):
+    d = mc.decide(quality(value, *cs, unsure=unsure), margin=margin)
+    assert d.fragile
+    outcome, centre, bound, bound_value, threshold = flip
+    assert (d.flip_outcome, d.flip_bound) == (outcome, bound)
+    assert (d.flip_centre, d.flip_bound_value, d.flip_threshold) == pytest.approx((centre, bound_value, threshold))
+
+
+def test_a_sturdy_decision_has_no_flip():
+    d = mc.decide(quality(0.05, 0.02, 0.08, unsure=(0.04, 0.07)))
+    assert (d.fragile, d.flip_outcome, d.flip_bound) == (False, "", "")
+    assert math.isnan(d.flip_centre) and math.isnan(d.flip_bound_value) and math.isnan(d.flip_threshold)
 
 
 @pytest.mark.parametrize(

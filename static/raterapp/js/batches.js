@@ -21,8 +21,8 @@ export function renderBatches(batches) {
     tr.append(
       el("th", { text: String(b.index), attrs: { scope: "row" } }),
       el("td", { text: count(b.draws), className: "num" }),
-      el("td", { text: count(b.new_pairs), className: "num" }),
-      el("td", { text: count(b.new_tasks), className: "num" }),
+      el("td", { text: count(b.new_pairs), className: "num", attrs: { "data-batch-new-pairs": "" } }),
+      el("td", { text: count(b.new_sample_rows), className: "num" }),
       el("td", { text: count(b.repeated_pairs), className: "num" }),
       el("td", { text: b.drawn_by || "—" }),
       el("td", { text: when(b.created_at) }),
@@ -50,7 +50,7 @@ export function renderBatches(batches) {
 }
 
 function planText(plan) {
-  const parts = [`Expected: about ${count(plan.new_pairs)} new pairs`, `${count(plan.verdicts)} verdicts`];
+  const parts = [`Expected: about ${count(plan.new_pairs)} new pairs to judge`, `${count(plan.verdicts)} verdicts`];
   if (plan.cost_per_verdict) parts.push(`cost ${money(plan.cost)}`);
   let text = `${parts.join(", ")}.`;
   if (plan.budget_left === null) text += " The budget has no limit.";

@@ -4,6 +4,7 @@
 
 import { el } from "./cards.js";
 import { setText } from "./dashboard_progress.js";
+import { glossaryTerm } from "./glossary_tips.js";
 import { COLOURS, READING_TEXT, count, fmt, interval, sequence, zeroGrid } from "./numbers.js";
 
 // The estimates lag the verdicts (a refresh was lost): say since when, until the reconciler catches up.
@@ -13,6 +14,13 @@ export function renderStale(root, stale) {
     node.textContent = stale ? `${stale.label}: ${stale.estimated_verdicts} of ${stale.verdicts} verdicts counted.` : "";
     node.title = stale ? stale.help : "";
   });
+}
+
+function metricHeader(name, e) {
+  const th = el("th", { attrs: { scope: "row" } });
+  const direction = e.direction === "higher_is_better" ? "Higher is better." : "Lower is better.";
+  th.append(glossaryTerm(e.label || name, `${e.help || name} ${direction}`, `estimates:${name}`));
+  return th;
 }
 
 export function renderEstimates(root, chart, estimates, snapshot) {
@@ -36,7 +44,7 @@ export function renderEstimates(root, chart, estimates, snapshot) {
   const rows = Object.entries(estimates).map(([name, e]) => {
     const row = el("tr", { attrs: { "data-estimate": name } });
     row.append(
-      el("th", { text: e.label || name, attrs: { scope: "row", tabindex: "0", title: `${e.help || name} ${e.direction === "higher_is_better" ? "Higher is better." : "Lower is better."}` } }),
+      metricHeader(name, e),
       el("td", { text: fmt(e.value), className: "num", attrs: { "data-cell": "value" } }),
       el("td", { text: interval(e), className: "num", attrs: { "data-cell": "interval" } }),
       el("td", { text: sequence(e), className: "num", attrs: { "data-cell": "sequence" } }),

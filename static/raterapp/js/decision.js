@@ -6,6 +6,7 @@
 
 import { el } from "./cards.js";
 import { errorText, failedText } from "./errors.js";
+import { glossaryTerm } from "./glossary_tips.js";
 import { requestJson } from "./http.js";
 import { count, fmt, interval, money, sequence } from "./numbers.js";
 
@@ -25,11 +26,11 @@ export function renderDecision(decision) {
   setText(card, "[data-decision-metric]", decision.metric_label);
   const fragile = card.querySelector("[data-decision-fragile]");
   fragile.hidden = !decision.fragile;
-  setText(card, "[data-decision-unsure]", `${fmt(decision.unsure_low)} to ${fmt(decision.unsure_high)}`);
+  setText(card, "[data-decision-fragile-note]", decision.fragile_note || "");
   const rows = decision.numbers.map((row) => {
     const tr = el("tr", { attrs: { "data-decision-number": row.metric } });
     const name = el("th", { attrs: { scope: "row" } });
-    name.append(el("span", { text: row.label, className: "metric-name", attrs: { title: row.help, tabindex: "0" } }));
+    name.append(glossaryTerm(row.label, row.help, `decision:${row.metric}`));
     // ΔRecall and IQ rest on an assumed Recall_Base: said beside their numbers (abcde-spec §14).
     if (row.assumption) name.append(el("span", { text: ` ${row.assumption}`, className: "small muted", attrs: { "data-assumption": "" } }));
     tr.append(
@@ -52,23 +53,40 @@ export function renderDecision(decision) {
   }
 }
 
+function say(status, text, { error = false } = {}) {
+  status.textContent = text;
+  status.classList.toggle("error-text", error);
+}
+
 export function bindDecisionForm(onSaved) {
   const card = document.querySelector("[data-decision]");
   const form = card && card.querySelector("[data-decision-form]");
   if (!form) return;
+  const status = form.querySelector("[data-decision-status]");
+  // "Rule saved." speaks of the last save only: an edit, a refusal by the browser's own checks
+  // (which fire no submit event) or by the server replaces it.
+  form.addEventListener("input", () => say(status, ""));
+  form.addEventListener(
+    "invalid",
+    (event) => {
+      const label = form.querySelector(`label[for="${event.target.id}"]`);
+      say(status, `Not saved: ${label ? label.textContent : event.target.name}: ${event.target.validationMessage}`, { error: true });
+    },
+    true,
+  );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const status = form.querySelector("[data-decision-status]");
     const body = {
       decision_metric: form.elements.decision_metric.value,
       equivalence_margin: Number(form.elements.equivalence_margin.value),
     };
+    say(status, "Saving…");
     const { status: code, data } = await requestJson("PUT", card.dataset.decisionUrl, body);
     if (code === 200) {
-      status.textContent = "Rule saved.";
+      say(status, "Rule saved.");
       onSaved();
     } else {
-      status.textContent = errorText({ status: code, data }, failedText);
+      say(status, `Not saved: ${errorText({ status: code, data }, failedText)}`, { error: true });
     }
   });
 }

@@ -3,12 +3,13 @@
 // raw-verdict one, and the count of inconsistent triangles.
 
 import { el } from "./cards.js";
+import { glossaryTerm } from "./glossary_tips.js";
 import { READING_TEXT, count, fmt, interval } from "./numbers.js";
 
 function row(estimate) {
   const tr = el("tr", { attrs: { "data-metric": estimate.metric } });
   const name = el("th", { attrs: { scope: "row" } });
-  name.append(el("span", { text: estimate.label, attrs: { title: estimate.help } }));
+  name.append(glossaryTerm(estimate.label, estimate.help, `rater-aware:${estimate.metric}`));
   const reading = el("td");
   reading.append(el("span", { className: `reading reading--${estimate.reading}`, text: READING_TEXT[estimate.reading] }));
   tr.append(
