@@ -34,7 +34,10 @@ def test_an_item_without_a_ground_truth_cluster_fails_the_upload_and_leaves_noth
 
 def test_a_ground_truth_file_with_a_bad_row_names_its_line(engineer, media):
     ground_truth = upload("gold.csv", "item_id,cluster_id\na,x\nb,x\nc,y\na,y\nd,y\n")
-    experiment = prepared(engineer, files=tiny_files(ground_truth=ground_truth))
+    with pytest.raises(ValidationError) as refused:  # in the first rows: refused in the request (issue 34)
+        created(engineer, files=tiny_files(ground_truth=ground_truth))
+    assert refused.value.message_dict == {"files": ["ground_truth: gold.csv: line 5: duplicate item_id 'a' (first on line 2)"]}
+    experiment = prepared(engineer, files=tiny_files(ground_truth=ground_truth), checked=False)  # as if further on
     assert (experiment.status, experiment.error) == (Status.FAILED, "gold.csv: line 5: duplicate item_id 'a' (first on line 2)")
 
 
