@@ -114,3 +114,26 @@ def test_the_django_admin_names_the_log_in_plain_english():
 @pytest.mark.parametrize(("who", "status"), [("anonymous", 302), ("rater", 403), ("engineer", 403), ("admin", 200)])
 def test_role_table_of_a_filtered_page(sign_in, who, status):
     assert sign_in(who).get(reverse("console-audit"), {"kind": "rater.quota"}).status_code == status
+
+
+def test_a_quota_changed_in_the_django_admin_needs_a_reason_and_keeps_it(users):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from raterapp.models import RaterProfile
+
+    root = get_user_model().objects.create_superuser("root", password="pw-root")
+    profile, _ = RaterProfile.objects.get_or_create(user=users["rater"])
+    browser = Client()
+    browser.force_login(root)
+    url = f"/admin/raterapp/raterprofile/{profile.pk}/change/"
+    refused = browser.post(url, {"daily_quota": "7", "total_quota": "", "reason": ""})
+    assert refused.status_code == 200 and "reason" in refused.context["adminform"].form.errors
+    assert RaterProfile.objects.get(pk=profile.pk).daily_quota is None
+    assert not AuditEntry.objects.exists()
+    saved = browser.post(url, {"daily_quota": "7", "total_quota": "", "reason": "Trial week"})
+    assert saved.status_code == 302
+    assert RaterProfile.objects.get(pk=profile.pk).daily_quota == 7
+    assert list(AuditEntry.objects.values_list("action", "field", "new_value", "reason")) == [
+        ("rater.quota", "daily_quota", "7", "Trial week")
+    ]
