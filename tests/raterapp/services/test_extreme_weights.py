@@ -4,6 +4,7 @@ the first are rescaled exactly (the experiment is rated as with equal weights) a
 refused, naming the row and the weights."""
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from raterapp.models import Experiment, PairTask
 from tests.raterapp.services.files import upload
@@ -26,7 +27,12 @@ def test_tiny_weights_are_rated_as_equal_weights(engineer, media, tmp_path):
 
 
 def test_one_weight_dominating_the_rest_is_refused_naming_its_row(engineer, media, tmp_path):
-    experiment = prepared(engineer, files=_weighted(tmp_path, lambda k: "1e308" if k == 5 else "1"), n_draws=200)
+    weighted = lambda: _weighted(tmp_path, lambda k: "1e308" if k == 5 else "1")  # noqa: E731
+    with pytest.raises(ValidationError) as refused:  # in the first rows: refused in the request (issue 34)
+        prepared(engineer, files=weighted(), n_draws=200)
+    [problem] = refused.value.message_dict["files"]
+    assert problem.startswith("items: items.csv: line 7: weight '1e308' is more than 2**200"), problem
+    experiment = prepared(engineer, files=weighted(), n_draws=200, checked=False)  # as if further on
     assert experiment.status == Experiment.Status.FAILED
     assert "items.csv" in experiment.error and "line 7: weight '1e308'" in experiment.error, experiment.error
     assert not PairTask.objects.filter(experiment=experiment).exists()
