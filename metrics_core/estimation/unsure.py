@@ -20,6 +20,8 @@ def with_unsure_bounds(estimates: dict[str, Estimate], est: Estimator, scheme: s
     of classes adds its parts' bounds (the classes' unsure verdicts are different ones), and
     ΔPrecision, a mean of ``l_ij · 1(i≡j)`` over all classes, is highest with the unsure pairs
     that pull it up (positive label) equivalent and the others not, lowest the other way round.
+    Its estimate, which leaves unsure pairs out, may lie just outside that range: a class mixes
+    pairs of both pulls, and leaving one out weights up the others, which no verdict of it does.
     """
     if not est.d.has_unsure:
         # Every pass below would repeat the estimates' own arithmetic.

@@ -47,6 +47,12 @@ def judged_cases(draw):
 
 # A normal interval needs two judged draws in each part: before, ΔPrecision has a value and no interval yet.
 NORMAL_INTERVALS = {"DeltaPrecision"}
+# ΔPrecision's classes mix pairs that pull it up and pairs that pull it down: leaving an unsure pair
+# out weights its class's other pairs up (spec §5), which no verdict of that pair would do, so the
+# estimate may lie just outside the range of the decided ones (spec §12). Hypothesis found
+# −0.0193 beside [−0.0182, −0.0134] (stratified, Exp one cluster); the other metrics' classes
+# each pull one way, and there the range holds the estimate.
+MIXED_CLASSES = {"DeltaPrecision"}
 
 
 def check_estimate(name, e):
@@ -60,7 +66,9 @@ def check_estimate(name, e):
     if not math.isnan(e.cs_low):
         assert within(e.cs_low, e.ci_low, e.ci_high) and within(e.ci_low, e.ci_high, e.cs_high), (name, e)
     if not math.isnan(e.unsure_low):
-        assert within(e.unsure_low, e.value, e.unsure_high), (name, e)
+        assert e.unsure_low <= e.unsure_high, (name, e)
+        if name not in MIXED_CLASSES:
+            assert within(e.unsure_low, e.value, e.unsure_high), (name, e)
 
 
 @PROPERTIES
