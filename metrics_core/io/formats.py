@@ -153,6 +153,8 @@ def _read_csv_head(path: Any, columns: list[str], names: list[str], rows: int, m
         raise _csv_failure(path, exc, convert, names, head_bytes=max_bytes) from None
     if bad:
         problem = f"expected {bad[0].expected_columns} columns, got {bad[0].actual_columns}"
+        if bad[0].number < 2:  # the reader did not know the record
+            raise InputError(path, problem)
         raise InputError.at_row(path, bad[0].number - 2, problem)
     complete = os.stat(path).st_size <= max_bytes and (batch is None or batch.num_rows <= rows)
     if batch is None:
