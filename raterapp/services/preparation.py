@@ -27,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
@@ -51,6 +50,7 @@ from raterapp.services.catalogue import (
 )
 from raterapp.services.ground_truth import ground_truth_metrics_measure
 from raterapp.services.impact_groups import impact_groups_build
+from raterapp.services.item_labels import item_labels_fit_check
 from raterapp.services.preparation_guard import memory_capped, preparation_heartbeat
 from raterapp.services.sampled_rows import sampled_rows_build, sampled_rows_save
 from raterapp.services.uploads import LocalUpload, upload_message_for_user, uploads_local_open
@@ -256,19 +256,8 @@ def _items_read(experiment: Experiment, uploads: dict[str, LocalUpload]) -> Item
 
 
 def _require_fitting_labels(items: ItemTable) -> None:
-    """Ids and cluster ids must fit the database columns they are stored in."""
-    for column, values in (
-        ("item_id", items.item_id),
-        ("base_cluster", items.base_cluster),
-        ("exp_cluster", items.exp_cluster),
-    ):
-        limit = Item._meta.get_field(column).max_length
-        if pa.types.is_integer(values.type):
-            continue
-        too_long = pc.greater(pc.utf8_length(values), limit)
-        if pc.any(too_long).as_py():
-            value = values[pc.index(too_long, True).as_py()].as_py()
-            raise InputError(items.path, f"{column} {value[:40]!r}... is longer than {limit} characters")
+    columns = {"item_id": items.item_id, "base_cluster": items.base_cluster, "exp_cluster": items.exp_cluster}
+    item_labels_fit_check(path=items.path, columns=columns)
 
 
 def _rows_delete(experiment_id: int) -> None:

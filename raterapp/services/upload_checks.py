@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from metrics_core.io import Head, InputError, check_head
 from raterapp.models import Experiment, UploadedFile
 from raterapp.services.catalogue import catalogue_head_check, catalogue_rows_for
+from raterapp.services.item_labels import item_labels_fit_check
 
 Kind = UploadedFile.Kind
 TABLE_OF = {Kind.ITEMS: "items", Kind.BASE: "clustering", Kind.EXP: "clustering", Kind.GROUND_TRUTH: "clustering"}
@@ -39,9 +40,36 @@ def upload_content_problems(*, files: Mapping[str, Any], kind: str) -> list[str]
         catalogue = None
         if Kind.CATALOGUE in paths:
             heads[Kind.CATALOGUE], catalogue = catalogue_head_check(path=paths[Kind.CATALOGUE])
-        found = [(key, error) for key in sorted(heads) for error in heads[key].problems]
+        found = [
+            (key, error) for key in sorted(heads) for error in heads[key].problems or _label_problems(key, heads[key])
+        ]
         found += _cross_problems(heads, catalogue, names, kind)
         return [f"{key}: {names[key]}{str(error)[len(error.path) :]}" for key, error in found]
+
+
+# The Item field each column of a file is stored in.
+STORED_AS = {
+    Kind.ITEMS: {"item_id": "item_id", "base_cluster": "base_cluster", "exp_cluster": "exp_cluster"},
+    Kind.BASE: {"item_id": "item_id", "cluster_id": "base_cluster"},
+    Kind.EXP: {"item_id": "item_id", "cluster_id": "exp_cluster"},
+}
+
+
+def _label_problems(key: str, head: Head) -> list[InputError]:
+    """Ids and cluster ids of a head that passed, too long for the database."""
+    if key not in STORED_AS or head.source is None:
+        return []
+    columns = {field: _column(head.source.table, name) for name, field in STORED_AS[key].items()}
+    try:
+        item_labels_fit_check(path=head.path, columns=columns)
+    except InputError as exc:
+        return [exc]
+    return []
+
+
+def _column(table: pa.Table, name: str) -> pa.Array:
+    values = table.column(name).combine_chunks()
+    return values.dictionary_decode() if pa.types.is_dictionary(values.type) else values
 
 
 def _cross_problems(heads: dict[str, Head], catalogue, names: dict[str, str], kind: str) -> list:

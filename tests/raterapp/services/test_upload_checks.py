@@ -128,3 +128,16 @@ def test_a_catalogue_with_a_repeated_id_and_a_reserved_column_lists_the_id_once(
     assert upload_content_problems(files=tiny_files(catalogue=upload("catalogue.csv", catalogue)), kind="change") == [
         "catalogue: catalogue.csv: column 'weight' is reserved: rename it",
     ]
+
+
+def test_ids_and_cluster_ids_too_long_for_the_database_are_refused(db):
+    long = "x" * 256
+    files = {
+        "base": upload("base.csv", f"item_id,cluster_id\na,{long}\nb,1\n"),
+        "exp": upload("exp.csv", f"item_id,cluster_id\na,1\n{long},2\n"),
+        "catalogue": upload("catalogue.csv", "item_id,title\na,A\nb,B\n"),
+    }
+    assert upload_content_problems(files=files, kind="change") == [
+        f"base: base.csv: base_cluster {'x' * 40!r}... is longer than 255 characters",
+        f"exp: exp.csv: item_id {'x' * 40!r}... is longer than 255 characters",
+    ]
