@@ -12,6 +12,7 @@ import re
 import pytest
 from django.contrib.auth.models import Group, User
 
+from metrics_core.io import HEAD_ROWS
 from raterapp.models import Experiment
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,6 +77,7 @@ def test_engineer_uploads_and_watches_the_preparation(request, browser, live_ser
         "response",
         lambda response: response.status >= 400
         and not response.url.endswith("/favicon.ico")
+        and not (response.status == 400 and response.url.endswith("/experiments/new/"))  # a refused upload
         and problems.append(f"HTTP {response.status}: {response.url}"),
     )
 
@@ -155,13 +157,29 @@ def test_engineer_uploads_and_watches_the_preparation(request, browser, live_ser
     _shoot(page, screenshots_dir / "experiment-batches-1280x800.png", LAPTOP)
     assert page.evaluate("window.__notReloaded") is True
 
-    # A broken file: the failure (file, row, problem) appears on the page, again without a reload.
+    # A file broken in its first rows is refused on the form (issue 34), creating nothing.
     broken = tmp_path / "broken.csv"
     broken.write_text("item_id,base_cluster,exp_cluster\na,B1,E1\na,B1,E2\n")
     page.goto(f"{live_server.url}/experiments/new/")
     page.locator("#id_name").fill("Broken upload")
     page.locator("#id_items").set_input_files(str(broken))
     page.locator("#id_catalogue").set_input_files(catalogue)
+    page.get_by_role("button", name="Upload and prepare").click()
+    page.locator("[data-error-summary]").wait_for()
+    assert page.locator("#files_errors li").all_inner_texts() == [
+        "items: broken.csv: line 3: duplicate item_id 'a' (first on line 2)"
+    ]
+    assert not Experiment.objects.filter(name="Broken upload").exists()
+
+    # Broken past the rows the request reads: the failure (file, line, problem) appears on the page,
+    # again without a reload.
+    n = HEAD_ROWS + 10
+    rows = "".join(f"x{k},B{k % 9},E{k % 7}\n" for k in range(n))
+    broken.write_text("item_id,base_cluster,exp_cluster\n" + rows + "x0,B1,E1\n")
+    deep_catalogue = tmp_path / "deep_catalogue.csv"
+    deep_catalogue.write_text("item_id,title\n" + "".join(f"x{k},Item {k}\n" for k in range(n)))
+    page.locator("#id_items").set_input_files(str(broken))
+    page.locator("#id_catalogue").set_input_files(str(deep_catalogue))
     page.get_by_role("button", name="Upload and prepare").click()
     page.wait_for_url(re.compile(r"/experiments/\d+/$"))
     page.locator("[data-failure]").wait_for(state="visible", timeout=READY_TIMEOUT_MS)
