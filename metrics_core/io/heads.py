@@ -99,17 +99,16 @@ def head_checked(
 
 
 def _checks_of(table: str) -> Callable[[TableSource], list[Callable[[], Any]]]:
+    """The checks of ``table``'s reader, the item ids first."""
+
     def checks(src: TableSource) -> list[Callable[[], Any]]:
-        second = "weight" if table == "weights" else "cluster_id"
         found = [lambda: _unique_ids(src)]
         if table == "items":
             found += [lambda: src.labels("base_cluster"), lambda: src.labels("exp_cluster")]
-            if "weight" in src.names:
-                found.append(lambda: src.weights("weight"))
-        elif second == "weight":
-            found.append(lambda: src.weights("weight"))
-        else:
+        if table == "clustering":
             found.append(lambda: src.labels("cluster_id"))
+        if "weight" in src.names:  # required of a weights file, optional in an items file
+            found.append(lambda: src.weights("weight"))
         return found
 
     return checks
