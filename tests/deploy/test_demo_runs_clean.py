@@ -43,18 +43,9 @@ from .processes import (
     tasks_succeeded,
     wait_until,
 )
+from .test_demo_stops import NOT_INHERITED  # what the demo must not inherit from the test run
 
 ROOT = Path(__file__).resolve().parents[2]
-# What the demo must not inherit from the test run (as in test_demo_stops.py).
-NOT_INHERITED = {
-    "DATABASE_URL",
-    "REDIS_URL",
-    "CELERY_BROKER_URL",
-    "DJANGO_SETTINGS_MODULE",
-    "MAKEFLAGS",
-    "MFLAGS",
-    "MAKELEVEL",
-}
 RUN_SECONDS = 60
 WORDS_WITHIN_SECONDS = 60  # of the first command: ΔRecall and IQ on the page, with their assumption
 NUMBER = r"-?\d+\.\d{4}"
