@@ -94,8 +94,9 @@ def test_one_long_value_among_short_ones_is_counted_not_assumed_everywhere(clien
     """Every row as long as the longest value would be 20 MB; the text really holds 0.3 MB."""
     settings.UPLOAD_MAX_EXPANDED_BYTES = LIMIT
     n = 20_000
-    ids = [f"item-{k}" for k in range(n - 1)] + [LONG]
-    items = dictionary_parquet({"item_id": ids, "base_cluster": ["B"] * n, "exp_cluster": ["E"] * (n - 1) + [LONG]})
+    ids = [f"item-{k}" for k in range(n)]  # ids stay short: one past 255 characters is refused apart
+    note = ["short"] * (n - 1) + [LONG]
+    items = dictionary_parquet({"item_id": ids, "base_cluster": ["B"] * n, "exp_cluster": ["E"] * n, "note": note})
     assert decoded_bytes(items) < LIMIT < n * len(LONG)
     response = post(client_of("owner"), items)
     assert response.status_code == 201, response.content
