@@ -36,13 +36,15 @@ browser-check:
 	  echo "  Going on without them (they are reported as skipped); CI fails without Chromium."; \
 	fi
 
-# The whole suite (about 16 minutes on 2 quiet cores): what CI runs. Two pytest-xdist workers run
-# all but the latency tests (marker `alone`), which then run by themselves: what they measure is the
-# product's latency, not the other tests' load. The slowest 25 tests are listed at the end.
+# The whole suite: what CI runs. Three pytest-xdist workers on 2 cores run all but the latency
+# tests (marker `alone`), which then run by themselves: what they measure is the product's latency,
+# not the other tests' load. Three, not two: the process-level tests (outages, the demo's minute,
+# raters judging in production mode) mostly wait, and a third worker fills those waits. The
+# slowest 25 tests are listed at the end.
 test: lint-js $(STAMP) browser-check
 	$(BIN)/ruff check metrics_core raterapp tests bench
 	$(BIN)/ruff format --check metrics_core raterapp bench
-	$(BIN)/python -m pytest -n 2 --dist loadscope -m "not alone" --durations=25
+	$(BIN)/python -m pytest -n 3 --dist loadscope -m "not alone" --durations=25
 	$(BIN)/python -m pytest -m alone
 
 # Everything but the slow simulations, the process-level tests and the browser tests, on two
