@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import time
 
-from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, HttpResponseBadRequest
+
+from raterapp.exceptions import DATABASE_OUT_OF_REACH
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if not isinstance(exception, (OperationalError, InterfaceError)):
+        if not isinstance(exception, DATABASE_OUT_OF_REACH):
             return None
         logger.warning("%s: the database is out of reach: %s: %s", request.path, type(exception).__name__, exception)
         response = HttpResponse(

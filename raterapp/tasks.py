@@ -11,14 +11,16 @@ import time
 from importlib import import_module
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError, connection
+from django.db import connection
+
+from raterapp.exceptions import DATABASE_OUT_OF_REACH
 
 logger = logging.getLogger(__name__)
 
 # A lost database connection or a full disk is worth another try; bad data is not (the
 # services store it on the experiment and return). The preparation stores every error but a lost
 # database connection as its failure, which its owner may re-run.
-TRANSIENT = (OperationalError, InterfaceError, OSError)
+TRANSIENT = (*DATABASE_OUT_OF_REACH, OSError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 2, "retry_backoff_max": 120, "max_retries": 5}
 
 
@@ -41,7 +43,7 @@ def experiment_prepare_task(experiment_id: int, after_database_error: bool = Fal
         try:
             experiment_prepare(experiment_id=experiment_id, after_database_error=after_database_error or retry > 0)
             return
-        except (OperationalError, InterfaceError) as error:
+        except DATABASE_OUT_OF_REACH as error:
             if wait is None:
                 _database_failure_store(experiment_id, error)
                 return
@@ -68,7 +70,7 @@ def _database_failure_store(experiment_id: int, error: BaseException) -> None:
 
     try:
         preparation_fail_database(experiment_id=experiment_id, error=error, seconds=sum(DATABASE_RETRY_SECONDS))
-    except (OperationalError, InterfaceError):
+    except DATABASE_OUT_OF_REACH:
         logger.warning("experiment %s: the database is still out of reach; the reconciler will look", experiment_id)
 
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import InterfaceError, OperationalError
 from rest_framework import exceptions, status
 from rest_framework.views import exception_handler
 
-from raterapp.exceptions import StateConflict
+from raterapp.exceptions import DATABASE_OUT_OF_REACH, StateConflict
 from raterapp.services.judging.errors import JudgementRefused
 
 logger = logging.getLogger(__name__)
@@ -51,7 +50,7 @@ def api_exception_handler(exc, context):
         exc = exceptions.PermissionDenied(str(exc))
     elif isinstance(exc, (StateConflict, JudgementRefused)):
         exc = Conflict(str(exc))
-    elif isinstance(exc, (OperationalError, InterfaceError)):
+    elif isinstance(exc, DATABASE_OUT_OF_REACH):
         request = context.get("request")
         logger.warning("%s: the database is out of reach: %s: %s", request and request.path, type(exc).__name__, exc)
         response = exception_handler(DatabaseUnavailable(), context)

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import InterfaceError, OperationalError
 
 from metrics_core import (
     CoupledSample,
@@ -29,6 +28,7 @@ from metrics_core import (
     coupling_rng,
     sample_pairs,
 )
+from raterapp.exceptions import DATABASE_OUT_OF_REACH
 from raterapp.models import Experiment, SampleBatch, SampledPair
 from raterapp.population_files import population_for_experiment
 
@@ -61,7 +61,7 @@ def batch_sample_draw(
         try:
             coupled = _coupled(experiment, ids, population, batch, n_draws, source, depth=0)
             return BatchSample(coupled.sample, source, coupled.kept)
-        except (OperationalError, InterfaceError, SoftTimeLimitExceeded):
+        except (*DATABASE_OUT_OF_REACH, SoftTimeLimitExceeded):
             raise  # the caller's to handle: a lost database, or the preparation's time limit
         except Exception:
             logger.warning(

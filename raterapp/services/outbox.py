@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import F, Min, Q
 from django.utils import timezone
 
+from raterapp.exceptions import DATABASE_OUT_OF_REACH
 from raterapp.models import OutboxMessage
 from raterapp.services.scheduling import task_enqueue
 
@@ -66,6 +67,8 @@ def _row_dispatch(message: OutboxMessage) -> None:
         error = f"{type(exc).__name__}: {exc}"[:2000]
         try:
             OutboxMessage.objects.filter(pk=message.pk).update(attempts=F("attempts") + 1, last_error=error)
+        except DATABASE_OUT_OF_REACH as lost:  # the row stays pending all the same
+            logger.warning("the outbox could not record a failed dispatch: the database is out of reach: %s", lost)
         except Exception:
             logger.exception("the outbox could not record a failed dispatch")
         logger.warning("%s of %s not dispatched, kept for the reconciler: %s", message.kind, message.target_id, exc)
@@ -82,6 +85,9 @@ def outbox_dispatch(*, ids: list[int] | None = None, limit: int = 1000) -> int:
             pending.order_by().values_list("kind", "target_id").annotate(first=Min("pk")).order_by("first")[:limit]
         )
         return sum(_effect_dispatch(kind, target_id, pending) for kind, target_id, _ in list(effects))
+    except DATABASE_OUT_OF_REACH as lost:
+        logger.warning("the outbox rows stay pending: the database is out of reach: %s", lost)
+        return 0
     except Exception:
         logger.exception("the outbox could not be dispatched; its rows stay pending")
         return 0

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -40,6 +40,7 @@ from metrics_core.io import (
     read_clusterings,
     read_items,
 )
+from raterapp.exceptions import DATABASE_OUT_OF_REACH
 from raterapp.models import Experiment, ExperimentProgress, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_delete, population_write
 from raterapp.services.catalogue import (
@@ -116,7 +117,7 @@ def experiment_prepare(*, experiment_id: int, after_database_error: bool = False
     try:
         with preparation_heartbeat(experiment_id=experiment_id):
             _steps_run(experiment)
-    except (OperationalError, InterfaceError):
+    except DATABASE_OUT_OF_REACH:
         raise  # the database is out of reach: nothing can be stored; the task retries
     except MemoryError as exc:
         _fail_unexpected(experiment, _memory_message(experiment), exc)

@@ -25,12 +25,13 @@ from datetime import timedelta
 
 import numpy as np
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
 from metrics_core import PAIR_CLASSES, STRATA, PairSample
 from metrics_core.io import InputError
+from raterapp.exceptions import DATABASE_OUT_OF_REACH
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_for_experiment
 from raterapp.selectors import batches
@@ -124,7 +125,7 @@ def sample_batch_draw(*, batch_id: int) -> None:
     try:
         rows = _batch_rows_build(batch)
         _batch_rows_append(batch, rows)
-    except (OperationalError, InterfaceError):
+    except DATABASE_OUT_OF_REACH:
         raise  # a lost database connection: the task tries again, the batch stays drawing
     except InputError as exc:
         _batch_fail(batch, str(exc))

@@ -1,11 +1,13 @@
 """The transactional outbox: side effects written with the data, dispatched once after the commit,
 kept when the broker or Redis does not answer, and dispatched later by the reconciler."""
 
+import logging
 import uuid
 from unittest import mock
 
 import pytest
-from django.db import transaction
+from django.db import OperationalError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -100,6 +102,29 @@ def test_a_failed_dispatch_leaves_the_row_pending_and_the_verdict_stored(
     assert outbox_dispatch() == 1
     assert effects == [(Kind.ESTIMATES_REFRESH, experiment.pk)]
     assert OutboxMessage.objects.count() == 0
+
+
+def test_a_database_lost_after_the_commit_is_a_warning_and_the_row_waits_for_the_reconciler(
+    experiment, effects, django_capture_on_commit_callbacks, caplog
+):
+    """The chaos test's case: PostgreSQL terminates the connection between a verdict's commit and
+    its dispatch, so neither the hand-over nor the record of its failure reaches the database. The
+    outage is expected and handled: a one-line warning, not an error with a traceback."""
+    lost = OperationalError("consuming input failed: server closed the connection unexpectedly")
+    effects.failing = lost
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        judgement = submit_one(experiment)
+    with mock.patch.object(QuerySet, "update", side_effect=lost), caplog.at_level(logging.WARNING):
+        callbacks[-1]()
+        assert outbox_dispatch() == 0
+    assert Judgement.objects.filter(pk=judgement.pk).exists()
+    assert OutboxMessage.objects.get().attempts == 0  # nothing recorded, the row kept
+    assert [record.levelname for record in caplog.records if record.name == outbox.__name__] == ["WARNING"] * 3
+    assert not [record for record in caplog.records if record.exc_info], caplog.text
+    assert "the database is out of reach" in caplog.text
+
+    effects.failing = None
+    assert outbox_dispatch() == 1
 
 
 def test_pending_rows_of_one_effect_are_dispatched_once_for_all_oldest_first(engineer, effects):
