@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import os
 import re
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,24 +49,45 @@ def _require_nonempty_file(path: Any) -> None:
         raise InputError(path, "empty file")
 
 
-def _parquet_schema(path: Any) -> pa.Schema:
+@contextlib.contextmanager
+def _reading(failure: Callable[[Exception], Exception]) -> Iterator[None]:
+    """Arrow's and the system's errors while reading a file as ``failure(error)`` (an InputError
+    that names the file, or the error itself for a caller that looks into it). Running out of
+    memory is no fault of the file: MemoryError, also when Arrow could not start a thread (a capped
+    address space leaves no room for its stack)."""
     try:
-        return pq.read_schema(path)
+        yield
     except MemoryError:
-        raise  # out of memory is no fault of the file
+        raise
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(path, f"not a readable Parquet file ({exc})") from None
+        if _out_of_resources(exc):
+            raise MemoryError(f"out of memory while reading: {exc}") from exc
+        raise failure(exc) from None
+
+
+# How Arrow says that memory or threads ran out (it raises a plain ArrowException for a thread).
+_OUT_OF_RESOURCES = ("Failed to launch worker thread", "Out of memory", "Cannot allocate memory")
+
+
+def _out_of_resources(exc: Exception) -> bool:
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOMEM, errno.EAGAIN):
+        return True
+    return any(sign in str(exc) for sign in _OUT_OF_RESOURCES)
+
+
+def _not_parquet(path: Any) -> Callable[[Exception], InputError]:
+    return lambda exc: InputError(path, f"not a readable Parquet file ({exc})")
+
+
+def _parquet_schema(path: Any) -> pa.Schema:
+    with _reading(_not_parquet(path)):
+        return pq.read_schema(path)
 
 
 def _read_parquet(path: Any, columns: list[str]) -> pa.Table:
     """The columns, each read by row groups into one array (numbers straight into one buffer)."""
-    try:
-        with pq.ParquetFile(path) as file:
-            return pa.table([_parquet_column(file, name) for name in columns], names=columns)
-    except MemoryError:
-        raise  # out of memory is no fault of the file
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(path, f"not a readable Parquet file ({exc})") from None
+    with _reading(_not_parquet(path)), pq.ParquetFile(path) as file:
+        return pa.table([_parquet_column(file, name) for name in columns], names=columns)
 
 
 def _parquet_column(file: pq.ParquetFile, name: str, batch: int = 1 << 20) -> pa.Array:
@@ -88,37 +111,24 @@ def _parquet_column(file: pq.ParquetFile, name: str, batch: int = 1 << 20) -> pa
 
 
 def _csv_names(path: Any) -> list[str]:
-    try:
+    with _reading(lambda exc: _csv_failure(path, exc)):
         with pcsv.open_csv(path, read_options=pcsv.ReadOptions(use_threads=False)) as reader:
             return reader.schema.names
-    except MemoryError:
-        raise  # out of memory is no fault of the file
-    except (pa.ArrowException, OSError) as exc:
-        raise _csv_failure(path, exc) from None
 
 
 def _read_csv(path: Any, columns: list[str], names: list[str]) -> pa.Table:
     convert = pcsv.ConvertOptions(column_types={name: pa.string() for name in columns}, include_columns=columns)
-    try:
+    with _reading(lambda exc: _csv_failure(path, exc, convert, names)):
         # Blocks of 16 MiB rather than 1 MiB: fewer chunks to combine, and faster on 10M rows.
         return pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 24), convert_options=convert)
-    except MemoryError:
-        raise  # out of memory is no fault of the file
-    except (pa.ArrowException, OSError) as exc:
-        raise _csv_failure(path, exc, convert, names) from None
 
 
 def _read_parquet_head(path: Any, columns: list[str], rows: int) -> tuple[pa.Table, bool]:
     """The first ``rows`` rows of the columns, and whether they are the whole file."""
-    try:
-        with pq.ParquetFile(path) as file:
-            first = next(file.iter_batches(batch_size=rows, columns=columns, use_threads=False), None)
-            complete = file.metadata.num_rows <= rows
-            schema = file.schema_arrow
-    except MemoryError:
-        raise  # out of memory is no fault of the file
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(path, f"not a readable Parquet file ({exc})") from None
+    with _reading(_not_parquet(path)), pq.ParquetFile(path) as file:
+        first = next(file.iter_batches(batch_size=rows, columns=columns, use_threads=False), None)
+        complete = file.metadata.num_rows <= rows
+        schema = file.schema_arrow
     if first is None:
         return pa.table({name: pa.array([], type=schema.field(name).type) for name in columns}), complete
     return pa.Table.from_batches([first]), complete
@@ -135,22 +145,20 @@ def _read_csv_head(path: Any, columns: list[str], names: list[str], rows: int, m
         return "skip"
 
     options = pcsv.ReadOptions(block_size=max_bytes, use_threads=False)
-    try:
-        with pcsv.open_csv(
+    with (
+        _reading(lambda exc: _csv_failure(path, exc, convert, names, head_bytes=max_bytes)),
+        pcsv.open_csv(
             path,
             read_options=options,
             parse_options=pcsv.ParseOptions(invalid_row_handler=remember),
             convert_options=convert,
-        ) as reader:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                batch = None
-            schema = reader.schema
-    except MemoryError:
-        raise  # out of memory is no fault of the file
-    except (pa.ArrowException, OSError) as exc:
-        raise _csv_failure(path, exc, convert, names, head_bytes=max_bytes) from None
+        ) as reader,
+    ):
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            batch = None
+        schema = reader.schema
     if bad:
         problem = f"expected {bad[0].expected_columns} columns, got {bad[0].actual_columns}"
         if bad[0].number < 2:  # the reader did not know the record
@@ -185,9 +193,8 @@ def _csv_failure(
         return "error"
 
     try:
-        _reread_one_thread(path, remember, convert or pcsv.ConvertOptions(), head_bytes)
-    except MemoryError:
-        raise  # out of memory is no fault of the file
+        with _reading(lambda again: again):
+            _reread_one_thread(path, remember, convert or pcsv.ConvertOptions(), head_bytes)
     except (pa.ArrowException, OSError) as again:
         message = str(again)
     if bad:

@@ -4,10 +4,12 @@ Every error test asserts the exact one-line message and the error's fields; data
 are written into ``tmp_path`` by the tests themselves.
 """
 
+import errno
 import os
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 
@@ -181,6 +183,45 @@ def test_truncated_parquet_is_an_error():
     assert str(err) == (
         "cut.parquet: not a readable Parquet file (Parquet magic bytes not found in footer."
         " Either the file is corrupted or this is not a parquet file.)"
+    )
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        pa.ArrowException("Unknown error: Failed to launch worker thread: Resource temporarily unavailable"),
+        pa.ArrowMemoryError("malloc of size 8388608 failed"),
+        OSError(errno.ENOMEM, "Cannot allocate memory"),
+    ],
+    ids=["no thread", "arrow out of memory", "system out of memory"],
+)
+def test_running_out_of_memory_while_reading_is_no_fault_of_the_file(monkeypatch, failure):
+    """Under a memory cap (the preparation's RLIMIT_AS) Arrow may fail to start a thread: that is
+    memory running out, which the preparation reports as such, not a file that cannot be read."""
+    write_parquet("items.parquet", {"item_id": ["a", "b"], "base_cluster": ["1", "1"], "exp_cluster": ["1", "2"]})
+    write_text("items.csv", f"{ITEMS_HEADER}\na,1,1\n")
+
+    def fail(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(pq, "ParquetFile", fail)
+    monkeypatch.setattr(pq, "read_schema", fail)
+    monkeypatch.setattr(pcsv, "open_csv", fail)
+    monkeypatch.setattr(pcsv, "read_csv", fail)
+    for path in ("items.parquet", "items.csv"):
+        with pytest.raises(MemoryError):
+            read_items(path)
+
+
+def test_a_file_arrow_cannot_read_is_still_named_with_its_problem(monkeypatch):
+    write_parquet("items.parquet", {"item_id": ["a", "b"], "base_cluster": ["1", "1"], "exp_cluster": ["1", "2"]})
+
+    def fail(*args, **kwargs):
+        raise pa.ArrowInvalid("Couldn't deserialize thrift: TProtocolException: Invalid data")
+
+    monkeypatch.setattr(pq, "ParquetFile", fail)
+    assert str(error_of(read_items, "items.parquet")) == (
+        "items.parquet: not a readable Parquet file (Couldn't deserialize thrift: TProtocolException: Invalid data)"
     )
 
 
