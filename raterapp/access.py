@@ -84,15 +84,25 @@ def access_experiment_for_engineer(user, experiment_id: int) -> Experiment:
         raise Http404("No such experiment.") from None
 
 
+def open_to_rater(*, open_to_all: bool, any_assigned: bool, assigned_to_rater: bool) -> bool:
+    """Who may rate an experiment, for one rater: its assigned raters; with none assigned, every
+    rater if it is open to all raters, else nobody. The rule's one statement: the ORM's
+    (:func:`open_to_rater_q`) and the SQL's (:func:`open_to_rater_sql`) spellings are held to it by
+    tests/raterapp/test_access_rules.py, and ``selectors/rating_access.py`` answers "who" with it."""
+    return assigned_to_rater if any_assigned else open_to_all
+
+
+def open_to_rater_q(rater_id: int) -> Q:
+    """:func:`open_to_rater` as a filter of experiments, for the rater ``rater_id``."""
+    assigned = Experiment.assigned_raters.through.objects.filter(experiment=OuterRef("pk"))
+    return (Q(open_to_all_raters=True) & ~Exists(assigned)) | Exists(assigned.filter(user=rater_id))
+
+
 def experiments_open_to_rater(user) -> QuerySet[Experiment]:
-    """Experiments open for rating that this rater may judge: those the rater is assigned
-    to, and those open to all raters that have no assigned raters."""
+    """Experiments open for rating that this rater may judge (:func:`open_to_rater`)."""
     if not has_role(user, RATER):
         return Experiment.objects.none()
-    assigned = Experiment.assigned_raters.through.objects.filter(experiment=OuterRef("pk"))
-    return Experiment.objects.filter(status=Experiment.Status.RATING).filter(
-        (Q(open_to_all_raters=True) & ~Exists(assigned)) | Exists(assigned.filter(user=user.pk))
-    )
+    return Experiment.objects.filter(open_to_rater_q(user.pk), status=Experiment.Status.RATING)
 
 
 # Read by no rating request, and the largest columns.
@@ -100,8 +110,8 @@ _EXPERIMENT_UNREAD = ("impact", "ground_truth_metrics")
 
 
 def open_to_rater_sql() -> str:
-    """The rule of :func:`experiments_open_to_rater` on the experiment aliased ``e``, written out for
-    the loop's lookups below and the rater's home (one query each, without the ORM's cost);
+    """:func:`experiments_open_to_rater` on the experiment aliased ``e``, written out for the loop's
+    lookups below and the rater's home (one query each, without the ORM's cost);
     tests/raterapp/test_access_rules.py holds the two to one answer."""
     assigned = table(Experiment.assigned_raters.through)
     return f"""e.status = %(rating)s AND (

@@ -185,11 +185,10 @@ class JudgementCreateApi(APIView):
 
 
 class JudgementUndoApi(APIView):
-    """Take back one of one's ``UNDO_STEPS`` (5) latest verdicts in an experiment (within
-    ``UNDO_SECONDS``; several undos step back through them): it is kept aside and counted
-    nowhere, its budget unit is given back, and its pair is leased back to be answered
-    afresh with a new ``client_id``. 409 for an older, a too old or an undone verdict, or
-    when the rater holds too many pairs. Roles: rater (own verdicts)."""
+    """Take back one of one's verdicts of the last ``UNDO_SECONDS``, any of them (several undos
+    step back through them): it is kept aside and counted nowhere, its budget unit is given back,
+    and its pair is leased back to be answered afresh with a new ``client_id``. 409 for a too old
+    or an undone verdict, or when the rater holds too many pairs (answer one first). Roles: rater (own verdicts)."""
 
     permission_classes = [IsRater]
     throttle_scope = "rating"

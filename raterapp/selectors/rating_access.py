@@ -1,14 +1,14 @@
 """Who may rate an experiment, and what it waits for before any rater can be offered a pair.
 
 One answer, read by the admin console (assignments), the API (``raters/``, ``dashboard/`` and the
-experiment list) and the pages that show the status badge. The rule itself is the raters' own
-(:func:`raterapp.access.experiments_open_to_rater`: its assigned raters; none assigned: every
-rater if it is open to all raters, else nobody); tests/raterapp/selectors/test_rating_access.py
-holds this module and that rule to one answer for every combination.
+experiment list) and the pages that show the status badge. The rule itself is the raters' own,
+:func:`raterapp.access.open_to_rater` (its assigned raters; none assigned: every rater if it is
+open to all raters, else nobody); tests/raterapp/test_rating_access.py holds this module and the
+raters' lookups to one answer for every combination.
 
 "Waiting" is a display state derived here, never stored: ``Experiment.status`` stays the
 preparation's (``rating``). An experiment in rating waits for raters while no active, unpaused
-rater may rate it, and for budget while its budget or its pool has no verdict left.
+rater may rate it, and for budget while its budget or its pool is paused or has no verdict left.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.urls import reverse
 
-from raterapp.access import RATER
+from raterapp.access import RATER, open_to_rater
 from raterapp.models import Experiment, ExperimentBudget
 
 EVERY_RATER, ASSIGNED, NOBODY = "every_rater", "assigned", "nobody"
@@ -30,27 +31,41 @@ def experiments_rating_access_of(*, experiments: Iterable[Experiment]) -> dict[i
     """For each experiment (by id): who may rate it (``who``: every_rater, assigned or nobody),
     whether it is open to all raters (``open_to_all``: no one assigned and the setting on, as the
     API says), how many raters are assigned, and how many of those are active and unpaused
-    (``available``). Two queries whatever the number of experiments."""
+    (``available``: of every rater, for one open to every rater). Three queries at most, whatever
+    the number of experiments."""
     experiments = list(experiments)
     through = Experiment.assigned_raters.through.objects.filter(experiment__in=[e.pk for e in experiments])
     assigned = Counter(through.values_list("experiment", flat=True))
     usable = Q(user__is_active=True, user__groups__name=RATER) & ~Q(user__rater_profile__paused=True)
     available = Counter(e for e, _ in through.filter(usable).values_list("experiment", "user").distinct())
+    every_rater_available = None  # counted once, when an experiment is open to every rater
     answers = {}
     for experiment in experiments:
         n_assigned = assigned.get(experiment.pk, 0)
-        if n_assigned:
-            who = ASSIGNED
+        if open_to_rater(
+            open_to_all=experiment.open_to_all_raters, any_assigned=bool(n_assigned), assigned_to_rater=False
+        ):
+            who = EVERY_RATER
+            if every_rater_available is None:
+                every_rater_available = _raters_available_count()
+            n_available = every_rater_available
         else:
-            who = EVERY_RATER if experiment.open_to_all_raters else NOBODY
+            who = ASSIGNED if n_assigned else NOBODY
+            n_available = available.get(experiment.pk, 0)
         answers[experiment.pk] = {
             "who": who,
             "open_to_all": who == EVERY_RATER,
             "assigned": n_assigned,
-            "available": available.get(experiment.pk, 0),
-            "text": _access_text(who, n_assigned, available.get(experiment.pk, 0)),
+            "available": n_available,
+            "text": _access_text(who, n_assigned, n_available),
         }
     return answers
+
+
+def _raters_available_count() -> int:
+    """Active, unpaused raters: who may be offered a pair of an experiment open to every rater."""
+    raters = get_user_model().objects.filter(is_active=True, groups__name=RATER)
+    return raters.exclude(rater_profile__paused=True).distinct().count()
 
 
 def experiment_rating_access_get(*, experiment: Experiment) -> dict:
@@ -67,7 +82,14 @@ def experiments_waiting_of(*, experiments: Iterable[Experiment]) -> dict[int, di
     budgets = {
         row["experiment"]: row
         for row in ExperimentBudget.objects.filter(experiment__in=[e.pk for e in rating]).values(
-            "experiment", "max_verdicts", "spent", "pool__name", "pool__max_verdicts", "pool__spent"
+            "experiment",
+            "max_verdicts",
+            "spent",
+            "paused",
+            "pool__name",
+            "pool__max_verdicts",
+            "pool__spent",
+            "pool__paused",
         )
     }
     return {e.pk: _waiting(e, access[e.pk], budgets.get(e.pk)) for e in rating}
@@ -80,7 +102,7 @@ def experiment_waiting_get(*, experiment: Experiment) -> dict | None:
 
 def _waiting(experiment: Experiment, access: dict, budget: dict | None) -> dict | None:
     reasons = []
-    raters = access["who"] == NOBODY or (access["who"] == ASSIGNED and not access["available"])
+    raters = not access["available"]
     if raters:
         reasons.append(access["text"])
     budget_reason = _budget_reason(budget)
@@ -105,6 +127,10 @@ def _waiting(experiment: Experiment, access: dict, budget: dict | None) -> dict 
 def _budget_reason(budget: dict | None) -> str:
     if budget is None:
         return ""
+    if budget["paused"]:
+        return "Its budget is paused: no pair is offered until an admin resumes it."
+    if budget["pool__name"] is not None and budget["pool__paused"]:
+        return f"Its pool {budget['pool__name']} is paused: no pair is offered until an admin resumes it."
     limit = budget["max_verdicts"]
     if limit is not None and budget["spent"] >= limit:
         if limit == 0:
@@ -116,6 +142,8 @@ def _budget_reason(budget: dict | None) -> str:
 
 
 def _access_text(who: str, assigned: int, available: int) -> str:
+    if who == EVERY_RATER and not available:
+        return "It is open to every rater, but no rater is active and unpaused."
     if who == EVERY_RATER:
         return "No rater is assigned and it is open to every rater: every rater may rate it."
     if who == NOBODY:

@@ -19,7 +19,7 @@ from django.views import View
 
 from raterapp.access import ADMIN, ENGINEER, RATER, access_experiment_for_rater, user_roles
 from raterapp.selectors.rater_home import rater_home_rows, rater_standing_get
-from raterapp.services.judging import UNDO_STEPS
+from raterapp.selectors.verdict_history import HISTORY_LIMIT
 from raterapp.vocabulary import QueueClosedReason
 
 from .roles import RaterPageMixin
@@ -95,7 +95,7 @@ class JudgePageView(RaterPageMixin, View):
             "experiment": experiment.pk,
             "leaseSeconds": settings.LEASE_SECONDS,
             "undoSeconds": settings.UNDO_SECONDS,
-            "undoSteps": UNDO_STEPS,
+            "historySize": HISTORY_LIMIT,
             "urls": {
                 "home": reverse("rate-home"),
                 "nextPair": reverse("api-next-pair", args=[experiment.pk]),

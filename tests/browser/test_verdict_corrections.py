@@ -28,6 +28,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 LAPTOP = {"width": 1280, "height": 800}
 JUDGE = "document.getElementById('judge')"
 LOCAL = "%Y-%m-%dT%H:%M"
+ANSWERED = 7  # more than the page once kept (five)
 
 
 def _task_on_screen(page) -> int:
@@ -58,26 +59,30 @@ def test_a_rater_changes_a_verdict_after_a_reload_and_an_admin_voids_ten_minutes
     page.set_default_timeout(15_000)
     record_problems(page, problems, expected=lambda url: url.startswith("https://img.example/5."))
 
-    # The rater answers three pairs, then reloads the page.
+    # The rater answers seven pairs, then reloads the page: the strip lists every verdict of the
+    # last UNDO_SECONDS, not only the latest few.
     path = f"/rate/{rating_experiment.pk}/"
     sign_in(page, live_server, "rita", "pw-rita", path)
     answered = []
     task = _task_on_screen(page)
-    for _ in range(3):
+    for _ in range(ANSWERED):
         answered.append(task)
         page.keyboard.press("1")
         task = _wait_for_other_task(page, task)
-    wait_for(lambda: Judgement.objects.filter(rater=rater).count() == 3, timeout=15, what="3 verdicts saved")
+    wait_for(lambda: Judgement.objects.filter(rater=rater).count() == ANSWERED, timeout=15, what="verdicts saved")
     page.reload()
     _task_on_screen(page)
     strip = page.locator("[data-history] button")
-    expect(strip).to_have_count(3)
-    assert [strip.nth(i).get_attribute("data-history-task") for i in range(3)] == [str(t) for t in answered[::-1]]
+    expect(strip).to_have_count(ANSWERED)
+    assert [strip.nth(i).get_attribute("data-history-task") for i in range(ANSWERED)] == [
+        str(t) for t in answered[::-1]
+    ]
     assert page.locator("[data-undo]").is_enabled()  # Backspace has something to take back again
     settle(page)
     page.screenshot(path=str(screenshots_dir / "verdicts-history-after-reload-1280x800.png"), full_page=True)
 
-    # The oldest answer, changed from the strip: its pair comes back, answered "Not equivalent".
+    # The oldest answer (the seventh latest), changed from the strip: its pair comes back, answered
+    # "Not equivalent".
     strip.filter(has=page.locator(f"xpath=self::*[@data-history-task='{answered[0]}']")).click()
     page.wait_for_function(f"{JUDGE}.dataset.task === '{answered[0]}' && !{JUDGE}.querySelector('.answer').disabled")
     assert page.locator("[data-previous]").inner_text() == "You had answered “Equivalent”. Answer again."
@@ -91,8 +96,8 @@ def test_a_rater_changes_a_verdict_after_a_reload_and_an_admin_voids_ten_minutes
         what="the changed verdict saved",
     )
     assert dict(Judgement.objects.filter(rater=rater).values_list("task", "verdict")) == {
-        answered[0]: "not_equivalent", answered[1]: "equivalent", answered[2]: "equivalent"
-    }  # fmt: skip
+        task: "not_equivalent" if task == answered[0] else "equivalent" for task in answered
+    }
     assert problems == []
 
     # The admin voids the rater's verdicts of the last ten minutes in the console.
@@ -107,12 +112,12 @@ def test_a_rater_changes_a_verdict_after_a_reload_and_an_admin_voids_ten_minutes
     admin_page.locator("#id_since").fill((now - timedelta(minutes=10)).strftime(LOCAL))
     admin_page.locator("#id_until").fill((now + timedelta(minutes=1)).strftime(LOCAL))
     admin_page.get_by_role("button", name="Show verdicts").click()
-    admin_page.get_by_role("heading", name="3 verdicts of rita").wait_for()
+    admin_page.get_by_role("heading", name=f"{ANSWERED} verdicts of rita").wait_for()
     admin_page.get_by_role("textbox", name="Reason").fill("A fast key burst: five mistaken verdicts.")
     settle(admin_page)
     admin_page.screenshot(path=str(screenshots_dir / "console-verdicts-found-1280x800.png"), full_page=True)
-    admin_page.get_by_role("button", name="Void all 3 verdicts").click()
-    admin_page.get_by_text("3 verdicts of rita voided.").wait_for()
+    admin_page.get_by_role("button", name=f"Void all {ANSWERED} verdicts").click()
+    admin_page.get_by_text(f"{ANSWERED} verdicts of rita voided.").wait_for()
     audit = admin_page.locator("[data-verdict-audit]")
     expect(admin_page.locator("[data-verdict-audit='verdict.void']")).to_have_count(1)
     expect(admin_page.locator("[data-verdict-audit='verdict.change']")).to_have_count(1)

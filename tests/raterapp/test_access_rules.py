@@ -7,15 +7,19 @@ import itertools
 import pytest
 from django.contrib.auth import get_user_model
 from django.http import Http404
+from django.utils import timezone
 
 from raterapp.access import (
     access_experiment_for_rater,
     access_task_for_rater,
     experiments_open_to_rater,
+    open_to_rater,
     user_roles,
 )
 from raterapp.models import Experiment, Item, PairTask
 from raterapp.services.api_tokens import api_token_authenticate, api_token_create
+from raterapp.services.judging import queue
+from raterapp.services.judging.store import rater_state
 from raterapp.services.login_limits import LockoutModelBackend
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 
@@ -62,6 +66,30 @@ def test_the_written_out_lookups_open_exactly_what_experiments_open_to_rater_ope
     # the ORM's rule opens some and closes others here, so the comparison above means something
     assert 0 < experiments_open_to_rater(me).count() < len(cases)
     assert not experiments_open_to_rater(engineer).exists()
+
+
+def test_the_rule_is_stated_once_and_the_rating_loop_reads_it_from_there():
+    """``open_to_rater`` is the rule; the ORM filter, the SQL lookups, the loop's state row (read
+    under the rater's lock at each lease) and the lease renewal's check give its answer."""
+    me, another = UserFactory(roles=["rater"]), UserFactory(roles=["rater"])
+    now = timezone.now()
+    for open_to_all, assigned in itertools.product([True, False], ASSIGNED):
+        experiment = ExperimentFactory(status=Experiment.Status.RATING, open_to_all_raters=open_to_all)
+        raters = {"nobody": [], "me": [me], "another": [another], "both": [me, another]}[assigned]
+        experiment.assigned_raters.add(*raters)
+        for rater in (me, another):
+            expected = open_to_rater(
+                open_to_all=open_to_all, any_assigned=bool(raters), assigned_to_rater=rater in raters
+            )
+            case = (open_to_all, assigned, rater.username)
+            assert experiments_open_to_rater(rater).filter(pk=experiment.pk).exists() == expected, case
+            assert _found(access_experiment_for_rater, rater, experiment.pk) == expected, case
+            state = rater_state(experiment_id=experiment.pk, rater=rater, now=now)
+            from_state = open_to_rater(
+                open_to_all=state["open_to_all"], any_assigned=state["any_assigned"], assigned_to_rater=state["mine"]
+            )
+            assert from_state == expected, case
+            assert queue._assigned_to_others(experiment_id=experiment.pk, rater=rater) == (not expected), case
 
 
 @pytest.mark.parametrize("key", [None, "", "abc", "1.5", 10**30, -1])

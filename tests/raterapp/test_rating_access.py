@@ -62,7 +62,10 @@ def test_who_may_rate_is_what_the_raters_own_lookups_answer(raters, open_to_all,
     for name in ("active", "paused"):  # deactivated raters sign in no more: no lookup to compare
         assert _may_rate(raters[name], experiment) == (expected == "every_rater" or name in assigned.split("+"))
     assert access["assigned"] == (0 if assigned == "none" else len(assigned.split("+")))
-    assert access["available"] == ("active" in assigned.split("+"))
+    if expected == "every_rater":  # every active, unpaused rater (the outsider came later): the fixture's active one
+        assert access["available"] == 1
+    else:
+        assert access["available"] == ("active" in assigned.split("+"))
 
 
 @pytest.mark.parametrize(("open_to_all", "assigned"), list(itertools.product([True, False], ASSIGNED)))
@@ -130,5 +133,38 @@ def test_both_with_the_owners_request_and_nothing_outside_rating(raters):
 
 def test_the_list_reads_in_a_fixed_number_of_queries(raters, django_assert_num_queries):
     experiments = [_experiment(raters, open_to_all=k % 2 == 0, assigned=ASSIGNED[k % 5]) for k in range(7)]
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):  # assignments, available raters, every rater (once), budgets
         experiments_waiting_of(experiments=experiments)
+
+
+def test_open_to_every_rater_waits_for_raters_while_none_is_active_and_unpaused(raters):
+    experiment = _experiment(raters, open_to_all=True, assigned="none")
+    assert experiment_waiting_get(experiment=experiment) is None  # the fixture's active rater
+    RaterProfile.objects.update_or_create(user=raters["active"], defaults={"paused": True})
+    waiting = experiment_waiting_get(experiment=experiment)
+    assert (waiting["raters"], waiting["budget"], waiting["label"]) == (True, False, "Waiting for raters")
+    assert waiting["reasons"] == ["It is open to every rater, but no rater is active and unpaused."]
+    newcomer = UserFactory(roles=["rater"])
+    assert experiment_waiting_get(experiment=experiment) is None
+    newcomer.is_active = False
+    newcomer.save(update_fields=["is_active"])
+    assert experiment_waiting_get(experiment=experiment)["raters"] is True
+    UserFactory(roles=["engineer"])  # not a rater: still waiting
+    assert experiment_waiting_get(experiment=experiment)["raters"] is True
+
+
+def test_a_paused_budget_or_pool_waits_for_budget(raters):
+    pool = BudgetPool.objects.create(name="P", max_verdicts=20)
+    experiment = _experiment(raters, open_to_all=True, assigned="none", max_verdicts=10, pool=pool)
+    assert experiment_waiting_get(experiment=experiment) is None
+    BudgetPool.objects.filter(pk=pool.pk).update(paused=True)
+    assert experiment_waiting_get(experiment=experiment)["reasons"] == [
+        "Its pool P is paused: no pair is offered until an admin resumes it."
+    ]
+    ExperimentBudget.objects.filter(experiment=experiment).update(paused=True)
+    waiting = experiment_waiting_get(experiment=experiment)
+    assert (waiting["raters"], waiting["budget"], waiting["label"]) == (False, True, "Waiting for budget")
+    assert waiting["reasons"] == ["Its budget is paused: no pair is offered until an admin resumes it."]
+    BudgetPool.objects.filter(pk=pool.pk).update(paused=False)
+    ExperimentBudget.objects.filter(experiment=experiment).update(paused=False)
+    assert experiment_waiting_get(experiment=experiment) is None

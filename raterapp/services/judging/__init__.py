@@ -27,11 +27,10 @@ from .corrections import judgement_change, judgements_void
 from .errors import JudgementRefused, QueueClosed
 from .queue import MAX_HELD, assignment_next, leases_renew
 from .reports import pair_report_create
-from .verdicts import UNDO_STEPS, judgement_submit, judgement_undo
+from .verdicts import judgement_submit, judgement_undo
 
 __all__ = [
     "MAX_HELD",
-    "UNDO_STEPS",
     "JudgementRefused",
     "QueueClosed",
     "assignment_next",

@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
+from raterapp.access import open_to_rater, open_to_rater_q
 from raterapp.models import Experiment, Judgement, Lease, PairTask
 from raterapp.selectors.judging import rater_quota_left, rows_count, task_queue_for_rater, tasks_open_to_rater
 from raterapp.vocabulary import QueueClosedReason
@@ -202,25 +203,15 @@ def _rater_check(state: dict) -> None:
     request's access check)."""
     if state["paused"]:
         raise QueueClosed(QueueClosedReason.RATER_PAUSED, "An admin paused your rating for now.")
-    if not (state["mine"] if state["any_assigned"] else state["open_to_all"]):
+    if not open_to_rater(
+        open_to_all=state["open_to_all"], any_assigned=state["any_assigned"], assigned_to_rater=state["mine"]
+    ):
         raise QueueClosed(QueueClosedReason.NOT_ASSIGNED, "This experiment is not open to you any more.")
 
 
 def _assigned_to_others(*, experiment_id: int, rater) -> bool:
-    """Whether the experiment is not open to this rater: it has assigned raters and this
-    rater is not one of them, or none and it is not open to all raters."""
-    assigned = Experiment.assigned_raters.through.objects.filter(experiment=OuterRef("pk"))
-    row = (
-        Experiment.objects.filter(pk=experiment_id)
-        .values("open_to_all_raters")
-        .annotate(any_assigned=Exists(assigned), mine=Exists(assigned.filter(user=rater.pk)))
-        .first()
-    )
-    if row is None:
-        return True
-    if row["any_assigned"]:
-        return not row["mine"]
-    return not row["open_to_all_raters"]
+    """Whether the experiment is not open to this rater (:func:`raterapp.access.open_to_rater`)."""
+    return not Experiment.objects.filter(open_to_rater_q(rater.pk), pk=experiment_id).exists()
 
 
 def _quota_check(rater) -> None:

@@ -25,10 +25,10 @@ from .reversal import verdict_reverse
 from .spending import budget_consume
 from .store import one_statement_writes, submit_state, verdict_store
 
-# A rater may take back any of their UNDO_STEPS latest verdicts in an experiment (within
-# UNDO_SECONDS); each undo leases its pair back, so the pairs a rater holds stay bounded.
-UNDO_STEPS = 5
-MAX_HELD_WITH_UNDONE = MAX_HELD + UNDO_STEPS
+# A rater may take back any of their verdicts of the last UNDO_SECONDS; each undo leases its pair
+# back, so a rater holds at most UNDONE_HELD pairs beyond MAX_HELD: answer one, then undo again.
+UNDONE_HELD = 5
+MAX_HELD_WITH_UNDONE = MAX_HELD + UNDONE_HELD
 
 
 def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment: str = "") -> tuple[Judgement, bool]:
@@ -65,14 +65,14 @@ def judgement_submit(*, task: PairTask, rater, verdict: str, client_id, comment:
 
 
 def judgement_undo(*, judgement_id: int, rater) -> PairTask:
-    """Take back one of the rater's ``UNDO_STEPS`` latest verdicts in its experiment, within
-    ``UNDO_SECONDS``; undoing several, one after the other, steps back through them.
+    """Take back one of the rater's verdicts of the last ``UNDO_SECONDS``, any of them; undoing
+    several, one after the other, steps back through them.
 
     The verdict moves to :class:`RetractedJudgement` (kept, counted nowhere), the task
     gets its slot and the budget its unit back, and the task is leased to the rater again,
     who judges it afresh (a new submit with a new ``client_id``). Returns the task with its
-    ``lease``. Raises :class:`JudgementRefused` for someone else's, an undone, an older or a
-    too old verdict, and when the rater already holds ``MAX_HELD_WITH_UNDONE`` pairs of the
+    ``lease``. Raises :class:`JudgementRefused` for someone else's, an undone or a too old
+    verdict, and when the rater already holds ``MAX_HELD_WITH_UNDONE`` pairs of the
     experiment (answer one first). The rater's lock comes first, as for a lease request, so
     a rater's undos and leases are counted one at a time.
     """
@@ -110,13 +110,6 @@ def _undo_check(*, judgement: Judgement, rater) -> None:
     experiment_id = judgement.task.experiment_id
     if not Judgement.objects.filter(pk=judgement.pk).exists():
         raise JudgementRefused("This verdict was already undone.")
-    recent = (
-        Judgement.objects.filter(rater=rater, task__experiment_id=experiment_id)
-        .order_by("-created_at", "-pk")
-        .values_list("pk", flat=True)[:UNDO_STEPS]
-    )
-    if judgement.pk not in set(recent):
-        raise JudgementRefused(f"Only your {UNDO_STEPS} latest verdicts in an experiment can be undone.")
     if timezone.now() - judgement.created_at > timedelta(seconds=settings.UNDO_SECONDS):
         raise JudgementRefused(f"Verdicts can be undone for {settings.UNDO_SECONDS // 60} minutes only.")
     held = Lease.objects.filter(rater=rater, task__experiment_id=experiment_id, expires_at__gt=timezone.now())

@@ -223,7 +223,7 @@ function answer(verdict) {
   reporting.close({ quiet: true });
   const entry = state.current;
   const record = { task: entry.pair.task, entry, verdict, comment: ui.comment.value.trim(), clientId: crypto.randomUUID(), at: Date.now(), judgement: null };
-  state.history = [...state.history, record].slice(-config.undoSteps);
+  state.history = [...state.history, record].slice(-config.historySize);
   state.unsaved += 1;
   enqueueWrite(() => submit(record)).finally(() => {
     state.unsaved -= 1;
@@ -356,7 +356,7 @@ async function loadHistory() {
   const result = await requestJson("GET", config.urls.myVerdicts, undefined, { cache: "no-store" });
   if (result.status !== 200 || !result.data || state.fatal) return;
   const stored = historyFromServer(result.data.verdicts, new Set(state.history.map((record) => record.clientId)));
-  state.history = [...stored, ...state.history].slice(-config.undoSteps);
+  state.history = [...stored, ...state.history].slice(-config.historySize);
   refreshUndo();
 }
 

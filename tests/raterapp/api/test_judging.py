@@ -1,7 +1,10 @@
 import json
 import uuid
+from datetime import timedelta
 
 import pytest
+from django.conf import settings
+from django.db.models import F
 from rest_framework.test import APIClient
 
 from raterapp.models import Experiment, Item, Judgement, Lease, PairTask
@@ -197,18 +200,20 @@ def test_undo_through_the_api_gives_the_pair_back_on_the_same_sides(client_of, e
     assert list(Judgement.objects.values_list("task", "verdict")) == [(shown["task"], "equivalent")]
 
 
-def test_undo_steps_back_three_verdicts_through_the_api_and_refuses_the_sixth_latest(client_of, experiment):
+def test_undo_steps_back_three_verdicts_through_the_api_and_refuses_a_too_old_one(client_of, experiment):
     client = client_of("rater")
+    old = submit(client, next_task(client, experiment)).json()["id"]
+    Judgement.objects.filter(pk=old).update(created_at=F("created_at") - timedelta(seconds=settings.UNDO_SECONDS + 1))
     ids = [submit(client, next_task(client, experiment)).json()["id"] for _ in range(6)]
     before = state()
-    refused = client.post(f"/api/judgements/{ids[0]}/undo/")
-    assert refused.status_code == 409 and "5 latest" in refused.json()["detail"]
+    refused = client.post(f"/api/judgements/{old}/undo/")
+    assert refused.status_code == 409 and "minutes only" in refused.json()["detail"]
     assert state() == before
     tasks = [Judgement.objects.get(pk=pk).task_id for pk in ids]
     reopened = [client.post(f"/api/judgements/{pk}/undo/").json() for pk in reversed(ids[3:])]
     assert [body["pair"]["task"] for body in reopened] == tasks[:2:-1]
-    assert [body["progress"]["mine"] for body in reopened] == [5, 4, 3]
-    assert Judgement.objects.count() == 3 and Lease.objects.count() == 3
+    assert [body["progress"]["mine"] for body in reopened] == [6, 5, 4]
+    assert Judgement.objects.count() == 4 and Lease.objects.count() == 3
 
 
 def test_a_verdict_of_another_rater_cannot_be_undone(client_of, experiment):

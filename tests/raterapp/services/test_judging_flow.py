@@ -131,16 +131,23 @@ def test_a_retry_of_an_undone_submit_records_nothing(experiment, rater):
     assert state(experiment) == before
 
 
-def test_only_the_five_latest_verdicts_can_be_undone_and_each_only_once(experiment, rater):
-    judgements = [submit(assignment_next(experiment=experiment, rater=rater), rater)[0] for _ in range(6)]
+def test_any_verdict_of_the_last_undo_seconds_can_be_undone_and_each_only_once(experiment, rater, clock):
+    judgements = [submit(assignment_next(experiment=experiment, rater=rater), rater)[0] for _ in range(3)]
+    clock.advance(settings.UNDO_SECONDS - 60)
+    judgements += [submit(assignment_next(experiment=experiment, rater=rater), rater)[0] for _ in range(5)]
+    judgement_undo(judgement_id=judgements[1].pk, rater=rater)  # the seventh latest: reopened all the same
+    judgement_undo(judgement_id=judgements[4].pk, rater=rater)
+    with pytest.raises(JudgementRefused, match="no such verdict"):  # it is gone
+        judgement_undo(judgement_id=judgements[1].pk, rater=rater)
+    clock.advance(61)
     before = state(experiment)
-    with pytest.raises(JudgementRefused, match="5 latest"):
+    with pytest.raises(JudgementRefused, match="minutes only"):  # older than UNDO_SECONDS now
         judgement_undo(judgement_id=judgements[0].pk, rater=rater)
     assert state(experiment) == before
-    judgement_undo(judgement_id=judgements[3].pk, rater=rater)  # not the latest: reopened all the same
-    with pytest.raises(JudgementRefused, match="no such verdict"):  # it is gone
-        judgement_undo(judgement_id=judgements[3].pk, rater=rater)
-    assert list(RetractedJudgement.objects.values_list("task", flat=True)) == [judgements[3].task_id]
+    judgement_undo(judgement_id=judgements[3].pk, rater=rater)
+    assert sorted(RetractedJudgement.objects.values_list("task", flat=True)) == sorted(
+        judgements[k].task_id for k in (1, 3, 4)
+    )
 
 
 def test_undo_steps_back_through_the_latest_verdicts_and_each_pair_is_answered_once_more(experiment, users):

@@ -78,7 +78,7 @@ def test_judging_page_context_and_config(client, users, experiment, settings):
         "experiment": experiment.pk,
         "leaseSeconds": 90,
         "undoSeconds": 300,
-        "undoSteps": 5,
+        "historySize": 50,
         "urls": {
             "home": "/rate/",
             "nextPair": f"/api/experiments/{experiment.pk}/next-pair/",
