@@ -59,6 +59,8 @@ def _shoot(page, path, size):
 def test_engineer_uploads_and_watches_the_preparation(request, browser, live_server, tmp_path, screenshots_dir):
     engineer = User.objects.create_user("eve", password="pw-eve")
     engineer.groups.add(Group.objects.get_or_create(name="engineer")[0])
+    # A rater to offer the pairs to: with none, the experiment (open to every rater) waits for raters.
+    User.objects.create_user("rita", password="pw-rita").groups.add(Group.objects.get_or_create(name="rater")[0])
     items, catalogue = _files(tmp_path)
 
     context = browser.new_context(viewport=LAPTOP)
