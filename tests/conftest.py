@@ -15,6 +15,16 @@ def dask_cluster_client():
         yield client
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Modules with slow tests (simulations, process-level tests) first, in their order, the others
+    after them: pytest-xdist hands modules to its workers in this order (``--dist loadscope``), so the
+    long ones start early and the many short ones even out the end, instead of one long module
+    running alone at the end of the run."""
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_modules)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """In CI every service a test may skip for is promised (PostgreSQL, Redis, Chromium), so a

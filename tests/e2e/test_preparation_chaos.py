@@ -67,8 +67,18 @@ def uploaded(owner, folder: Path) -> Experiment:
         return experiment_made(owner=owner, name="1M items", files=files, seed=SEED, n_draws=2000)
 
 
+_UNDISTURBED: dict[Path, dict] = {}
+
+
 def undisturbed_sample(owner, folder: Path) -> dict:
-    """The pairs and tasks of an uninterrupted preparation of the same upload and seed (in this process)."""
+    """The pairs and tasks of an uninterrupted preparation of the same upload and seed (in this
+    process), by natural keys: prepared once for the module's tests, which compare with it."""
+    if folder not in _UNDISTURBED:
+        _UNDISTURBED[folder] = _undisturbed_prepare(owner, folder)
+    return _UNDISTURBED[folder]
+
+
+def _undisturbed_prepare(owner, folder: Path) -> dict:
     experiment = uploaded(owner, folder)
     experiment_prepare(experiment_id=experiment.pk)
     experiment.refresh_from_db()
