@@ -1,4 +1,5 @@
-"""A stable argsort for integer codes: one vectorised sort of the codes packed with their rows."""
+"""Integer keys: a stable argsort for integer codes (one vectorised sort of the codes packed with
+their rows), and the one key of an unordered pair of positions."""
 
 from __future__ import annotations
 
@@ -42,3 +43,14 @@ def _radix_argsort(codes: np.ndarray, n_codes: int) -> np.ndarray:
         order = order[np.argsort(shifted.astype(np.uint16), kind="stable")]
         shift += _DIGIT
     return order
+
+
+def unordered_pair_keys(i, j, n: int) -> np.ndarray:
+    """One int64 key per unordered pair ``{i, j}`` of positions below ``n``: ``min·n + max``, the
+    same for ``(i, j)`` and ``(j, i)``; int64 whatever the positions' type (n² fits for n < 3·10⁹).
+
+    >>> unordered_pair_keys([2, 0, 1], [0, 2, 1], 3).tolist()
+    [2, 2, 4]
+    """
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    return np.minimum(i, j) * n + np.maximum(i, j)

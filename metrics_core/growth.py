@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ._sorting import unordered_pair_keys
 from .masses import SELF
 from .sampling import PairSample
 
@@ -83,11 +84,11 @@ def new_pair_share(sample: PairSample) -> float:
     if total == 0:
         return math.nan
     keep = sample.pair_class != SELF
-    low, high = np.minimum(sample.i[keep], sample.j[keep]), np.maximum(sample.i[keep], sample.j[keep])
-    if len(low) == 0:
+    i, j = sample.i[keep], sample.j[keep]
+    if len(i) == 0:
         return 0.0
-    _, unit = np.unique(np.stack([low, high], axis=1), axis=0, return_inverse=True)
-    per_pair = np.bincount(unit.ravel(), weights=sample.draws[keep])
+    _, unit = np.unique(unordered_pair_keys(i, j, int(max(i.max(), j.max())) + 1), return_inverse=True)
+    per_pair = np.bincount(unit, weights=sample.draws[keep])
     return new_pair_share_from_counts(pairs_drawn_once=int(np.count_nonzero(per_pair == 1)), draws=total)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ._sorting import unordered_pair_keys
 from ._validation import as_1d, same_length
 
 VERDICTS: tuple[str, ...] = ("equivalent", "not_equivalent", "unsure")
@@ -62,7 +63,7 @@ class PairVerdicts:
             return out
         n = int(max(self.b.max(), i.max(initial=0), j.max(initial=0))) + 1
         known = self.a * n + self.b
-        wanted = np.minimum(i, j) * n + np.maximum(i, j)
+        wanted = unordered_pair_keys(i, j, n)
         index = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
         found = (known[index] == wanted) & (i != j)
         for column, values in zip(out, (self.equivalent, self.not_equivalent, self.unsure)):
@@ -100,12 +101,12 @@ def verdicts_from_judgements(i: Any, j: Any, verdict: Any) -> PairVerdicts:
     codes = _verdict_codes(as_1d("verdict", verdict))
     same_length(i=i, j=j, verdict=codes)
     keep = i != j
-    low, high, codes = np.minimum(i, j)[keep], np.maximum(i, j)[keep], codes[keep]
-    if len(low) == 0:
+    i, j, codes = i[keep], j[keep], codes[keep]
+    if len(i) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return PairVerdicts(empty, empty, empty, empty, empty)
-    n = int(high.max()) + 1
-    pairs, pair_of_row = np.unique(low * n + high, return_inverse=True)
+    n = int(max(i.max(), j.max())) + 1
+    pairs, pair_of_row = np.unique(unordered_pair_keys(i, j, n), return_inverse=True)
     counts = [np.bincount(pair_of_row[codes == c], minlength=len(pairs)) for c in range(3)]
     return PairVerdicts(pairs // n, pairs % n, *counts)
 

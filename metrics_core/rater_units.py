@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._sorting import unordered_pair_keys
 from ._validation import as_1d, same_length
 from .agreement import verdict_codes
 from .context import SampleContext
@@ -64,8 +65,9 @@ class RaterUnits:
             )
             + 1
         )
-        key = lambda x, y: np.minimum(x, y) * n + np.maximum(x, y)  # noqa: E731
-        sample_keys, judged_keys, gold_keys = key(sample.i, sample.j), key(i, j), key(gold_i, gold_j)
+        sample_keys, judged_keys, gold_keys = (
+            unordered_pair_keys(x, y, n) for x, y in ((sample.i, sample.j), (i, j), (gold_i, gold_j))
+        )
         keep = i != j
         keys, first = np.unique(np.concatenate([sample_keys, gold_keys, judged_keys[keep]]), return_index=True)
         unit_of_row = np.searchsorted(keys, sample_keys)

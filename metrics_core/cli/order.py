@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .._sorting import unordered_pair_keys
 from ..estimation.labelled import labelled_draws_by_metric
 from ..io import PairsTable
 from ..io.positions import PairOrder, positions_text, read_pair_order
@@ -46,9 +47,9 @@ def labelled_of_file(sample_rows: PairSample, order: PairOrder, judged_i: np.nda
     returned are per row of the sample the file makes (repeats merged, first seen first)."""
     n = int(max(sample_rows.i.max(initial=0), sample_rows.j.max(initial=0), judged_i.max(initial=0),
                 judged_j.max(initial=0))) + 1  # fmt: skip
-    key = np.minimum(sample_rows.i, sample_rows.j) * n + np.maximum(sample_rows.i, sample_rows.j)
+    key = unordered_pair_keys(sample_rows.i, sample_rows.j, n)
     judged = judged_i != judged_j
-    judged_key = np.minimum(judged_i, judged_j)[judged] * n + np.maximum(judged_i, judged_j)[judged]
+    judged_key = unordered_pair_keys(judged_i[judged], judged_j[judged], n)
     resolved = np.isin(key, judged_key) | (sample_rows.pair_class == SELF)
     file_counts = np.zeros(len(sample_rows), dtype=np.int64)
     by_batch = []

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import unordered_pair_keys
 from .._validation import generator
 from ..masses import SELF
 from .core import PairSample, distinct_rows
@@ -269,10 +270,10 @@ def waiting_verdicts(sample: PairSample, labelled: Any, judged_i: Any, judged_j:
     """
     judged_i, judged_j = np.asarray(judged_i, dtype=np.int64), np.asarray(judged_j, dtype=np.int64)
     n = int(max(sample.i.max(initial=0), sample.j.max(initial=0), judged_i.max(initial=0), judged_j.max(initial=0))) + 1
-    key = np.minimum(sample.i, sample.j).astype(np.int64) * n + np.maximum(sample.i, sample.j)
+    key = unordered_pair_keys(sample.i, sample.j, n)
     pairs, pair_of_row = np.unique(key, return_inverse=True)
     pair_labelled = np.bincount(pair_of_row, weights=np.asarray(labelled, dtype=np.float64), minlength=len(pairs))
-    judged_key = np.minimum(judged_i, judged_j) * n + np.maximum(judged_i, judged_j)
+    judged_key = unordered_pair_keys(judged_i, judged_j, n)
     at = np.minimum(np.searchsorted(pairs, judged_key), max(len(pairs) - 1, 0))
     found = (len(pairs) > 0) & (pairs[at] == judged_key) if len(pairs) else np.zeros(len(judged_key), dtype=bool)
     return int(np.count_nonzero(found & (pair_labelled[at] == 0) & (judged_i != judged_j)))
