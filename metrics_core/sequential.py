@@ -147,7 +147,14 @@ def share_confidence_sequence(
     >>> f = confidence_sequence_factor(judged=40, horizon=40, confidence=0.95)
     >>> bool(np.isclose(high - 0.5, f * math.sqrt(0.25 / 40)))
     True
+
+    Nothing judged yet: undefined, as :func:`confidence_sequence_half_width` says it.
+
+    >>> share_confidence_sequence(share=0.0, stderr=math.nan, n_eff=0.0, judged=0, horizon=40, confidence=0.95)
+    (nan, nan)
     """
+    if not (judged > 0 and n_eff > 0):
+        return math.nan, math.nan
     smoothed = (share * n_eff + 1.0) / (n_eff + 2.0)
     floor = smoothed * (1.0 - smoothed) * judged / n_eff
     observed = judged * stderr**2 if math.isfinite(stderr) else 0.0
