@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import time
-from importlib import import_module
 
 from celery import shared_task
 from django.db import connection
@@ -90,39 +89,43 @@ def sample_batch_draw_task(batch_id: int) -> None:
     sample_batch_draw(batch_id=batch_id)
 
 
-def _experiment_refresh_task(name: str, time_limit: int, doc: str):
-    """The task ``raterapp.<name>_refresh``: ``raterapp.services.<name>.<name>_refresh(experiment_id=...)``,
-    the service imported when the task runs. One shape for the debounced recomputes that
-    ``services.scheduling.ExperimentRefresh`` schedules by the name ``<name>_refresh_task``."""
+@shared_task(name="raterapp.estimates_refresh", acks_late=True, time_limit=600, soft_time_limit=570, **RETRY)
+def estimates_refresh_task(experiment_id: int) -> None:
+    """Recompute the estimates from every verdict so far, store a snapshot and publish it."""
+    from raterapp.services.estimates import estimates_refresh
 
-    def run(experiment_id: int) -> None:
-        from raterapp.models import Experiment
-
-        if not Experiment.objects.filter(pk=experiment_id).exists():
-            # Deleted (by an admin) while its refresh waited in the queue: nothing left to recompute.
-            logger.info("%s_refresh of experiment %s skipped: it no longer exists", name, experiment_id)
-            return
-        getattr(import_module(f"raterapp.services.{name}"), f"{name}_refresh")(experiment_id=experiment_id)
-
-    run.__name__ = run.__qualname__ = f"{name}_refresh_task"
-    run.__doc__ = doc
-    limits = {"time_limit": time_limit, "soft_time_limit": time_limit - 30}
-    return shared_task(name=f"raterapp.{name}_refresh", acks_late=True, **limits, **RETRY)(run)
+    if _experiment_exists(experiment_id, "estimates_refresh"):
+        estimates_refresh(experiment_id=experiment_id)
 
 
-estimates_refresh_task = _experiment_refresh_task(
-    "estimates", 600, "Recompute the estimates from every verdict so far, store a snapshot and publish it."
-)
-derived_refresh_task = _experiment_refresh_task(
-    "derived",
-    900,
-    "Recompute ΔRecall and IQ with their bootstrap intervals (and their ground-truth calibration) from every verdict.",
-)
-rater_aware_refresh_task = _experiment_refresh_task(
-    "rater_aware",
-    900,
-    "Refit the raters (Dawid–Skene), recompute the rater-aware estimates and the transitivity counts.",
-)
+@shared_task(name="raterapp.derived_refresh", acks_late=True, time_limit=900, soft_time_limit=870, **RETRY)
+def derived_refresh_task(experiment_id: int) -> None:
+    """Recompute ΔRecall and IQ with their bootstrap intervals (and their ground-truth
+    calibration) from every verdict."""
+    from raterapp.services.derived import derived_refresh
+
+    if _experiment_exists(experiment_id, "derived_refresh"):
+        derived_refresh(experiment_id=experiment_id)
+
+
+@shared_task(name="raterapp.rater_aware_refresh", acks_late=True, time_limit=900, soft_time_limit=870, **RETRY)
+def rater_aware_refresh_task(experiment_id: int) -> None:
+    """Refit the raters (Dawid–Skene), recompute the rater-aware estimates and the transitivity counts."""
+    from raterapp.services.rater_aware import rater_aware_refresh
+
+    if _experiment_exists(experiment_id, "rater_aware_refresh"):
+        rater_aware_refresh(experiment_id=experiment_id)
+
+
+def _experiment_exists(experiment_id: int, what: str) -> bool:
+    """Whether the experiment of a refresh is still there: one deleted (by an admin) while its
+    refresh waited in the queue leaves nothing to recompute."""
+    from raterapp.models import Experiment
+
+    if Experiment.objects.filter(pk=experiment_id).exists():
+        return True
+    logger.info("%s of experiment %s skipped: it no longer exists", what, experiment_id)
+    return False
 
 
 @shared_task(name="raterapp.raters_auto_pause", acks_late=True, time_limit=300, soft_time_limit=270, **RETRY)

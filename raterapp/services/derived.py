@@ -23,15 +23,8 @@ from raterapp.models import DerivedEstimate, Experiment
 from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.live import experiment_change_publish
-from raterapp.services.scheduling import ExperimentRefresh
+from raterapp.services.scheduling import DERIVED_REFRESH
 from raterapp.services.slice_estimates import slice_estimates_compute
-
-REFRESH = ExperimentRefresh(name="derived", key="derived")
-
-
-def derived_refresh_schedule(*, experiment_id: int) -> bool:
-    """Schedule a recompute of ΔRecall and IQ unless one is pending; whether this call did."""
-    return REFRESH.schedule(experiment_id)
 
 
 def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
@@ -40,7 +33,7 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
 
     The bootstrap is seeded by the experiment's seed: the same verdicts give the same intervals.
     """
-    REFRESH.started(experiment_id)
+    DERIVED_REFRESH.started(experiment_id)
     started = time.monotonic()
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)

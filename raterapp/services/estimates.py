@@ -23,17 +23,9 @@ from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import JudgedSample, judged_sample_get
 from raterapp.services.live import experiment_change_publish
 from raterapp.services.outbox import outbox_add
-from raterapp.services.scheduling import ExperimentRefresh
+from raterapp.services.scheduling import ESTIMATES_REFRESH
 
 logger = logging.getLogger(__name__)
-
-
-REFRESH = ExperimentRefresh(name="estimates", key="estimates")
-
-
-def estimates_refresh_schedule(*, experiment_id: int) -> bool:
-    """Schedule a recompute unless one is already pending; whether this call scheduled it."""
-    return REFRESH.schedule(experiment_id)
 
 
 def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
@@ -44,7 +36,7 @@ def estimates_refresh(*, experiment_id: int) -> EstimateSnapshot:
     one verdict, unsure included) and ``agreement`` (among the raters of replicated
     pairs), all read from one list of rows so that they agree.
     """
-    REFRESH.started(experiment_id)
+    ESTIMATES_REFRESH.started(experiment_id)
     experiment = Experiment.objects.get(pk=experiment_id)
     judged = judged_sample_get(experiment=experiment)
     payload = estimates_compute(experiment=experiment, judged=judged)

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from metrics_core import metrics_for_scheme
 from raterapp.models import Experiment
+from raterapp.services.scheduling import DERIVED_REFRESH
 
 Status = Experiment.Status
 
@@ -41,14 +42,12 @@ def experiment_recall_base_set(
 ) -> Experiment:
     """Set the Recall_Base(AffectedItems) range ΔRecall and IQ assume (abcde-spec §14; 0 < low ≤ high ≤ 1)
     and recompute them (a ground-truth clustering's own Recall_Base still takes precedence)."""
-    from raterapp.services.derived import derived_refresh_schedule
-
     if not 0.0 < recall_base_low <= recall_base_high <= 1.0:
         raise ValidationError({"recall_base_low": "The range must satisfy 0 < low ≤ high ≤ 1."})
     experiment.recall_base_low, experiment.recall_base_high = float(recall_base_low), float(recall_base_high)
     experiment.save(update_fields=["recall_base_low", "recall_base_high", "updated_at"])
     if experiment.status in (Status.RATING, Status.DONE):
-        transaction.on_commit(lambda: derived_refresh_schedule(experiment_id=experiment.pk))
+        transaction.on_commit(lambda: DERIVED_REFRESH.schedule(experiment.pk))
     return experiment
 
 

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from raterapp.exceptions import DATABASE_OUT_OF_REACH
 from raterapp.models import OutboxMessage
-from raterapp.services.scheduling import task_enqueue
+from raterapp.services import scheduling
 
 logger = logging.getLogger(__name__)
 Kind = OutboxMessage.Kind
@@ -115,38 +115,11 @@ def _effect_dispatch(kind: str, target_id: int, pending) -> int:
     return 1
 
 
-def _experiment_prepare(experiment_id: int) -> None:
-    task_enqueue("experiment_prepare_task", experiment_id)
-
-
-def _sample_batch_draw(batch_id: int) -> None:
-    task_enqueue("sample_batch_draw_task", batch_id)
-
-
-def _estimates_refresh(experiment_id: int) -> None:
-    from raterapp.services.estimates import estimates_refresh_schedule
-
-    estimates_refresh_schedule(experiment_id=experiment_id)
-
-
-def _derived_refresh(experiment_id: int) -> None:
-    from raterapp.services.derived import derived_refresh_schedule
-    from raterapp.services.rater_aware import rater_aware_refresh_schedule
-
-    derived_refresh_schedule(experiment_id=experiment_id)
-    rater_aware_refresh_schedule(experiment_id=experiment_id)
-
-
-def _rater_auto_pause(rater_id: int) -> None:
-    from raterapp.services.rater_quality import rater_auto_pause_schedule
-
-    rater_auto_pause_schedule(rater_id=rater_id)
-
-
-EFFECTS: dict[str, Callable[[int], None]] = {
-    Kind.EXPERIMENT_PREPARE: _experiment_prepare,
-    Kind.SAMPLE_BATCH_DRAW: _sample_batch_draw,
-    Kind.ESTIMATES_REFRESH: _estimates_refresh,
-    Kind.DERIVED_REFRESH: _derived_refresh,
-    Kind.RATER_AUTO_PAUSE: _rater_auto_pause,
+# What each kind of row hands over: a call of the scheduling module, which names its task.
+EFFECTS: dict[str, Callable[[int], object]] = {
+    Kind.EXPERIMENT_PREPARE: scheduling.experiment_prepare_enqueue,
+    Kind.SAMPLE_BATCH_DRAW: scheduling.sample_batch_draw_enqueue,
+    Kind.ESTIMATES_REFRESH: scheduling.ESTIMATES_REFRESH.schedule,
+    Kind.DERIVED_REFRESH: scheduling.derived_refreshes_schedule,
+    Kind.RATER_AUTO_PAUSE: scheduling.rater_auto_pause_schedule,
 }

@@ -22,14 +22,7 @@ from raterapp.models import Experiment, Judgement, RaterAwareEstimate, ReusedVer
 from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.live import experiment_change_publish
-from raterapp.services.scheduling import ExperimentRefresh
-
-REFRESH = ExperimentRefresh(name="rater_aware", key="rater-aware")
-
-
-def rater_aware_refresh_schedule(*, experiment_id: int) -> bool:
-    """Schedule a recompute unless one is pending; whether this call did."""
-    return REFRESH.schedule(experiment_id)
+from raterapp.services.scheduling import RATER_AWARE_REFRESH
 
 
 def rater_aware_refresh(*, experiment_id: int) -> RaterAwareEstimate:
@@ -39,7 +32,7 @@ def rater_aware_refresh(*, experiment_id: int) -> RaterAwareEstimate:
     Data the model cannot be fitted on (no verdicts yet, an experiment prepared on Dask, which
     has no population in memory) is stored as ``error`` beside the transitivity report.
     """
-    REFRESH.started(experiment_id)
+    RATER_AWARE_REFRESH.started(experiment_id)
     started = time.monotonic()
     experiment = Experiment.objects.get(pk=experiment_id)
     rows = _verdict_rows(experiment)

@@ -3,7 +3,8 @@
 Kept off the verdict's path: each recorded verdict asks, on commit, for a check of its
 rater, and the checks of one rater run at most once a minute. The first verdict sets a
 pending key in the cache and schedules the Celery task ``raterapp.raters_auto_pause``
-``AUTO_PAUSE_INTERVAL_SECONDS`` later; verdicts that find the key do nothing. The check
+``AUTO_PAUSE_INTERVAL_SECONDS`` later (``services/scheduling.py``); verdicts that find the key
+do nothing. The check
 deletes the key before it reads anything, so a verdict given while it runs schedules the
 next one, and the last verdict of a burst is always looked at.
 
@@ -21,22 +22,7 @@ from django.contrib.auth import get_user_model
 from raterapp.access import ADMIN, RATER, require_role
 from raterapp.models import RaterProfile
 from raterapp.selectors.raters import rater_stats_list
-from raterapp.services.scheduling import task_pending_clear, task_schedule_once
-
-AUTO_PAUSE_INTERVAL_SECONDS = 60
-
-
-def rater_auto_pause_schedule(*, rater_id: int) -> bool:
-    """Schedule a check of the rater unless one is pending (or the automatic pause is off);
-    whether this call scheduled it."""
-    if not settings.RATER_AUTO_PAUSE:
-        return False
-    return task_schedule_once(
-        key=_pending_key(rater_id),
-        task="raters_auto_pause_task",
-        args=[rater_id],
-        countdown=AUTO_PAUSE_INTERVAL_SECONDS,
-    )
+from raterapp.services.scheduling import rater_auto_pause_started
 
 
 def raters_auto_pause(*, actor=None, rater_ids: list[int] | None = None) -> list[int]:
@@ -52,7 +38,7 @@ def raters_auto_pause(*, actor=None, rater_ids: list[int] | None = None) -> list
     from raterapp.services.raters import rater_pause_record  # raters → judging → verdicts → here
 
     for rater_id in rater_ids or ():
-        task_pending_clear(_pending_key(rater_id))
+        rater_auto_pause_started(rater_id)
     users = get_user_model().objects.filter(is_active=True)
     users = users.filter(pk__in=rater_ids) if rater_ids is not None else users.filter(groups__name=RATER)
     candidates = set(users.values_list("pk", flat=True)) - set(
@@ -90,7 +76,3 @@ def _group_by_since(ids: set[int], since_of: dict) -> dict:
     for rater_id in sorted(ids):
         groups.setdefault(since_of.get(rater_id), []).append(rater_id)
     return groups
-
-
-def _pending_key(rater_id: int) -> str:
-    return f"rater-auto-pause-pending:{rater_id}"

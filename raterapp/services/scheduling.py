@@ -1,5 +1,6 @@
 """How services start background work: the one module of raterapp/services that reaches
-raterapp.tasks (tasks import services, never this), by the task's name in that module.
+raterapp.tasks (tasks import services, never this). Each task is started by one function or
+``ExperimentRefresh`` here, which names it: ``grep -n <task> raterapp`` finds who starts it.
 
 ``task_enqueue`` runs a task as soon as a worker takes it. ``task_schedule_once`` debounces:
 many requests in a burst share one task run. The first request sets a pending key in the
@@ -14,8 +15,11 @@ import logging
 import math
 from dataclasses import dataclass
 
+from celery import Task
 from django.conf import settings
 from django.core.cache import caches
+
+from raterapp import tasks
 
 logger = logging.getLogger(__name__)
 
@@ -24,18 +28,23 @@ logger = logging.getLogger(__name__)
 PENDING_MARGIN_SECONDS = 60
 
 
-def task_enqueue(task: str, *args) -> None:
-    """Queue ``raterapp.tasks.<task>(*args)`` now."""
-    _task(task).delay(*args)
+def experiment_prepare_enqueue(experiment_id: int) -> None:
+    """Queue the preparation of an experiment now."""
+    tasks.experiment_prepare_task.delay(experiment_id)
 
 
-def task_schedule_once(*, key: str, task: str, args: list, countdown: float) -> bool:
-    """Schedule ``raterapp.tasks.<task>(*args)`` in ``countdown`` seconds unless ``key`` is
-    pending; whether this call did."""
+def sample_batch_draw_enqueue(batch_id: int) -> None:
+    """Queue the draw of a requested batch now."""
+    tasks.sample_batch_draw_task.delay(batch_id)
+
+
+def task_schedule_once(*, key: str, task: Task, args: list, countdown: float) -> bool:
+    """Schedule ``task(*args)`` in ``countdown`` seconds unless ``key`` is pending; whether this
+    call did."""
     if not debounce_cache().add(key, 1, timeout=math.ceil(countdown + PENDING_MARGIN_SECONDS)):
         return False
     try:
-        _task(task).apply_async(args=args, countdown=countdown)
+        task.apply_async(args=args, countdown=countdown)
     except Exception:
         try:
             debounce_cache().delete(key)  # nothing is scheduled: let the next request try again
@@ -56,20 +65,21 @@ def task_pending_clear(key: str) -> None:
 
 @dataclass(frozen=True)
 class ExperimentRefresh:
-    """A recompute of one experiment that a burst of requests shares: the task
-    ``<name>_refresh_task``, its pending key ``<key>-pending:<id>``, and its countdown, the
-    setting ``<NAME>_DEBOUNCE_SECONDS`` (read when scheduling, so tests may override it)."""
+    """A recompute of one experiment that a burst of requests shares: its task, its pending key
+    ``<key>-pending:<id>``, and its countdown, the setting named ``countdown_setting`` (read when
+    scheduling, so tests may override it). The task calls :meth:`started` first."""
 
-    name: str
+    task: Task
     key: str
+    countdown_setting: str
 
     def schedule(self, experiment_id: int) -> bool:
         """Schedule the recompute unless one is pending; whether this call did."""
         return task_schedule_once(
             key=self.pending_key(experiment_id),
-            task=f"{self.name}_refresh_task",
+            task=self.task,
             args=[experiment_id],
-            countdown=getattr(settings, f"{self.name.upper()}_DEBOUNCE_SECONDS"),
+            countdown=getattr(settings, self.countdown_setting),
         )
 
     def started(self, experiment_id: int) -> None:
@@ -84,8 +94,38 @@ def debounce_cache():
     return caches["debounce"]
 
 
-def _task(name: str):
-    # Imported when called: raterapp.tasks imports the services, which import this module.
-    from raterapp import tasks
+ESTIMATES_REFRESH = ExperimentRefresh(tasks.estimates_refresh_task, "estimates", "ESTIMATES_DEBOUNCE_SECONDS")
+DERIVED_REFRESH = ExperimentRefresh(tasks.derived_refresh_task, "derived", "DERIVED_DEBOUNCE_SECONDS")
+RATER_AWARE_REFRESH = ExperimentRefresh(tasks.rater_aware_refresh_task, "rater-aware", "RATER_AWARE_DEBOUNCE_SECONDS")
 
-    return getattr(tasks, name)
+
+def derived_refreshes_schedule(experiment_id: int) -> None:
+    """Schedule the recomputes that follow a snapshot: ΔRecall and IQ, and the rater-aware estimates."""
+    DERIVED_REFRESH.schedule(experiment_id)
+    RATER_AWARE_REFRESH.schedule(experiment_id)
+
+
+# A rater's quality is checked at most once a minute after their verdicts.
+AUTO_PAUSE_INTERVAL_SECONDS = 60
+
+
+def rater_auto_pause_schedule(rater_id: int) -> bool:
+    """Schedule a check of the rater unless one is pending (or the automatic pause is off);
+    whether this call scheduled it."""
+    if not settings.RATER_AUTO_PAUSE:
+        return False
+    return task_schedule_once(
+        key=_auto_pause_key(rater_id),
+        task=tasks.raters_auto_pause_task,
+        args=[rater_id],
+        countdown=AUTO_PAUSE_INTERVAL_SECONDS,
+    )
+
+
+def rater_auto_pause_started(rater_id: int) -> None:
+    """Called by the check as it starts: verdicts from now on schedule a new one."""
+    task_pending_clear(_auto_pause_key(rater_id))
+
+
+def _auto_pause_key(rater_id: int) -> str:
+    return f"rater-auto-pause-pending:{rater_id}"

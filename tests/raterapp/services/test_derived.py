@@ -10,8 +10,9 @@ from django.core.cache import cache
 
 from metrics_core import calibration_against_gold, derived_metrics, truth_from_gold, verdicts_from_judgements
 from raterapp.models import DerivedEstimate, Experiment
-from raterapp.services.derived import derived_refresh, derived_refresh_schedule
+from raterapp.services.derived import derived_refresh
 from raterapp.services.estimates import estimates_refresh
+from raterapp.services.scheduling import DERIVED_REFRESH
 from raterapp.tasks import derived_refresh_task
 from tests.raterapp.prepared import experiment_prepared, sample_of
 from tests.raterapp.services.test_estimates import GOLD, judge_everything
@@ -93,10 +94,10 @@ def test_each_snapshot_asks_for_derived_metrics_once_per_burst(users, apply_asyn
 def test_a_snapshot_during_a_derived_run_schedules_another(users, apply_async, settings):
     settings.DERIVED_BOOTSTRAP_REPLICATES = 20
     experiment = experiment_prepared(owner=users["engineer"])
-    assert derived_refresh_schedule(experiment_id=experiment.pk) is True
-    assert derived_refresh_schedule(experiment_id=experiment.pk) is False
+    assert DERIVED_REFRESH.schedule(experiment.pk) is True
+    assert DERIVED_REFRESH.schedule(experiment.pk) is False
     derived_refresh(experiment_id=experiment.pk)
-    assert derived_refresh_schedule(experiment_id=experiment.pk) is True
+    assert DERIVED_REFRESH.schedule(experiment.pk) is True
     assert apply_async.call_count == 2
     assert DerivedEstimate.objects.filter(experiment=experiment).count() == 1
 

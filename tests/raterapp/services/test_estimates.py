@@ -10,13 +10,10 @@ from metrics_core import estimate_quality, impact_metrics, verdicts_from_judgeme
 from metrics_core.agreement import agreement_summary
 from metrics_core.growth import new_pair_share
 from raterapp.models import Experiment
-from raterapp.services.estimates import (
-    estimate_snapshot_as_dict,
-    estimates_refresh,
-    estimates_refresh_schedule,
-)
+from raterapp.services.estimates import estimate_snapshot_as_dict, estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.live import experiment_channel
+from raterapp.services.scheduling import ESTIMATES_REFRESH
 from raterapp.tasks import estimates_refresh_task
 from tests.raterapp.prepared import experiment_prepared, sample_of
 from tests.raterapp.services.test_judging import make_raters
@@ -112,18 +109,18 @@ def test_a_submit_schedules_nothing_before_it_commits(users, apply_async, django
 
 def test_a_verdict_during_a_recompute_schedules_another(users, apply_async):
     experiment = experiment_prepared(owner=users["engineer"])
-    assert estimates_refresh_schedule(experiment_id=experiment.pk) is True
-    assert estimates_refresh_schedule(experiment_id=experiment.pk) is False
+    assert ESTIMATES_REFRESH.schedule(experiment.pk) is True
+    assert ESTIMATES_REFRESH.schedule(experiment.pk) is False
     estimates_refresh(experiment_id=experiment.pk)  # starts by clearing the pending key
-    assert estimates_refresh_schedule(experiment_id=experiment.pk) is True
+    assert ESTIMATES_REFRESH.schedule(experiment.pk) is True
     assert apply_async.call_count == 2
 
 
 def test_debounce_is_per_experiment(users, apply_async):
     first = experiment_prepared(owner=users["engineer"])
     second = experiment_prepared(owner=users["engineer"], name="second")
-    assert estimates_refresh_schedule(experiment_id=first.pk)
-    assert estimates_refresh_schedule(experiment_id=second.pk)
+    assert ESTIMATES_REFRESH.schedule(first.pk)
+    assert ESTIMATES_REFRESH.schedule(second.pk)
     assert [c.kwargs["args"] for c in apply_async.call_args_list] == [[first.pk], [second.pk]]
 
 
@@ -131,9 +128,9 @@ def test_a_failed_enqueue_leaves_no_pending_key(users, apply_async):
     experiment = experiment_prepared(owner=users["engineer"])
     apply_async.side_effect = ConnectionError("broker down")
     with pytest.raises(ConnectionError):
-        estimates_refresh_schedule(experiment_id=experiment.pk)
+        ESTIMATES_REFRESH.schedule(experiment.pk)
     apply_async.side_effect = None
-    assert estimates_refresh_schedule(experiment_id=experiment.pk) is True
+    assert ESTIMATES_REFRESH.schedule(experiment.pk) is True
 
 
 def test_nothing_is_published_without_redis(users, settings, django_capture_on_commit_callbacks):

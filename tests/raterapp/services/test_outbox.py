@@ -15,6 +15,7 @@ from raterapp.models import Judgement, OutboxMessage
 from raterapp.services import outbox
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.outbox import CLAIM_SECONDS, outbox_add, outbox_dispatch
+from raterapp.services.scheduling import DERIVED_REFRESH, ESTIMATES_REFRESH, RATER_AWARE_REFRESH, debounce_cache
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -71,7 +72,9 @@ def test_a_verdict_writes_its_refresh_in_its_transaction_and_it_is_dispatched_on
     assert effects == [(Kind.ESTIMATES_REFRESH, experiment.pk)]
 
 
-def test_a_rolled_back_transaction_takes_its_side_effects_with_it(experiment, effects, django_capture_on_commit_callbacks):
+def test_a_rolled_back_transaction_takes_its_side_effects_with_it(
+    experiment, effects, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         with pytest.raises(RuntimeError), transaction.atomic():
             outbox_add(kind=Kind.EXPERIMENT_PREPARE, target_id=experiment.pk)
@@ -92,7 +95,10 @@ def test_a_failed_dispatch_leaves_the_row_pending_and_the_verdict_stored(
     assert Judgement.objects.filter(pk=judgement.pk).exists()
     message = OutboxMessage.objects.get()
     assert (message.kind, message.target_id, message.attempts, message.claimed_by) == (
-        Kind.ESTIMATES_REFRESH, experiment.pk, 1, None
+        Kind.ESTIMATES_REFRESH,
+        experiment.pk,
+        1,
+        None,
     )
     assert message.last_error == "ConnectionError: Error 111 connecting to redis"
     assert outbox_dispatch() == 0  # still failing: kept, one more attempt counted
@@ -128,12 +134,21 @@ def test_a_database_lost_after_the_commit_is_a_warning_and_the_row_waits_for_the
 
 
 def test_pending_rows_of_one_effect_are_dispatched_once_for_all_oldest_first(engineer, effects):
-    for kind, target in [(Kind.ESTIMATES_REFRESH, 7), (Kind.EXPERIMENT_PREPARE, 3), (Kind.ESTIMATES_REFRESH, 7),
-                         (Kind.RATER_AUTO_PAUSE, 7), (Kind.ESTIMATES_REFRESH, 7), (Kind.ESTIMATES_REFRESH, 8)]:
+    for kind, target in [
+        (Kind.ESTIMATES_REFRESH, 7),
+        (Kind.EXPERIMENT_PREPARE, 3),
+        (Kind.ESTIMATES_REFRESH, 7),
+        (Kind.RATER_AUTO_PAUSE, 7),
+        (Kind.ESTIMATES_REFRESH, 7),
+        (Kind.ESTIMATES_REFRESH, 8),
+    ]:
         OutboxMessage.objects.create(kind=kind, target_id=target)
     assert outbox_dispatch() == 4
     assert effects == [
-        (Kind.ESTIMATES_REFRESH, 7), (Kind.EXPERIMENT_PREPARE, 3), (Kind.RATER_AUTO_PAUSE, 7), (Kind.ESTIMATES_REFRESH, 8)
+        (Kind.ESTIMATES_REFRESH, 7),
+        (Kind.EXPERIMENT_PREPARE, 3),
+        (Kind.RATER_AUTO_PAUSE, 7),
+        (Kind.ESTIMATES_REFRESH, 8),
     ]
     assert OutboxMessage.objects.count() == 0
 
@@ -157,24 +172,37 @@ def test_a_claimed_row_is_left_to_its_dispatcher_until_the_claim_is_stale(engine
     assert effects == [(Kind.SAMPLE_BATCH_DRAW, 5)]
 
 
-def test_every_effect_reaches_its_schedule_function(engineer, monkeypatch):
-    """The registry calls the real services with the target id (each scheduling function is tested on its own)."""
-    from raterapp.services import derived, estimates, rater_quality
-    from raterapp.tasks import experiment_prepare_task, sample_batch_draw_task
+def test_every_effect_starts_its_task_with_the_target(engineer, monkeypatch, settings):
+    """Each kind of row starts its task, through the scheduling module, with the row's target (the
+    debounce of each schedule is tested on its own)."""
+    from raterapp import tasks
 
+    settings.RATER_AUTO_PAUSE = True
     called = []
-    monkeypatch.setattr(experiment_prepare_task, "delay", lambda pk: called.append(("prepare", pk)))
-    monkeypatch.setattr(sample_batch_draw_task, "delay", lambda pk: called.append(("batch", pk)))
-    monkeypatch.setattr(estimates, "estimates_refresh_schedule", lambda **kw: called.append(("estimates", kw)))
-    monkeypatch.setattr(derived, "derived_refresh_schedule", lambda **kw: called.append(("derived", kw)))
-    monkeypatch.setattr(rater_quality, "rater_auto_pause_schedule", lambda **kw: called.append(("pause", kw)))
-    for target, kind in enumerate(Kind.values, start=1):
+    monkeypatch.setattr(tasks.experiment_prepare_task, "delay", lambda pk: called.append(("prepare", pk)))
+    monkeypatch.setattr(tasks.sample_batch_draw_task, "delay", lambda pk: called.append(("batch", pk)))
+    for name, task in [
+        ("estimates", tasks.estimates_refresh_task), ("derived", tasks.derived_refresh_task),
+        ("rater_aware", tasks.rater_aware_refresh_task), ("pause", tasks.raters_auto_pause_task),
+    ]:  # fmt: skip
+        monkeypatch.setattr(task, "apply_async", lambda args, countdown, name=name: called.append((name, args[0])))
+    first = 10**9 + uuid.uuid4().int % 10**9  # targets no earlier test's debounce key names
+    for target, kind in enumerate(Kind.values, start=first):
         OutboxMessage.objects.create(kind=kind, target_id=target)
-    assert outbox_dispatch() == 5
+    try:
+        assert outbox_dispatch() == 5
+    finally:  # the debounce cache outlives the test
+        for refresh, target in [
+            (ESTIMATES_REFRESH, first + 2),
+            (DERIVED_REFRESH, first + 3),
+            (RATER_AWARE_REFRESH, first + 3),
+        ]:
+            debounce_cache().delete(refresh.pending_key(target))
+        debounce_cache().delete(f"rater-auto-pause-pending:{first + 4}")
     assert called == [
-        ("prepare", 1), ("batch", 2), ("estimates", {"experiment_id": 3}), ("derived", {"experiment_id": 4}),
-        ("pause", {"rater_id": 5}),
-    ]
+        ("prepare", first), ("batch", first + 1), ("estimates", first + 2), ("derived", first + 3),
+        ("rater_aware", first + 3), ("pause", first + 4),
+    ]  # fmt: skip
 
 
 def test_with_redis_down_a_submit_answers_201_and_its_refresh_waits_in_the_outbox(
@@ -200,7 +228,6 @@ def test_with_redis_down_a_submit_answers_201_and_its_refresh_waits_in_the_outbo
     assert all("ConnectionError" in error for error in OutboxMessage.objects.values_list("last_error", flat=True))
 
 
-
 def test_an_upload_while_the_broker_is_down_answers_201_once_and_is_prepared_when_it_is_back(
     engineer, django_capture_on_commit_callbacks
 ):
@@ -216,7 +243,9 @@ def test_an_upload_while_the_broker_is_down_answers_201_once_and_is_prepared_whe
     down = OperationalError("Error 111 connecting to redis:6379. Connection refused.")
     with mock.patch.object(experiment_prepare_task, "delay", side_effect=down) as delay:
         with django_capture_on_commit_callbacks(execute=True):
-            response = client.post("/api/experiments/", {"name": "during the outage", **tiny_files()}, format="multipart")
+            response = client.post(
+                "/api/experiments/", {"name": "during the outage", **tiny_files()}, format="multipart"
+            )
     assert response.status_code == 201, response.content
     experiment = Experiment.objects.get()
     assert (response.json()["id"], experiment.status) == (experiment.pk, Experiment.Status.QUEUED)

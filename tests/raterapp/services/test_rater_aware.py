@@ -212,7 +212,7 @@ def test_with_one_verdict_per_pair_and_no_gold_nothing_is_fitted(users, settings
 def test_the_derived_refresh_effect_schedules_the_rater_aware_refresh_once(users):
     experiment = experiment_prepared(owner=users["engineer"])
     with mock.patch.object(rater_aware_refresh_task, "apply_async") as scheduled:
-        with mock.patch("raterapp.services.derived.derived_refresh_schedule"):
+        with mock.patch("raterapp.services.scheduling.DERIVED_REFRESH"):
             EFFECTS[Kind.DERIVED_REFRESH](experiment.pk)
             EFFECTS[Kind.DERIVED_REFRESH](experiment.pk)
     assert scheduled.call_count == 1
