@@ -57,8 +57,9 @@ def rater_stats_list(
 
     The raters: those given (ids), else the members of the ``rater`` group and anyone with
     a verdict in scope, and for an experiment its assigned raters and anyone with a verdict
-    in it. ``agreement=False`` leaves the agreement columns empty (they read every rater's
-    verdicts; the automatic pause needs only speed and gold).
+    in it. ``agreement=False`` leaves the agreement columns empty (the automatic pause needs only
+    speed and gold). For raters given, the agreement reads only the replicated verdicts on the
+    pairs they judged, which are all it depends on; else every replicated verdict in scope.
     """
     verdicts = _scope(Judgement.objects.all(), experiment=experiment, since=since)
     ids = set(raters) if raters is not None else _raters_of(experiment=experiment, verdicts=verdicts)
@@ -67,7 +68,9 @@ def rater_stats_list(
     )
     counts = _counts(verdicts.filter(rater__in=ids))
     speed = _speed(rater_ids=ids, experiment=experiment, since=since)
-    agree = _agreement(experiment=experiment, since=since) if agreement else {}
+    agree = {}
+    if agreement:
+        agree = _agreement(experiment=experiment, since=since, of_raters=ids if raters is not None else None)
     profiles = {p.user_id: p for p in RaterProfile.objects.filter(user__in=ids)}
     confidence = experiment.confidence if experiment is not None else DEFAULT_CONFIDENCE
     rows = []
@@ -258,11 +261,20 @@ def _micros(moment: datetime) -> int:
     return (moment - _EPOCH) // timedelta(microseconds=1)
 
 
-def _replicated_rows(*, experiment: Experiment | None, since: datetime | None) -> tuple[np.ndarray, ...]:
-    """``(task, rater, verdict)`` of the non-gold verdicts in scope on tasks judged more than once."""
+def _replicated_rows(
+    *, experiment: Experiment | None, since: datetime | None, of_raters: set[int] | None = None
+) -> tuple[np.ndarray, ...]:
+    """``(task, rater, verdict)`` of the non-gold verdicts in scope on tasks judged more than once
+    (and, with ``of_raters``, judged by one of them)."""
     verdicts = _scope(
         Judgement.objects.filter(sampled_q("task__"), task__verdicts__gte=2), experiment=experiment, since=since
     )
+    if of_raters is not None:
+        verdicts = verdicts.filter(
+            task__in=_scope(Judgement.objects.filter(rater__in=of_raters), experiment=experiment, since=since).values(
+                "task"
+            )
+        )
     rows = list(verdicts.values_list("task", "rater", "verdict"))
     columns = list(zip(*rows)) if rows else [(), (), ()]
     return (
@@ -272,8 +284,13 @@ def _replicated_rows(*, experiment: Experiment | None, since: datetime | None) -
     )
 
 
-def _agreement(*, experiment: Experiment | None, since: datetime | None) -> dict[int, dict]:
-    return _agreement_rows(*_replicated_rows(experiment=experiment, since=since))
+def _agreement(
+    *, experiment: Experiment | None, since: datetime | None, of_raters: set[int] | None = None
+) -> dict[int, dict]:
+    """Each rater's agreement (of ``of_raters`` only, when given: a rater's numbers depend only on
+    the verdicts on the pairs they judged)."""
+    rows = _agreement_rows(*_replicated_rows(experiment=experiment, since=since, of_raters=of_raters))
+    return rows if of_raters is None else {rater: row for rater, row in rows.items() if rater in of_raters}
 
 
 def _agreement_rows(task: np.ndarray, rater: np.ndarray, verdict: np.ndarray) -> dict[int, dict]:

@@ -538,6 +538,29 @@ def test_agreement_with_the_others_on_replicated_pairs(experiment, tasks, trio):
     assert agreement["raters"][0]["mean_kappa"] == stats["ann"]["mean_kappa"]
 
 
+def test_one_raters_row_reads_only_the_verdicts_on_their_pairs_and_equals_theirs_in_the_whole_list(
+    experiment, tasks, trio, monkeypatch
+):
+    """The one-row partial (and the API's rater detail) read no verdict beyond the pairs the rater
+    judged, however many the others gave elsewhere: their agreement depends on nothing else."""
+    ann, bob, cy = trio
+    E, N = "equivalent", "not_equivalent"
+    rows = [(tasks[0], ann, E), (tasks[0], cy, N), (tasks[1], ann, N), (tasks[1], cy, N)]
+    rows += [(task, rater, E if (k + task.pk) % 3 else N) for task in tasks[2:12] for k, rater in enumerate((ann, bob))]
+    for k, (task, rater, verdict) in enumerate(rows):
+        say(task, rater, verdict, 10 * k)
+    from raterapp.selectors import raters as selector
+
+    read = []
+    agreement_rows = selector._agreement_rows
+    monkeypatch.setattr(selector, "_agreement_rows", lambda *columns: read.append(len(columns[0])) or agreement_rows(*columns))
+    everyone = stats_of()
+    assert read == [len(rows)]
+    (row,) = rater_stats_list(raters=[cy.pk])
+    assert read[1] == 4  # cy's two pairs, each with ann's verdict too; none of the twenty on the others' pairs
+    assert row == everyone["cy"] and row["replicated_verdicts"] == 2 and row["kappa_raters"] == 1
+
+
 def test_without_replicated_pairs_agreement_is_empty_not_made_up(experiment, tasks, trio):
     say(tasks[0], trio[0], "equivalent", 0)
     agreement = experiment_agreement_get(experiment=experiment)
