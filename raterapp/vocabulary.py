@@ -234,6 +234,67 @@ class QueueClosedReason(models.TextChoices):
     NOT_ASSIGNED = "not_assigned", "The experiment is assigned to other raters"
 
 
+# What a rater reads when no pair of an experiment can be offered now, by reason: a status on the
+# rater home, a title and a text on the judging page's end screen (which gets them through its
+# configuration), and whether it passes by itself (then both pages look again, and the end screen
+# says so).
+PASSES_BY_ITSELF = "This page carries on by itself when there are pairs for you again."
+RATER_BLOCKED_WORDS: dict[str, dict] = {
+    QueueClosedReason.RATER_PAUSED: {
+        "home": ("Your rating is paused", "An admin paused your rating. Ask them when you can continue."),
+        "end": ("Your rating is paused", "An admin paused your rating for now."),
+        "waits": True,
+    },
+    QueueClosedReason.NOT_ASSIGNED: {
+        "home": (
+            "Not assigned to you",
+            "This experiment is now rated by the raters assigned to it. Your verdicts are kept.",
+        ),
+        "end": ("Not open to you", "This experiment is now rated by other raters. Pick another one from your list."),
+        "waits": False,
+    },
+    QueueClosedReason.QUOTA_DAILY: {
+        "home": ("Daily quota reached", "You have given today's quota of verdicts. Come back tomorrow."),
+        "end": (
+            "Daily quota reached",
+            "You have given today's quota of verdicts. Come back tomorrow to rate more pairs.",
+        ),
+        "waits": False,
+    },
+    QueueClosedReason.QUOTA_TOTAL: {
+        "home": ("Quota reached", "You have given all the verdicts your quota allows."),
+        "end": ("Total quota reached", "You have given all the verdicts your quota allows."),
+        "waits": False,
+    },
+    QueueClosedReason.BUDGET_PAUSED: {
+        "home": ("Paused", "An admin paused rating of this experiment for now."),
+        "end": ("Rating paused", "An admin paused rating of this experiment."),
+        "waits": True,
+    },
+    QueueClosedReason.BUDGET_SPENT: {
+        "home": ("Budget spent", "This experiment has all the verdicts its budget pays for."),
+        "end": ("Budget spent", "This experiment has all the verdicts its budget pays for."),
+        "waits": True,
+    },
+    QueueClosedReason.QUEUE_EMPTY: {
+        "home": (
+            "No pairs for you now",
+            "You judged every pair still wanted, or other raters hold them; pairs come back when their holds expire.",
+        ),
+        "end": ("No pairs left for you", "This experiment needs no more verdicts from you right now."),
+        "waits": True,
+    },
+}
+
+
+def rater_end_screen_words() -> dict[str, tuple[str, str]]:
+    """The judging page's end screen, by reason: its title and its whole text."""
+    return {
+        reason: (words["end"][0], f"{words['end'][1]} {PASSES_BY_ITSELF}" if words["waits"] else words["end"][1])
+        for reason, words in RATER_BLOCKED_WORDS.items()
+    }
+
+
 DECISION_LABELS: dict[str, str] = {
     "better": "Exp is better",
     "worse": "Exp is worse",

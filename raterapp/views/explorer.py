@@ -18,6 +18,7 @@ from django.views import View
 
 from metrics_core import PAIR_CLASSES
 from raterapp.access import ADMIN, access_experiment_for_engineer
+from raterapp.models import Verdict
 from raterapp.selectors.dashboard import experiment_badge_for
 from raterapp.selectors.explorer import PAIR_CLASS_ORDER, VERDICT_SUMMARIES, explorer_page_get
 
@@ -29,9 +30,7 @@ PAGE_SIZE = 25
 CLASS_LABELS = {"split": "Split", "merge": "Merge", "intersection": "Intersection", "self": "Self"}
 VERDICT_LABELS = {
     "unjudged": "Not judged yet",
-    "equivalent": "Equivalent",
-    "not_equivalent": "Not equivalent",
-    "unsure": "Unsure",
+    **dict(Verdict.choices),
     "mixed": "Mixed: raters disagree",
     "self": "Self pair",
 }
@@ -44,6 +43,7 @@ class ExplorerPageView(EngineerPageMixin, View):
         config = {
             "experiment": experiment.pk,
             "pageSize": PAGE_SIZE,
+            "verdictLabels": dict(Verdict.choices),
             "slices": page["slices"],
             "urls": {
                 "pairs": reverse("api-explorer-pairs", args=[experiment.pk]),

@@ -18,9 +18,10 @@ from django.urls import reverse
 from django.views import View
 
 from raterapp.access import ADMIN, ENGINEER, RATER, access_experiment_for_rater, user_roles
+from raterapp.models import Verdict
 from raterapp.selectors.rater_home import rater_home_rows, rater_standing_get
 from raterapp.selectors.verdict_history import HISTORY_LIMIT
-from raterapp.vocabulary import QueueClosedReason
+from raterapp.vocabulary import RATER_BLOCKED_WORDS, rater_end_screen_words
 
 from .roles import RaterPageMixin
 
@@ -28,33 +29,6 @@ from .roles import RaterPageMixin
 ID_PLACEHOLDER = 0
 # The pair's two cards as the rater sees them: left is "Item A", right is "Item B".
 SIDES = (("left", "Item A"), ("right", "Item B"))
-# Why an experiment on the rater's home cannot give them a pair now: a title, a sentence, and
-# whether its judging page is worth opening (it waits there and carries on by itself).
-BLOCKED = {
-    QueueClosedReason.RATER_PAUSED: (
-        "Your rating is paused",
-        "An admin paused your rating. Ask them when you can continue.",
-        True,
-    ),
-    QueueClosedReason.NOT_ASSIGNED: (
-        "Not assigned to you",
-        "This experiment is now rated by the raters assigned to it. Your verdicts are kept.",
-        False,
-    ),
-    QueueClosedReason.QUOTA_DAILY: (
-        "Daily quota reached",
-        "You have given today's quota of verdicts. Come back tomorrow.",
-        False,
-    ),
-    QueueClosedReason.QUOTA_TOTAL: ("Quota reached", "You have given all the verdicts your quota allows.", False),
-    QueueClosedReason.BUDGET_PAUSED: ("Paused", "An admin paused rating of this experiment for now.", True),
-    QueueClosedReason.BUDGET_SPENT: ("Budget spent", "This experiment has all the verdicts its budget pays for.", True),
-    QueueClosedReason.QUEUE_EMPTY: (
-        "No pairs for you now",
-        "You judged every pair still wanted, or other raters hold them; pairs come back when their holds expire.",
-        True,
-    ),
-}
 
 
 def home(request):
@@ -84,7 +58,8 @@ class RaterHomePageView(RaterPageMixin, View):
 
 
 def _home_row(row: dict) -> dict:
-    title, text, waits = BLOCKED.get(row["blocked"], ("Ready", "Pairs are waiting for you.", True))
+    words = RATER_BLOCKED_WORDS.get(row["blocked"], {"home": ("Ready", "Pairs are waiting for you."), "waits": True})
+    (title, text), waits = words["home"], words["waits"]
     return {**row, "status_title": title, "status_text": text, "can_wait": waits}
 
 
@@ -96,6 +71,8 @@ class JudgePageView(RaterPageMixin, View):
             "leaseSeconds": settings.LEASE_SECONDS,
             "undoSeconds": settings.UNDO_SECONDS,
             "historySize": HISTORY_LIMIT,
+            "verdictLabels": dict(Verdict.choices),
+            "endWords": rater_end_screen_words(),
             "urls": {
                 "home": reverse("rate-home"),
                 "nextPair": reverse("api-next-pair", args=[experiment.pk]),

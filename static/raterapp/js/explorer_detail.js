@@ -155,7 +155,8 @@ function goldBlock(vantage, partner) {
   block.append(el("span", { className: "xp-gold__label", text: "Make it a gold question:" }));
   const status = el("p", { className: "xp-gold__status small", attrs: { role: "status", "aria-live": "polite" } });
   const buttons = [];
-  for (const [answer, label] of [["equivalent", "Equivalent"], ["not_equivalent", "Not equivalent"]]) {
+  for (const answer of ["equivalent", "not_equivalent"]) {
+    const label = config.verdictLabels[answer];
     const button = el("button", { className: "button button--small", text: `Gold: ${label}`, attrs: { type: "button", "data-gold-answer": answer } });
     button.addEventListener("click", async () => {
       for (const b of buttons) b.disabled = true;

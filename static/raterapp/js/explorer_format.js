@@ -3,16 +3,11 @@
 
 import { el } from "./cards.js";
 import { errorText, messagesByField } from "./errors.js";
+import { config } from "./explorer_state.js";
 
 export const CLASS_NAMES = { split: "Split", merge: "Merge", intersection: "Intersection", self: "Self" };
-export const VERDICT_NAMES = {
-  unjudged: "Not judged",
-  equivalent: "Equivalent",
-  not_equivalent: "Not equivalent",
-  unsure: "Unsure",
-  mixed: "Mixed",
-  self: "Self pair",
-};
+// The three verdicts' names come from the server (the page's configuration).
+export const VERDICT_NAMES = { unjudged: "Not judged", ...config.verdictLabels, mixed: "Mixed", self: "Self pair" };
 export const SIDE_NAMES = { base: "Base", exp: "Exp" };
 export const OTHER_SIDE = { base: "exp", exp: "base" };
 

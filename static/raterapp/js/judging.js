@@ -81,7 +81,7 @@ function showWaiting() {
   say("Loading the next pair…", { sticky: true });
 }
 
-const endText = () => endScreenText(state.end, state);
+const endText = () => endScreenText(state.end, config.endWords, state);
 const refreshEndText = () => root.dataset.state === "end" && !state.fatal && (ui.endText.textContent = endText());
 
 let recheckTimer = 0;
@@ -95,7 +95,7 @@ function showEnd() {
   pictures.close();
   actions.drop((action) => !action.verdict); // no pair left for them; undos still apply
   ui.end.dataset.reason = state.end;
-  ui.endTitle.textContent = endScreenTitle(state.end);
+  ui.endTitle.textContent = endScreenTitle(state.end, config.endWords);
   ui.endText.textContent = endText();
   ui.workspace.hidden = true;
   ui.end.hidden = false;

@@ -5,16 +5,6 @@
 
 import { el } from "./cards.js";
 
-const WAITS = "This page carries on by itself when there are pairs for you again.";
-const END_TEXT = {
-  queue_empty: ["No pairs left for you", `This experiment needs no more verdicts from you right now. ${WAITS}`],
-  quota_daily: ["Daily quota reached", "You have given today's quota of verdicts. Come back tomorrow to rate more pairs."],
-  quota_total: ["Total quota reached", "You have given all the verdicts your quota allows."],
-  budget_spent: ["Budget spent", `This experiment has all the verdicts its budget pays for. ${WAITS}`],
-  budget_paused: ["Rating paused", `An admin paused rating of this experiment. ${WAITS}`],
-  rater_paused: ["Your rating is paused", `An admin paused your rating for now. ${WAITS}`],
-  not_assigned: ["Not open to you", "This experiment is now rated by other raters. Pick another one from your list."],
-};
 // How often a waiting end screen asks again whether rating is possible: a pause every 2 s (an
 // admin's resume shows within seconds), the others less and less often.
 const RECHECK_MS = { budget_paused: 2000, rater_paused: 2000, budget_spent: 4000, queue_empty: 4000, quota_daily: 60000, quota_total: 60000 };
@@ -158,11 +148,12 @@ export function showProgressNumbers(root, progress) {
   return progress.session;
 }
 
-export const endScreenTitle = (reason) => (END_TEXT[reason] || ["Nothing to rate"])[0];
+/** The end screen's title for `reason`, from `words` (the page's configuration: reason -> [title, text]). */
+export const endScreenTitle = (reason, words) => (words[reason] || ["Nothing to rate"])[0];
 
 /** The end screen's text: why, then the session's count once every answer is saved. */
-export function endScreenText(reason, { unsaved, session }) {
-  const text = (END_TEXT[reason] || ["", "There is no pair for you right now."])[1];
+export function endScreenText(reason, words, { unsaved, session }) {
+  const text = (words[reason] || ["", "There is no pair for you right now."])[1];
   if (unsaved > 0) return `${text} Saving your last answers…`;
   if (!session) return text;
   return `${text} You gave ${session} verdict${session === 1 ? "" : "s"} in this session. Thank you!`;

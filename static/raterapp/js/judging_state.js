@@ -2,7 +2,8 @@
 
 export const config = JSON.parse(document.getElementById("judging-config").textContent);
 
-export const VERDICT_LABELS = { equivalent: "Equivalent", not_equivalent: "Not equivalent", unsure: "Unsure" };
+// The verdicts' names and the end screen's words come from the server (raterapp/vocabulary.py).
+export const VERDICT_LABELS = config.verdictLabels;
 export const SIDES = { left: "Item A", right: "Item B" };
 
 export const root = document.getElementById("judge");

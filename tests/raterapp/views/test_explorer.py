@@ -35,6 +35,7 @@ def test_the_page_carries_its_configuration_and_script(client, users, settings, 
     assert config == {
         "experiment": pk,
         "pageSize": 25,
+        "verdictLabels": {"equivalent": "Equivalent", "not_equivalent": "Not equivalent", "unsure": "Unsure"},
         "slices": {"colour": ["red", "blue"]},  # heaviest first
         "urls": {
             "pairs": f"/api/experiments/{pk}/explorer/pairs/",

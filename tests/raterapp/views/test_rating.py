@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from raterapp.models import Experiment, Judgement
 from raterapp.services.raters import rater_pause, rater_quota_set
+from raterapp.vocabulary import PASSES_BY_ITSELF, RATER_BLOCKED_WORDS
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -79,6 +80,11 @@ def test_judging_page_context_and_config(client, users, experiment, settings):
         "leaseSeconds": 90,
         "undoSeconds": 300,
         "historySize": 50,
+        "verdictLabels": {"equivalent": "Equivalent", "not_equivalent": "Not equivalent", "unsure": "Unsure"},
+        "endWords": {
+            reason: [words["end"][0], words["end"][1] + (f" {PASSES_BY_ITSELF}" if words["waits"] else "")]
+            for reason, words in RATER_BLOCKED_WORDS.items()
+        },
         "urls": {
             "home": "/rate/",
             "nextPair": f"/api/experiments/{experiment.pk}/next-pair/",
