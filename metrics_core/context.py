@@ -20,7 +20,7 @@ from ._validation import as_1d
 from .impact import impact_metrics
 from .masses import class_totals
 from .population import Population
-from .sampling import PairSample
+from .sampling.core import PairSample
 
 # The impact metrics the derived metrics read (MQM §3.2's diagram).
 CONTEXT_EXACT = ("AffectedWeightFraction", "WeightFractionOfBaseCluster", "JaccardDistance", "SplitRate", "MergeRate")

@@ -146,7 +146,7 @@ def fit_dawid_skene(
     >>> round(float(fit.posterior[3]), 3)
     1.0
     """
-    data = _data(unit, rater, verdict, truth, unit_group, unit_weight)
+    data = verdict_data(unit, rater, verdict, truth, unit_group, unit_weight)
     if smoothing < 0:
         raise ValueError(f"smoothing must be ≥ 0, got {smoothing!r}")
     result = em_fit(data, smoothing=smoothing, max_iter=positive_int("max_iter", max_iter), tol=tol)
@@ -170,7 +170,7 @@ def fit_from_em(data: VerdictData, result: Any) -> DawidSkeneFit:
     )
 
 
-def _data(unit, rater, verdict, truth, unit_group, unit_weight) -> VerdictData:
+def verdict_data(unit, rater, verdict, truth, unit_group, unit_weight) -> VerdictData:
     unit = as_1d("unit", unit).astype(np.int64)
     codes = verdict_codes("verdict", verdict).astype(np.int64)
     rater_codes, rater_labels = label_codes("rater", rater)

@@ -37,10 +37,10 @@ def cell_pointwise_metrics(population: Population) -> Mapping[str, np.ndarray]:
     Each metric is computed when it is read, and not kept: at most one per-cell array at a
     time instead of six (cells can number nearly as many as items).
     """
-    return _cell_pointwise(population.cell_sets)
+    return cell_pointwise(population.cell_sets)
 
 
-def _cell_pointwise(w: Mapping[str, np.ndarray]) -> _Pointwise:
+def cell_pointwise(w: Mapping[str, np.ndarray]) -> _Pointwise:
     """The pointwise metrics of cells from their set weights (every backend's one formula)."""
     return _Pointwise(w)
 

@@ -98,7 +98,7 @@ def verdicts_from_judgements(i: Any, j: Any, verdict: Any) -> PairVerdicts:
     [1.0, 1.0, 1.0]
     """
     i, j = as_1d("i", i).astype(np.int64), as_1d("j", j).astype(np.int64)
-    codes = _verdict_codes(as_1d("verdict", verdict))
+    codes = verdict_codes_of(as_1d("verdict", verdict))
     same_length(i=i, j=j, verdict=codes)
     keep = i != j
     i, j, codes = i[keep], j[keep], codes[keep]
@@ -111,7 +111,7 @@ def verdicts_from_judgements(i: Any, j: Any, verdict: Any) -> PairVerdicts:
     return PairVerdicts(pairs // n, pairs % n, *counts)
 
 
-def _verdict_codes(verdict: np.ndarray) -> np.ndarray:
+def verdict_codes_of(verdict: np.ndarray) -> np.ndarray:
     if verdict.dtype.kind in "iu":
         codes = verdict.astype(np.int8)
     else:

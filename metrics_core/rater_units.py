@@ -10,7 +10,7 @@ from ._sorting import unordered_pair_keys
 from ._validation import as_1d, same_length
 from .agreement import verdict_codes
 from .context import SampleContext
-from .dawid_skene import VerdictData, _data
+from .dawid_skene import VerdictData, verdict_data
 from .judgements import EQUIVALENT, NOT_EQUIVALENT, UNSURE, PairVerdicts
 from .masses import INTERSECTION, MERGE, SELF, SPLIT
 from .sampling import SCHEME_STRATA, PairSample
@@ -85,7 +85,7 @@ class RaterUnits:
             waiting[group >= 12] = False  # gold and other pairs outside the sample have no prefix
             heard = ~waiting[unit]
             unit, rater, codes = unit[heard], rater[heard], codes[heard]
-        data = _data(unit, rater, codes, truth, group, None)
+        data = verdict_data(unit, rater, codes, truth, group, None)
         counts = np.stack([np.bincount(unit[codes == c], minlength=n_units) for c in range(3)])
         return cls(keys // n, keys % n, group, data, unit_of_row, counts)
 

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_1d, same_length
-from ..judgements import VERDICTS, _verdict_codes
+from ..judgements import VERDICTS, verdict_codes_of
 from ..population import factorize_keys, factorize_labels
-from .coefficients import _Q
+from .coefficients import Q
 
 
 def verdict_codes(name: str, verdict: Any) -> np.ndarray:
@@ -22,7 +22,7 @@ def verdict_codes(name: str, verdict: Any) -> np.ndarray:
         if (codes >= 0).all():
             return codes
     try:
-        return _verdict_codes(array)
+        return verdict_codes_of(array)
     except ValueError as exc:
         raise ValueError(str(exc).replace("verdict[", f"{name}[", 1)) from None
 
@@ -74,8 +74,8 @@ def sorted_codes(codes: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.
 def category_counts(unit_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """``counts[u, k]``: verdicts in category ``k`` on unit ``u`` (units × 3, int64)."""
     n_units = int(unit_codes.max()) + 1 if len(unit_codes) else 0
-    flat = np.bincount(unit_codes * _Q + codes, minlength=n_units * _Q)
-    return flat.reshape(n_units, _Q)
+    flat = np.bincount(unit_codes * Q + codes, minlength=n_units * Q)
+    return flat.reshape(n_units, Q)
 
 
 def reject_repeated_raters(unit_codes: np.ndarray, rater_codes: np.ndarray) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..judgements import VERDICTS
 
-_Q = len(VERDICTS)
+Q = len(VERDICTS)  # the categories of a verdict: equivalent, not equivalent, unsure
 
 
 class Coefficient(NamedTuple):

@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import same_length
 from ..population import factorize_keys
 from .codes import pairs_within_units, rater_verdict_codes, verdict_codes
-from .coefficients import _Q, cohen_from_tables
+from .coefficients import Q, cohen_from_tables
 
 
 class RaterPairKappa(NamedTuple):
@@ -52,7 +52,7 @@ def cohens_kappa(*, a: Any, b: Any) -> float:
     """
     a_codes, b_codes = verdict_codes("a", a), verdict_codes("b", b)
     same_length(a=a_codes, b=b_codes)
-    table = np.bincount(a_codes.astype(np.int64) * _Q + b_codes, minlength=_Q * _Q).reshape(_Q, _Q)
+    table = np.bincount(a_codes.astype(np.int64) * Q + b_codes, minlength=Q * Q).reshape(Q, Q)
     return float(cohen_from_tables(table))
 
 
@@ -107,8 +107,8 @@ def pairwise_cohens_kappa(*, unit: Any, verdict: Any, rater: Any) -> list[RaterP
     rank = np.empty(len(by_raters), dtype=np.int64)
     rank[by_raters] = np.arange(len(by_raters))
     pair_of, rater_pairs = rank[pair_of], rater_pairs[by_raters]
-    cell = (pair_of * _Q + code_low) * _Q + code_high
-    tables = np.bincount(cell, minlength=len(rater_pairs) * _Q * _Q).reshape(-1, _Q, _Q)
+    cell = (pair_of * Q + code_low) * Q + code_high
+    tables = np.bincount(cell, minlength=len(rater_pairs) * Q * Q).reshape(-1, Q, Q)
     kappas = cohen_from_tables(tables)
     units = tables.sum(axis=(1, 2))
     labels = rater_labels.tolist()

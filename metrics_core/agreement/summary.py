@@ -12,7 +12,7 @@ from ..judgements import UNSURE
 from ..results import FlatResult
 from .codes import category_counts, label_codes, rater_verdict_codes, verdict_codes
 from .coefficients import (
-    _Q,
+    Q,
     category_shares,
     fleiss_coefficient,
     gwet_ac1_coefficient,
@@ -119,7 +119,7 @@ def agreement_summary(*, unit: Any, verdict: Any, rater: Any = None) -> Agreemen
     else:
         unit_codes, codes, _, _ = rater_verdict_codes(unit, verdict, rater)
     counts = category_counts(unit_codes, codes)
-    raters = counts @ np.ones(_Q, dtype=np.int64)
+    raters = counts @ np.ones(Q, dtype=np.int64)
     replicated = raters >= 2
     counts, raters = counts[replicated].astype(np.float64), raters[replicated]
     n_verdicts = int(raters.sum())

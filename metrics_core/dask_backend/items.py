@@ -8,7 +8,7 @@ Conventions shared by this package:
   canonically inside their group (after a shuffle that puts a whole group in one
   partition), and totals over the whole population are exact (:mod:`.exact`).
 - The per-cell formulas are the in-memory backend's (:func:`metrics_core.population.cell_set_weights`,
-  :func:`metrics_core.impact._cell_pointwise`, ...), applied to the rows of the cell table.
+  :func:`metrics_core.impact.cell_pointwise`, ...), applied to the rows of the cell table.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from ..impact import POINTWISE_METRICS, _cell_pointwise
+from ..impact import POINTWISE_METRICS, cell_pointwise
 from ..io import InputError
 from ..population import cell_set_weights, cells_affected
 from .exact import exact_sum, exact_to_float
@@ -227,7 +227,7 @@ def _cell_columns(part: pd.DataFrame) -> pd.DataFrame:
         cell_size=column("cell_size"),
     )
     affected = cells_affected(base_size=column("base_size"), exp_size=column("exp_size"), cell_size=column("cell_size"))
-    pointwise = _cell_pointwise(sets)
+    pointwise = cell_pointwise(sets)
     return part.assign(
         affected=affected,
         **{name: pointwise[name] for name in POINTWISE_METRICS},

@@ -18,7 +18,7 @@ from fsspec.core import url_to_fs
 
 from .._validation import weight_range_rescaling, weight_span_blame, weight_span_message
 from ..io import InputError
-from ..io.errors import _place
+from ..io.errors import place_text
 from .exact import exact_sum, exact_to_float
 
 
@@ -52,7 +52,7 @@ class WeightSource:
 
     def place(self, at: _Weight) -> str:
         """Where the weight ``at`` is, after "the weight ...": on its row, or of its item."""
-        return f"on {_place(at.row, None)}" if self.one_file else f"of item_id {at.item_id!r}"
+        return f"on {place_text(at.row, None)}" if self.one_file else f"of item_id {at.item_id!r}"
 
 
 @dataclass(frozen=True)

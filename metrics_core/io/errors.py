@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .lines import lines_of
+
 
 class InputError(ValueError):
     """A bad input (or output) file; ``str(err)`` is one line naming file, place and problem.
@@ -24,7 +26,7 @@ class InputError(ValueError):
         self.row = row
         self.line = line
         self.problem = _one_line(problem)
-        where = _place(row, line)
+        where = place_text(row, line)
         super().__init__(f"{_one_line(self.path)}: {where + ': ' if where else ''}{self.problem}")
 
     @classmethod
@@ -33,16 +35,14 @@ class InputError(ValueError):
 
         ``n_rows``, the number of data rows, lets the common case skip a rescan.
         """
-        from .formats import _lines_of  # formats raises InputError: import it late
-
-        return cls(path, problem, row=row, line=_lines_of(path, [row], n_rows)[0])
+        return cls(path, problem, row=row, line=lines_of(path, [row], n_rows)[0])
 
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
 
 
-def _place(row: int | None, line: int | None) -> str:
+def place_text(row: int | None, line: int | None) -> str:
     if line is not None:
         return f"line {line}"
     return "" if row is None else f"row {row + 1}"

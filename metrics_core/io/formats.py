@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import csv
 import errno
 import os
 import re
 import secrets
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ def format_of(path: Any) -> str:
     return kind
 
 
-def _require_nonempty_file(path: Any) -> None:
+def require_nonempty_file(path: Any) -> None:
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:
@@ -79,12 +77,12 @@ def _not_parquet(path: Any) -> Callable[[Exception], InputError]:
     return lambda exc: InputError(path, f"not a readable Parquet file ({exc})")
 
 
-def _parquet_schema(path: Any) -> pa.Schema:
+def parquet_schema(path: Any) -> pa.Schema:
     with _reading(_not_parquet(path)):
         return pq.read_schema(path)
 
 
-def _read_parquet(path: Any, columns: list[str]) -> pa.Table:
+def read_parquet_columns(path: Any, columns: list[str]) -> pa.Table:
     """The columns, each read by row groups into one array (numbers straight into one buffer)."""
     with _reading(_not_parquet(path)), pq.ParquetFile(path) as file:
         return pa.table([_parquet_column(file, name) for name in columns], names=columns)
@@ -110,20 +108,20 @@ def _parquet_column(file: pq.ParquetFile, name: str, batch: int = 1 << 20) -> pa
     return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 
-def _csv_names(path: Any) -> list[str]:
+def csv_names(path: Any) -> list[str]:
     with _reading(lambda exc: _csv_failure(path, exc)):
         with pcsv.open_csv(path, read_options=pcsv.ReadOptions(use_threads=False)) as reader:
             return reader.schema.names
 
 
-def _read_csv(path: Any, columns: list[str], names: list[str]) -> pa.Table:
+def read_csv_columns(path: Any, columns: list[str], names: list[str]) -> pa.Table:
     convert = pcsv.ConvertOptions(column_types={name: pa.string() for name in columns}, include_columns=columns)
     with _reading(lambda exc: _csv_failure(path, exc, convert, names)):
         # Blocks of 16 MiB rather than 1 MiB: fewer chunks to combine, and faster on 10M rows.
         return pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 24), convert_options=convert)
 
 
-def _read_parquet_head(path: Any, columns: list[str], rows: int) -> tuple[pa.Table, bool]:
+def read_parquet_head(path: Any, columns: list[str], rows: int) -> tuple[pa.Table, bool]:
     """The first ``rows`` rows of the columns, and whether they are the whole file."""
     with _reading(_not_parquet(path)), pq.ParquetFile(path) as file:
         first = next(file.iter_batches(batch_size=rows, columns=columns, use_threads=False), None)
@@ -134,9 +132,9 @@ def _read_parquet_head(path: Any, columns: list[str], rows: int) -> tuple[pa.Tab
     return pa.Table.from_batches([first]), complete
 
 
-def _read_csv_head(path: Any, columns: list[str], names: list[str], rows: int, max_bytes: int) -> tuple[pa.Table, bool]:
+def read_csv_head(path: Any, columns: list[str], names: list[str], rows: int, max_bytes: int) -> tuple[pa.Table, bool]:
     """The rows in the first ``max_bytes`` of the file (at most ``rows``), and whether they are
-    the whole file; a bad record among them is reported with its line, as by :func:`_read_csv`."""
+    the whole file; a bad record among them is reported with its line, as by :func:`read_csv_columns`."""
     convert = pcsv.ConvertOptions(column_types={name: pa.string() for name in columns}, include_columns=columns)
     bad: list[Any] = []
 
@@ -228,53 +226,6 @@ def _reread_one_thread(path: Any, remember: Any, convert: pcsv.ConvertOptions, h
 def _has_text(path: Any) -> bool:
     with open(path, "rb") as f:
         return bool(f.read(1 << 16).strip())
-
-
-def _lines_of(path: Any, rows: list[int], n_rows: int | None) -> list[int | None]:
-    """CSV editor lines of 0-based data rows; ``None`` for each row of a Parquet file.
-
-    When the file has exactly one line per record (no blank lines, no line breaks
-    inside quoted fields) the line is ``row + 2``; otherwise the records are
-    counted with the csv module up to the last wanted row.
-    """
-    if FORMATS.get(Path(str(path)).suffix.lower()) != "csv":
-        return [None] * len(rows)
-    if n_rows is not None and _physical_lines(path) == n_rows + 1:
-        return [row + 2 for row in rows]
-    wanted = {row + 1 for row in rows}
-    last = max(wanted)
-    found: dict[int, int] = {}
-    limit = csv.field_size_limit()
-    csv.field_size_limit(sys.maxsize)
-    try:
-        with open(path, newline="", encoding="utf-8", errors="replace") as f:
-            reader = csv.reader(f)
-            record, start = 0, 1
-            for fields in reader:
-                if fields:  # pyarrow skips blank lines, and so does the record count
-                    if record in wanted:
-                        found[record] = start
-                    record += 1
-                    if record > last:
-                        break
-                start = reader.line_num + 1
-    except csv.Error:
-        pass
-    finally:
-        csv.field_size_limit(limit)
-    return [found.get(row + 1, row + 2) for row in rows]
-
-
-def _physical_lines(path: Any) -> int:
-    """Number of lines an editor shows (``\\n``, ``\\r\\n`` and a lone ``\\r`` end a line)."""
-    breaks, previous_cr, last = 0, False, b""
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 24):
-            breaks += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
-            if previous_cr and chunk.startswith(b"\n"):
-                breaks -= 1
-            previous_cr, last = chunk.endswith(b"\r"), chunk[-1:]
-    return breaks + (1 if last not in (b"\n", b"\r", b"") else 0)
 
 
 # ---------------------------------------------------------------------------- writing

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .formats import _csv_names, _parquet_schema, format_of
+from .formats import csv_names, format_of, parquet_schema
 from .source import TableSource
 
 
@@ -29,7 +29,7 @@ class PairOrder:
 
 def has_positions(path: Any) -> bool:
     """Whether the PAIRS file has a ``positions`` column (read before the file itself)."""
-    names = _csv_names(path) if format_of(path) == "csv" else _parquet_schema(path).names
+    names = csv_names(path) if format_of(path) == "csv" else parquet_schema(path).names
     return "positions" in names
 
 

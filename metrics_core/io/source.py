@@ -11,18 +11,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._validation import weight_span_message, weight_span_problem
-from .errors import InputError, _place
+from .errors import InputError, place_text
 from .formats import (
-    _csv_names,
-    _lines_of,
-    _parquet_schema,
-    _read_csv,
-    _read_csv_head,
-    _read_parquet,
-    _read_parquet_head,
-    _require_nonempty_file,
+    csv_names,
     format_of,
+    parquet_schema,
+    read_csv_columns,
+    read_csv_head,
+    read_parquet_columns,
+    read_parquet_head,
+    require_nonempty_file,
 )
+from .lines import lines_of
 
 # ---------------------------------------------------------------------------- one input file
 
@@ -56,8 +56,8 @@ class TableSource:
         """``head_rows``: read at most that many rows, and of a CSV file at most its first
         ``head_bytes`` (whole records), to check a file's start in bounded time and memory."""
         kind = format_of(path)
-        _require_nonempty_file(path)
-        names = _csv_names(path) if kind == "csv" else _parquet_schema(path).names
+        require_nonempty_file(path)
+        names = csv_names(path) if kind == "csv" else parquet_schema(path).names
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
             raise InputError(path, f"duplicate column {duplicated[0]!r}")
@@ -69,11 +69,11 @@ class TableSource:
         wanted = names if keep_others else [n for n in names if n in required or n in optional]
         complete = True
         if head_rows is not None and kind == "csv":
-            table, complete = _read_csv_head(path, wanted, names, head_rows, head_bytes)
+            table, complete = read_csv_head(path, wanted, names, head_rows, head_bytes)
         elif head_rows is not None:
-            table, complete = _read_parquet_head(path, wanted, head_rows)
+            table, complete = read_parquet_head(path, wanted, head_rows)
         else:
-            table = _read_csv(path, wanted, names) if kind == "csv" else _read_parquet(path, wanted)
+            table = read_csv_columns(path, wanted, names) if kind == "csv" else read_parquet_columns(path, wanted)
         table = _one_chunk(table)
         if table.num_rows == 0 and not allow_no_rows:
             raise InputError(path, "no data rows")
@@ -91,19 +91,19 @@ class TableSource:
         return InputError.at_row(self.path, row, problem, n_rows=self.n_rows if self.complete else None)
 
     def place(self, row: int) -> str:
-        return _place(row, _lines_of(self.path, [row], self.n_rows if self.complete else None)[0])
+        return place_text(row, lines_of(self.path, [row], self.n_rows if self.complete else None)[0])
 
     def ids(self, name: str, *, as_text: bool = True) -> pa.Array:
         """A column of non-empty text (integers in Parquet become text, unless not ``as_text``)."""
         values = self._typed(name, _is_text_or_integer, "text or integers")
         if as_text or not pa.types.is_integer(values.type):
-            values = _as_string(values)
+            values = as_string(values)
         self._require_present(name, values)
         return values
 
     def ids_where(self, name: str, required: np.ndarray) -> pa.Array:
         """A column of text, non-empty on the ``required`` rows and ``""`` where it is missing elsewhere."""
-        values = _as_string(self._typed(name, _is_text_or_integer, "text or integers"))
+        values = as_string(self._typed(name, _is_text_or_integer, "text or integers"))
         values = pc.fill_null(values, "")
         missing = _text_lengths(values) == 0
         if np.any(missing & required):
@@ -115,7 +115,7 @@ class TableSource:
         """Cluster ids: non-empty text, or integers (Parquet)."""
         values = self._typed(name, _is_text_or_integer, "text or integers")
         if not pa.types.is_integer(values.type):
-            values = _as_string(values)
+            values = as_string(values)
         self._require_present(name, values)
         return values
 
@@ -174,7 +174,7 @@ class TableSource:
         if pa.types.is_integer(values.type):
             if _distinct_integers(values.to_numpy(zero_copy_only=False)):
                 return
-            values = _as_string(values)  # the error names the id as text, as it is read
+            values = as_string(values)  # the error names the id as text, as it is read
         if (_count_distinct(values) if n_distinct is None else n_distinct) == len(values):
             return
         first = pc.index_in(values, value_set=values).to_numpy(zero_copy_only=False)
@@ -184,7 +184,7 @@ class TableSource:
 
     def require_distinct_pairs(self, i: pa.Array, j: pa.Array) -> None:
         ids = pc.unique(pa.chunked_array([i, j]).combine_chunks())
-        key = _codes_in(i, ids) * len(ids) + _codes_in(j, ids)
+        key = codes_in(i, ids) * len(ids) + codes_in(j, ids)
         _, first = np.unique(key, return_index=True)
         if len(first) == len(key):
             return
@@ -200,7 +200,7 @@ class TableSource:
             raise self.error(f"{name} holds a NUL character (\\x00)", row=pc.index(has_nul, True).as_py())
 
     def _typed(self, name: str, ok: Callable[[pa.DataType], bool], expected: str) -> pa.Array:
-        values = _combined(self.table.column(name))
+        values = combined_array(self.table.column(name))
         if pa.types.is_dictionary(values.type):
             values = values.dictionary_decode()
         if not ok(values.type):
@@ -218,7 +218,7 @@ class TableSource:
             self.require_no_nul(name, values)
 
     def _text_at(self, name: str, row: int) -> str:
-        return repr(_combined(self.table.column(name))[row].as_py())
+        return repr(combined_array(self.table.column(name))[row].as_py())
 
 
 # Separators a CSV file is often written with instead of commas (spreadsheets in many locales use ';').
@@ -241,7 +241,7 @@ def _one_chunk(table: pa.Table) -> pa.Table:
     names = table.column_names
     columns = []
     for name in names:
-        columns.append(_combined(table.column(name)))
+        columns.append(combined_array(table.column(name)))
         table = table.drop_columns([name])
     return pa.table(columns, names=names)
 
@@ -286,13 +286,13 @@ def _text_lengths(values: pa.Array) -> np.ndarray:
     return np.diff(offsets)
 
 
-def _combined(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+def combined_array(values: pa.ChunkedArray | pa.Array) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         return values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     return values
 
 
-def _as_string(values: pa.Array) -> pa.Array:
+def as_string(values: pa.Array) -> pa.Array:
     """Text as ``pa.string()``, or ``large_string`` past 2 GiB of characters."""
     if pa.types.is_string(values.type):
         return values
@@ -302,18 +302,18 @@ def _as_string(values: pa.Array) -> pa.Array:
         return pc.cast(values, pa.large_string())
 
 
-def _arrow(values: Any) -> pa.Array:
+def arrow_array(values: Any) -> pa.Array:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        return _combined(values)
+        return combined_array(values)
     array = np.asarray(values)
     return pa.array(array.astype(object) if array.dtype.kind == "U" else array)
 
 
-def _labels_for_population(labels: pa.Array) -> Any:
+def labels_for_population(labels: pa.Array) -> Any:
     return labels.to_numpy() if pa.types.is_integer(labels.type) else labels
 
 
-def _codes_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+def codes_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     """Index of each value in ``value_set``, -1 where absent (int64)."""
     return pc.fill_null(pc.index_in(values, value_set=value_set), -1).to_numpy(zero_copy_only=False).astype(np.int64)
 

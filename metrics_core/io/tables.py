@@ -18,11 +18,11 @@ from ..sampling import PAIR_CLASSES, SCHEMES, STRATA
 from .errors import InputError
 from .source import (
     TableSource,
-    _arrow,
-    _as_string,
-    _codes_in,
-    _combined,
-    _labels_for_population,
+    arrow_array,
+    as_string,
+    codes_in,
+    combined_array,
+    labels_for_population,
 )
 
 ITEM_COLUMNS = ("item_id", "base_cluster", "exp_cluster", "weight")
@@ -57,7 +57,7 @@ class ItemTable:
     @cached_property
     def item_id(self) -> pa.Array:
         """The item ids as text (integer ids of a Parquet file cast when first asked)."""
-        return _as_string(self.ids)
+        return as_string(self.ids)
 
     def without_labels(self) -> ItemTable:
         """This table without its cluster columns (empty), once a population holds their codes."""
@@ -66,7 +66,7 @@ class ItemTable:
 
     def item_ids_at(self, positions: np.ndarray) -> pa.Array:
         """The text ids of the items at ``positions`` (without casting every id)."""
-        return _as_string(self.ids.take(pa.array(positions)))
+        return as_string(self.ids.take(pa.array(positions)))
 
     def positions_of(self, ids: Any) -> np.ndarray:
         """Position of each id among the items, -1 where the id is unknown (int64).
@@ -79,19 +79,19 @@ class ItemTable:
         >>> table.positions_of(["7", "zz", "007"]).tolist()
         [2, -1, 1]
         """
-        values = _arrow(ids)
+        values = arrow_array(ids)
         if pa.types.is_dictionary(values.type):
             values = values.dictionary_decode()
         values = pc.cast(values, self.item_id.type)
         if len(values) > len(self.item_id) // 2:
-            return _codes_in(values, self.item_id)
+            return codes_in(values, self.item_id)
         # Few ids: hash them and scan the items once, instead of hashing all N items.
         distinct = pc.unique(values)
-        match = _codes_in(self.item_id, distinct)
+        match = codes_in(self.item_id, distinct)
         position = np.full(len(distinct) + 1, -1, dtype=np.int64)  # last slot: not found
         rows = np.flatnonzero(match >= 0)
         position[match[rows]] = rows
-        return position[_codes_in(values, distinct)]
+        return position[codes_in(values, distinct)]
 
     def to_population(self) -> Population:
         """The factorised clusterings; unit weights take the population's fast path.
@@ -102,7 +102,7 @@ class ItemTable:
         """
         unit = self.weight.strides == (0,) and (len(self.weight) == 0 or self.weight[0] == 1.0)
         weights = None if unit or bool(np.all(self.weight == 1.0)) else self.weight
-        base, exp = (_labels_for_population(labels) for labels in (self.base_cluster, self.exp_cluster))
+        base, exp = (labels_for_population(labels) for labels in (self.base_cluster, self.exp_cluster))
         return population_from_labels(base, exp, weights)
 
 
@@ -160,7 +160,7 @@ def read_items(path: Any) -> ItemTable:
         base, exp = src.labels("base_cluster"), src.labels("exp_cluster")
         weight = src.weights("weight") if "weight" in src.names else unit_weights(src.n_rows)
         unique.result()
-    attributes = {name: _combined(src.table.column(name)) for name in src.names if name not in ITEM_COLUMNS}
+    attributes = {name: combined_array(src.table.column(name)) for name in src.names if name not in ITEM_COLUMNS}
     return ItemTable(src.path, item_id, base, exp, weight, attributes)
 
 
@@ -199,7 +199,7 @@ def read_gold_labels(path: Any, item_ids: pa.Array) -> pa.Array:
     Every item needs one; gold rows of other items are ignored. Raises :class:`InputError`.
     """
     ids, labels = _read_clustering(path)
-    at = _codes_in(item_ids, ids)
+    at = codes_in(item_ids, ids)
     if (at < 0).any():
         missing = np.flatnonzero(at < 0)
         first = item_ids[int(missing[0])].as_py()
@@ -233,7 +233,7 @@ def _common_items(
 ) -> tuple[np.ndarray, pa.Array, pa.Array, pa.Array, int]:
     """The items in both files, in the first file's order: ``(kept rows of the first file,
     ids, first labels, second labels aligned to them, items dropped from either file)``."""
-    in_exp = _codes_in(base_ids, exp_ids)
+    in_exp = codes_in(base_ids, exp_ids)
     kept = np.flatnonzero(in_exp >= 0)
     if len(kept) == 0:
         raise InputError(exp_path, f"no item_id in common with {base_path}")
@@ -320,7 +320,7 @@ def _read_weights_for(path: Any, item_ids: pa.Array) -> np.ndarray:
     ids = src.ids("item_id")
     src.require_unique("item_id", ids)
     weight = src.weights("weight")
-    at = _codes_in(item_ids, ids)
+    at = codes_in(item_ids, ids)
     if (at < 0).any():
         missing = item_ids[int(np.flatnonzero(at < 0)[0])].as_py()
         raise InputError(path, f"no weight for item_id {missing!r}")

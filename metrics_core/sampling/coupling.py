@@ -24,7 +24,7 @@ from .._validation import one_of
 from ..masses import INTERSECTION, SELF, SPLIT, class_masses, class_totals
 from ..population import Population
 from .core import SCHEME_STRATA, SCHEMES, PairSample, distinct_rows, pair_classes_of
-from .draw import _draw, allocate_draws, sampling_arguments
+from .draw import allocate_draws, draw_rows, sampling_arguments
 
 # Proposals for the residual draws, at most this many per draw asked for (plus a floor): only a
 # near-zero TV distance with a rejected keep gets there, and then the caller samples afresh.
@@ -215,7 +215,7 @@ def _stratum_draws(
         yi[redraw], yj[redraw], pair_class[redraw] = ri, rj, rc
     extra = count - len(earlier)
     if extra:
-        ei, ej, ec = _draw(pop, scheme, SCHEME_STRATA[scheme][stratum], extra, rng)
+        ei, ej, ec = draw_rows(pop, scheme, SCHEME_STRATA[scheme][stratum], extra, rng)
         yi, yj, pair_class = np.concatenate((yi, ei)), np.concatenate((yj, ej)), np.concatenate((pair_class, ec))
     return yi, yj, pair_class, int(keep.sum()), len(earlier)
 
@@ -240,7 +240,7 @@ def _residual(
         if proposed >= limit:
             raise CouplingError(f"no residual draw accepted in {proposed} proposals (the distributions nearly agree)")
         size = int(min(max(1.5 * (wanted - accepted) / rate, 64), _MAX_ROUND, limit - proposed))
-        i, j, pair_class = _draw(pop, scheme, classes, size, rng)
+        i, j, pair_class = draw_rows(pop, scheme, classes, size, rng)
         p2 = pair_probabilities(pop, scheme=scheme, stratum=stratum, i=i, j=j)
         p1 = pair_probabilities(source_pop, scheme=scheme, stratum=stratum, i=to_source[i], j=to_source[j])
         take = np.flatnonzero(rng.random(size) * p2 > p1)[: wanted - accepted]

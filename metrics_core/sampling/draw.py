@@ -57,7 +57,7 @@ def sample_pairs(
     parts = []
     for stratum, count in allocate_draws(scheme, n_draws, diff_share).items():
         classes = SCHEME_STRATA[scheme][stratum]
-        parts.append(_draw(pop, scheme, classes, count, rng) + (np.full(count, stratum, np.int8),))
+        parts.append(draw_rows(pop, scheme, classes, count, rng) + (np.full(count, stratum, np.int8),))
     i, j, pair_class, stratum = (np.concatenate(columns) for columns in zip(*parts))
     diff_share = diff_share if scheme == "stratified" else None
     return distinct_rows(scheme, pop.n_items, i, j, pair_class, stratum, None, diff_share, first_seen=False)
@@ -84,7 +84,7 @@ def allocate_draws(scheme: str, n_draws: int, diff_share: float) -> dict[int, in
     return {DIFF: n_diff, STABLE: n_draws - n_diff}
 
 
-def _draw(
+def draw_rows(
     pop: Population, scheme: str, classes: tuple[int, ...], count: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     affected = affected_cells(pop)

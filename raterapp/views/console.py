@@ -183,7 +183,7 @@ class ReportsPageView(ConsolePageMixin, View):
     def post(self, request):
         report = get_object_or_404(
             PairReport.objects.select_related("task__experiment", "task__item_a", "task__item_b"),
-            pk=_int(request.POST.get("report")),
+            pk=record_id(request.POST.get("report")),
         )
         form = ReportResolveForm(request.POST, prefix=f"r{report.pk}")
         if form.is_valid():
@@ -198,7 +198,8 @@ class ReportsPageView(ConsolePageMixin, View):
         return self.refused(request, form, failed_report=report.pk, form=form)
 
 
-def _int(value) -> int:
+def record_id(value) -> int:
+    """A posted record id as a number; 404 (no such record) for anything else."""
     try:
         return int(value)
     except (TypeError, ValueError):

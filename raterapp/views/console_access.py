@@ -25,7 +25,7 @@ from raterapp.selectors.rating_access import experiments_rating_access_of, exper
 from raterapp.services.budgets import budget_update, pool_create, pool_update
 from raterapp.services.raters import experiment_open_to_all_set, rater_assign, rater_unassign
 
-from .console import VIA, ConsolePageMixin, _int
+from .console import VIA, ConsolePageMixin, record_id
 from .form_errors import service_errors
 
 
@@ -74,7 +74,8 @@ class AssignmentsPageView(ConsolePageMixin, View):
         if action == "budget":
             return self._budget(request, experiment, back)
         if action == "unassign":
-            rater = next((r for r in raters_list(active_only=False) if r.pk == _int(request.POST.get("rater"))), None)
+            rater_id = record_id(request.POST.get("rater"))
+            rater = next((r for r in raters_list(active_only=False) if r.pk == rater_id), None)
             if rater is None:
                 raise Http404("No such rater.")
             assigned = rater_unassign(actor=request.user, experiment=experiment, raters=[rater])
@@ -168,7 +169,7 @@ class PoolsPageView(ConsolePageMixin, View):
                     messages.success(request, f"Pool {pool.name} created: {pool.max_verdicts} verdicts.")
                     return redirect(reverse("console-pools") + f"#pool-{pool.pk}")
             return self.refused(request, form, create_form=form)
-        pool = get_object_or_404(BudgetPool, pk=_int(request.POST.get("pool")))
+        pool = get_object_or_404(BudgetPool, pk=record_id(request.POST.get("pool")))
         back = reverse("console-pools") + f"#pool-{pool.pk}"
         if action == "edit":
             form = PoolEditForm(request.POST, prefix=f"edit{pool.pk}")

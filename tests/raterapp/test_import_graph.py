@@ -1,40 +1,20 @@
 """The layers import one way (docs/style.md, "The shape"): read from the source with ``ast``,
 so that an import inside a function counts as much as one at the top."""
 
-import ast
 from pathlib import Path
 
 import raterapp
+from tests import import_graph
 
 ROOT = Path(raterapp.__file__).parent
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def graph() -> dict[str, set[str]]:
+    return import_graph.graph(ROOT)
 
 
 def imported(path: Path) -> set[str]:
-    """Every module ``path`` imports, anywhere in it, as an absolute dotted name; for
-    ``from X import Y`` both X and X.Y (Y may be a submodule)."""
-    package = module_name(path).split(".")
-    if path.name != "__init__.py":
-        package = package[:-1]
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
-
-
-def graph() -> dict[str, set[str]]:
-    return {module_name(path): imported(path) for path in ROOT.rglob("*.py") if "migrations" not in path.parts}
+    return import_graph.imported(path, ROOT)
 
 
 def under(name: str, package: str) -> bool:
@@ -79,3 +59,7 @@ def test_services_reach_tasks_through_the_scheduling_module_only():
 
 def test_tasks_do_not_import_the_scheduling_module():
     assert edges("raterapp.tasks", "raterapp.services.scheduling") == set()
+
+
+def test_no_raterapp_module_imports_a_private_name_of_another():
+    assert import_graph.private_imports(ROOT) == []
