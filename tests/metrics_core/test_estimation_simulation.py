@@ -17,11 +17,7 @@ import pytest
 from scipy.stats import norm
 
 import metrics_core as mc
-
-try:
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+from tests.metrics_core import reference as ref
 
 Z95 = float(norm.ppf(0.975))
 

@@ -12,11 +12,7 @@ import numpy as np
 import pytest
 
 import metrics_core as mc
-
-try:
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+from tests.metrics_core import reference as ref
 
 N_CASES = 200
 

@@ -14,11 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import metrics_core as mc
-
-try:
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+from tests.metrics_core import reference as ref
 
 TOL = 1e-12
 N_SEEDS = 60

@@ -11,11 +11,7 @@ import pyarrow as pa
 import pytest
 
 import metrics_core as mc
-
-try:
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+from tests.metrics_core import reference as ref
 
 N_CASES = 200
 ABS_TOL = 1e-12

@@ -11,11 +11,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core import Estimate
-
-try:
-    from .test_estimation_simulation import simulation_population
-except ImportError:
-    from test_estimation_simulation import simulation_population
+from tests.metrics_core.test_estimation_simulation import simulation_population
 
 
 def test_fixed_plan_by_hand():

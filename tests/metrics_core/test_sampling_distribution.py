@@ -15,11 +15,7 @@ import pytest
 from scipy.stats import chisquare
 
 import metrics_core as mc
-
-try:
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+from tests.metrics_core import reference as ref
 
 N_DRAWS = 200_000
 P_MIN = 0.001

@@ -11,25 +11,14 @@ import pytest
 from scipy.stats import norm
 
 import metrics_core as mc
-
-try:
-    from . import reference as ref
-    from .test_estimation_simulation import (
-        HAND_JACCARD_ROWS,
-        HAND_VERDICTS,
-        estimates_of,
-        hand_population,
-        simulation_population,
-    )
-except ImportError:
-    import reference as ref
-    from test_estimation_simulation import (
-        HAND_JACCARD_ROWS,
-        HAND_VERDICTS,
-        estimates_of,
-        hand_population,
-        simulation_population,
-    )
+from tests.metrics_core import reference as ref
+from tests.metrics_core.test_estimation_simulation import (
+    HAND_JACCARD_ROWS,
+    HAND_VERDICTS,
+    estimates_of,
+    hand_population,
+    simulation_population,
+)
 
 # -2 log 0.05 = 5.991464547, log(6.991464547) = 1.944690055: ρ²·H = 7.936154602 at 95%.
 RHO2_H_95 = 7.936154601737565

@@ -12,13 +12,8 @@ from scipy.stats import binom
 
 import metrics_core as mc
 from metrics_core import Estimate
-
-try:
-    from .test_estimation_simulation import simulation_population
-    from .test_planning import drawn_once, judge
-except ImportError:
-    from test_estimation_simulation import simulation_population
-    from test_planning import drawn_once, judge
+from tests.metrics_core.test_estimation_simulation import simulation_population
+from tests.metrics_core.test_planning import drawn_once, judge
 
 N, HORIZON = 400, 2000
 

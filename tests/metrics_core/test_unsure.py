@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import metrics_core as mc
-
-try:
-    from .test_estimation_simulation import HAND_JACCARD_ROWS, HAND_VERDICTS, estimates_of, hand_population
-except ImportError:
-    from test_estimation_simulation import HAND_JACCARD_ROWS, HAND_VERDICTS, estimates_of, hand_population
+from tests.metrics_core.test_estimation_simulation import (
+    HAND_JACCARD_ROWS,
+    HAND_VERDICTS,
+    estimates_of,
+    hand_population,
+)
 
 
 def test_hand_computed_unsure_ranges():
