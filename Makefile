@@ -36,7 +36,9 @@ browser-check:
 	  echo "  Going on without them (they are reported as skipped); CI fails without Chromium."; \
 	fi
 
-# The whole suite: what CI runs. Three pytest-xdist workers on 2 cores run all but the latency
+# The whole suite: what CI runs. The rating loop writes through hand-written SQL on PostgreSQL and
+# through the ORM elsewhere (the embedded demo's SQLite): its suites (marker `rating_loop`) run
+# on both. Three pytest-xdist workers on 2 cores run all but the latency
 # tests (marker `alone`), which then run by themselves: what they measure is the product's latency,
 # not the other tests' load. Three, not two: the process-level tests (outages, the demo's minute,
 # raters judging in production mode) mostly wait, and a third worker fills those waits. The
@@ -46,6 +48,7 @@ test: lint-js $(STAMP) browser-check
 	$(BIN)/ruff format --check metrics_core raterapp bench
 	$(BIN)/python -m pytest -n 3 --dist loadscope -m "not alone" --durations=25
 	$(BIN)/python -m pytest -m alone
+	DATABASE_URL=sqlite:///$(CURDIR)/.data/rating-loop.sqlite3 RATING_LOOP_ON_SQLITE=true $(BIN)/python -m pytest -n 2 -m rating_loop
 
 # Everything but the slow simulations, the process-level tests and the browser tests, on two
 # pytest-xdist workers (tests/settings.py keeps their files, cache keys and queues apart).

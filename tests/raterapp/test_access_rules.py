@@ -23,7 +23,7 @@ from raterapp.services.judging.store import rater_state
 from raterapp.services.login_limits import LockoutModelBackend
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.rating_loop]
 
 STATUSES = [Experiment.Status.RATING, Experiment.Status.SAMPLING, Experiment.Status.DONE]
 ASSIGNED = ["nobody", "me", "another", "both"]

@@ -16,7 +16,7 @@ from raterapp.selectors.rating_access import (
 )
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.rating_loop]
 
 RATING = Experiment.Status.RATING
 # Assigned raters: none, an active one, a paused one, a deactivated one, and the active with the paused.

@@ -13,8 +13,7 @@ from raterapp.forms import BudgetForm
 from raterapp.models import Judgement, PairTask, sampled_q
 from raterapp.services.budgets import MAX_REPLICATION
 from raterapp.services.gold import gold_pair_create
-from raterapp.views.rating import BLOCKED
-from raterapp.vocabulary import QueueClosedReason
+from raterapp.vocabulary import RATER_BLOCKED_WORDS, QueueClosedReason, rater_end_screen_words
 from tests.raterapp.prepared import experiment_prepared
 
 REASONS = [
@@ -33,9 +32,11 @@ def test_the_queue_closed_reasons_are_the_seven_stable_codes():
     assert QueueClosedReason.QUOTA_DAILY == "quota_daily" and str(QueueClosedReason.QUOTA_DAILY) == "quota_daily"
 
 
-def test_the_rater_home_explains_every_reason():
-    assert set(BLOCKED) == set(REASONS)
-    assert BLOCKED["budget_spent"] is BLOCKED[QueueClosedReason.BUDGET_SPENT]
+def test_the_rater_home_and_the_end_screen_explain_every_reason():
+    assert set(RATER_BLOCKED_WORDS) == set(REASONS) == set(rater_end_screen_words())
+    assert RATER_BLOCKED_WORDS["budget_spent"] is RATER_BLOCKED_WORDS[QueueClosedReason.BUDGET_SPENT]
+    for words in RATER_BLOCKED_WORDS.values():
+        assert all(title and text for title, text in (words["home"], words["end"])) and isinstance(words["waits"], bool)
 
 
 def test_the_next_pair_answer_and_its_schema_list_every_reason():

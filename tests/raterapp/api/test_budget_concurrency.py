@@ -20,6 +20,8 @@ from tests.raterapp.prepared import experiment_prepared
 
 from .test_judging_concurrency import post
 
+pytestmark = pytest.mark.rating_loop
+
 BASE = [k // 6 for k in range(600)]
 EXP = [(k + 3) // 6 for k in range(600)]
 
@@ -102,16 +104,20 @@ def test_verdicts_on_pairs_leased_before_the_budget_was_lowered_race_for_the_las
     raters = UserFactory.create_batch(n_raters, roles=["rater"])
     tasks = {}
     for rater in raters:  # leased while the budget had no limit
-        tasks[rater.pk] = client_of(rater).post(f"/api/experiments/{experiment.pk}/next-pair/", {}, format="json").json()[
-            "pair"
-        ]["task"]
+        tasks[rater.pk] = (
+            client_of(rater)
+            .post(f"/api/experiments/{experiment.pk}/next-pair/", {}, format="json")
+            .json()["pair"]["task"]
+        )
     assert len(set(tasks.values())) == n_raters
     set_limit(experiment, people["admin"], left)  # the last `left` units, and n_raters pairs held
 
     def answer(rater):
         body = {"task": tasks[rater.pk], "verdict": "equivalent", "client_id": str(uuid.uuid4())}
         response = post(client_of(rater), "/api/judgements/", body)
-        return response.status_code, response.json().get("detail", "").split(":")[0] if response.status_code != 201 else ""
+        return response.status_code, response.json().get("detail", "").split(":")[
+            0
+        ] if response.status_code != 201 else ""
 
     outcomes = Counter(race(raters, answer))
     assert outcomes == {

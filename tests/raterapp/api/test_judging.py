@@ -12,6 +12,8 @@ from raterapp.selectors.judging import CARD_FIELDS
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
+pytestmark = pytest.mark.rating_loop
+
 
 def next_pair(client, experiment, holding=()):
     return client.post(f"/api/experiments/{experiment.pk}/next-pair/", {"holding": list(holding)}, format="json")

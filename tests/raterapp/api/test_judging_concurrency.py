@@ -17,6 +17,8 @@ from raterapp.models import Judgement, Lease, PairTask
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
+pytestmark = pytest.mark.rating_loop
+
 K = 2
 
 
@@ -24,6 +26,8 @@ def raters_at_once() -> int:
     """50 on PostgreSQL (CI); SQLite, the embedded demo database, serialises writers and
     times out under that load, so it gets a smaller crowd of the same test."""
     return 50 if connection.vendor == "postgresql" else 6
+
+
 # 72 items in clusters of 6; Exp shifts every cluster boundary by 3: many split and merge pairs.
 BASE = [k // 6 for k in range(72)]
 EXP = [(k + 3) // 6 for k in range(72)]

@@ -3,8 +3,12 @@ the judging page, with the same pair, reasons and refusals as a next-pair reques
 
 import uuid
 
+import pytest
+
 from raterapp.models import Judgement, Lease, PairTask
 from tests.raterapp.api.test_judging import next_pair, next_task, submit
+
+pytestmark = pytest.mark.rating_loop
 
 
 def submit_next(client, task, holding=(), client_id=None):

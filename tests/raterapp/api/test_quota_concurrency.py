@@ -19,6 +19,8 @@ from tests.raterapp.prepared import experiment_prepared
 
 from .test_judging_concurrency import post
 
+pytestmark = pytest.mark.rating_loop
+
 BASE = [k // 6 for k in range(120)]
 EXP = [(k + 3) // 6 for k in range(120)]
 QUOTA = 2
@@ -28,6 +30,8 @@ def crowd() -> tuple[int, int]:
     """(sessions, rounds of two expired leases): 20 and 5 on PostgreSQL (CI); SQLite serialises
     writers and times out under that load, so it gets a smaller race of the same shape."""
     return (20, 5) if connection.vendor == "postgresql" else (6, 2)
+
+
 REFUSED = "You reached your daily quota of verdicts: this verdict was not recorded."
 # Sessions asking at once are handed the same held pair: one answer counts, the others are told.
 ANSWERED = {"You already judged this pair.", "This pair is not assigned to you."}
@@ -139,7 +143,9 @@ def test_late_verdicts_one_after_the_other_stop_at_the_quota(experiment, limited
     # Replication 1: the two verdicts kept took their pairs' slots, so exactly those two
     # pairs' other raters lost their leases; the eight refused took nothing from anyone.
     judged = set(Judgement.objects.filter(rater=limited).values_list("task", flat=True))
-    live = dict(Lease.objects.filter(task__in=list(passed_on), expires_at__gt=timezone.now()).values_list("task", "rater"))
+    live = dict(
+        Lease.objects.filter(task__in=list(passed_on), expires_at__gt=timezone.now()).values_list("task", "rater")
+    )
     assert live == {task: other.pk for task, other in passed_on.items() if task not in judged}
     assert sum(PairTask.objects.filter(pk__in=list(passed_on)).values_list("verdicts", flat=True)) == QUOTA
 

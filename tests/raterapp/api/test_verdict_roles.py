@@ -14,6 +14,8 @@ from tests.raterapp.api.conftest import ROLES
 from tests.raterapp.api.test_roles import TABLE, database_state, url_of
 from tests.raterapp.factories import UserFactory
 
+pytestmark = pytest.mark.rating_loop
+
 E = "/api/experiments/{e}/"
 # Anonymous requests are refused as the main table refuses them (403, or 401 with WWW-Authenticate).
 A = next(statuses[0] for method, path, _, statuses in TABLE if (method, path) == ("get", "/api/overview/"))

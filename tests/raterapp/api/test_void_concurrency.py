@@ -19,6 +19,8 @@ from tests.raterapp.prepared import experiment_prepared
 from .test_budget_concurrency import client_of, race
 from .test_judging_concurrency import post
 
+pytestmark = pytest.mark.rating_loop
+
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("media")

@@ -6,6 +6,8 @@ from django.core.exceptions import ValidationError
 from raterapp.models import Experiment, ExperimentBudget
 from tests.raterapp.services.files import experiment_made, tiny_files
 
+pytestmark = pytest.mark.rating_loop
+
 
 @pytest.mark.parametrize("setting", [0, 25, None])
 def test_experiment_create_makes_the_budget_row_the_setting_says(engineer, media, settings, setting):

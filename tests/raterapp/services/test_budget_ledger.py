@@ -15,7 +15,7 @@ from raterapp.services.judging import JudgementRefused, QueueClosed, assignment_
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-pytestmark = pytest.mark.usefixtures("media")
+pytestmark = [pytest.mark.usefixtures("media"), pytest.mark.rating_loop]
 
 
 def prepared(users, name):
@@ -88,7 +88,9 @@ def test_a_refused_verdict_writes_nothing_to_the_ledger(users):
     first, second = UserFactory.create_batch(2, roles=["rater"])
     task = assignment_next(experiment=experiment, rater=first)
     assignment_next(experiment=experiment, rater=second)
-    budget_update(budget=budget_of(experiment), actor=users["admin"], changes={"max_verdicts": 0}, reason="r", via="api")
+    budget_update(
+        budget=budget_of(experiment), actor=users["admin"], changes={"max_verdicts": 0}, reason="r", via="api"
+    )
     with pytest.raises(JudgementRefused, match="budget is spent"):
         judgement_submit(task=task, rater=first, verdict="equivalent", client_id=uuid.uuid4())
     assert not BudgetLedgerEntry.objects.exists()
@@ -119,7 +121,9 @@ def test_after_a_random_mix_of_spends_undos_refusals_and_pool_moves_the_totals_e
     rng = random.Random(seed)
     admin = users["admin"]
     experiments = [prepared(users, f"e{k}") for k in range(2)]
-    pools = [pool_create(actor=admin, name=f"p{k}", max_verdicts=rng.randint(4, 12), reason="r", via="api") for k in range(3)]
+    pools = [
+        pool_create(actor=admin, name=f"p{k}", max_verdicts=rng.randint(4, 12), reason="r", via="api") for k in range(3)
+    ]
     raters = UserFactory.create_batch(8, roles=["rater"])
     given = []  # (judgement id, rater) that may be undone
     counts = {"spend": 0, "refund": 0, "refused": 0, "move": 0}

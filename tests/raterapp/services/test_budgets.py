@@ -16,7 +16,7 @@ from raterapp.services.judging import QueueClosed, assignment_next, judgement_su
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-pytestmark = pytest.mark.usefixtures("media")
+pytestmark = [pytest.mark.usefixtures("media"), pytest.mark.rating_loop]
 
 
 @pytest.fixture
@@ -33,7 +33,11 @@ def budget_of(experiment) -> ExperimentBudget:
 
 def limit(experiment, admin, max_verdicts, **more):
     return budget_update(
-        budget=budget_of(experiment), actor=admin, changes={"max_verdicts": max_verdicts, **more}, reason="test", via="api"
+        budget=budget_of(experiment),
+        actor=admin,
+        changes={"max_verdicts": max_verdicts, **more},
+        reason="test",
+        via="api",
     )
 
 
@@ -157,7 +161,9 @@ def test_each_change_is_audited_with_who_what_from_to_why(experiment, users):
 @pytest.mark.parametrize("who", ["engineer", "rater", "nobody"])
 def test_only_admins_change_budgets_and_a_refusal_changes_nothing(experiment, users, who):
     with pytest.raises(PermissionDenied):
-        budget_update(budget=budget_of(experiment), actor=users[who], changes={"max_verdicts": 5}, reason="r", via="api")
+        budget_update(
+            budget=budget_of(experiment), actor=users[who], changes={"max_verdicts": 5}, reason="r", via="api"
+        )
     with pytest.raises(PermissionDenied):
         pool_create(actor=users[who], name="p", max_verdicts=5, reason="r", via="api")
     assert budget_of(experiment).max_verdicts is None
@@ -186,11 +192,16 @@ def test_changes_through_the_api_are_audited(experiment, users):
     assert response.status_code == 200, response.content
     body = response.json()
     assert (body["max_verdicts"], body["cost_per_verdict"], body["total_cost"], body["remaining"]) == (
-        40, "1.5000", "60.0000", 40
+        40,
+        "1.5000",
+        "60.0000",
+        40,
     )
     assert client.patch(url, {"max_verdicts": 10}, format="json").status_code == 400  # no reason: refused
     pool = client.post("/api/budget-pools/", {"name": "P", "max_verdicts": 9, "reason": "r"}, format="json").json()
-    assert client.patch(url, {"pool": pool["id"], "reason": "pool it"}, format="json").json()["pool"]["id"] == pool["id"]
+    assert (
+        client.patch(url, {"pool": pool["id"], "reason": "pool it"}, format="json").json()["pool"]["id"] == pool["id"]
+    )
     assert client.patch(f"/api/budget-pools/{pool['id']}/", {"paused": True, "reason": "hold"}, format="json").json()[
         "paused"
     ]
@@ -235,7 +246,13 @@ def test_changes_through_the_experiment_page_are_audited(experiment, users):
     page = Client()
     page.force_login(users["admin"])
     url = f"/experiments/{experiment.pk}/budget/"
-    form = {"max_verdicts": "12", "replication": "2", "cost_per_verdict": "0.3", "paused": "on", "reason": "pilot budget"}
+    form = {
+        "max_verdicts": "12",
+        "replication": "2",
+        "cost_per_verdict": "0.3",
+        "paused": "on",
+        "reason": "pilot budget",
+    }
     response = page.post(url, form)
     assert response.status_code == 302 and response["Location"].endswith(f"/experiments/{experiment.pk}/#budget")
     assert sorted(BudgetChange.objects.values_list("field", "new_value", "via", "reason")) == [
@@ -278,4 +295,6 @@ def test_replication_changes_what_every_pair_wants_and_keeps_every_verdict(exper
         ("replication", "1", "4"),
     ]
     with pytest.raises(ValidationError, match="replication"):
-        budget_update(budget=budget_of(experiment), actor=users["admin"], changes={"replication": 0}, reason="r", via="api")
+        budget_update(
+            budget=budget_of(experiment), actor=users["admin"], changes={"replication": 0}, reason="r", via="api"
+        )

@@ -13,7 +13,7 @@ from raterapp.services.judging import JudgementRefused, assignment_next, judgeme
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-pytestmark = pytest.mark.usefixtures("media")
+pytestmark = [pytest.mark.usefixtures("media"), pytest.mark.rating_loop]
 
 
 def make_raters(n):
@@ -158,7 +158,9 @@ def test_invalid_input_is_refused_and_changes_nothing(experiment, users, kwargs,
     task = assignment_next(experiment=experiment, rater=users["rater"])
     before = state(experiment)
     with pytest.raises(ValidationError) as error:
-        judgement_submit(**{"task": task, "rater": users["rater"], "verdict": "equivalent", "client_id": uuid.uuid4(), **kwargs})
+        judgement_submit(
+            **{"task": task, "rater": users["rater"], "verdict": "equivalent", "client_id": uuid.uuid4(), **kwargs}
+        )
     assert list(error.value.message_dict) == [key]
     assert state(experiment) == before
 

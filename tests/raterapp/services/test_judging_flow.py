@@ -27,7 +27,7 @@ from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 from tests.raterapp.services.test_judging import state
 
-pytestmark = pytest.mark.usefixtures("media")
+pytestmark = [pytest.mark.usefixtures("media"), pytest.mark.rating_loop]
 
 
 def submit(task, rater, verdict="equivalent", client_id=None):
@@ -299,7 +299,9 @@ def test_gold_verdicts_count_in_no_estimate_export_or_progress(experiment, users
     regular = assignment_next(experiment=experiment, rater=rater)
     assert not regular.is_gold
     submit(regular, rater)
-    assert len(judged_sample_get(experiment=experiment).verdict) == 1 and len(judgements_rows(experiment=experiment)) == 1
+    assert (
+        len(judged_sample_get(experiment=experiment).verdict) == 1 and len(judgements_rows(experiment=experiment)) == 1
+    )
     wanted = sum(PairTask.objects.filter(experiment=experiment, gold_answer="").values_list("wanted", flat=True))
     progress = rater_progress_get(experiment=experiment, rater=rater)
     assert progress["remaining"] == wanted - 1

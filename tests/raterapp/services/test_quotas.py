@@ -14,7 +14,7 @@ from raterapp.services.judging.quotas import QuotaSpent
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-pytestmark = pytest.mark.usefixtures("media")
+pytestmark = [pytest.mark.usefixtures("media"), pytest.mark.rating_loop]
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from raterapp.services.judging.progress import experiment_progress_recount
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
-pytestmark = pytest.mark.usefixtures("media")
+pytestmark = [pytest.mark.usefixtures("media"), pytest.mark.rating_loop]
 
 
 @pytest.fixture

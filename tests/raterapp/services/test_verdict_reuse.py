@@ -31,6 +31,8 @@ from raterapp.services.sample_batches import sample_batch_draw, sample_batch_req
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.test_preparation import prepared, random_files
 
+pytestmark = pytest.mark.rating_loop
+
 
 @pytest.fixture
 def truth():
@@ -47,7 +49,9 @@ def judge_all(experiment, rater, truth, *, start: int = 0) -> int:
     tasks = list(PairTask.objects.filter(experiment=experiment, wanted__gt=0).select_related("item_a", "item_b"))
     Judgement.objects.bulk_create(
         Judgement(
-            task=t, rater=rater, client_id=f"00000000-0000-0000-0000-{start + k:012d}",
+            task=t,
+            rater=rater,
+            client_id=f"00000000-0000-0000-0000-{start + k:012d}",
             verdict=verdict_of(truth, t.item_a.position, t.item_b.position),
         )
         for k, t in enumerate(tasks)
@@ -87,8 +91,13 @@ def test_a_second_experiment_takes_the_verdicts_of_pairs_judged_in_its_workspace
     assert all(r.source.task.experiment_id == first.pk and r.source.task.pair_key == r.task.pair_key for r in reused)
     assert OutboxMessage.objects.filter(kind="estimates_refresh", target_id=second.pk).exists()
     assert experiment_reuse_get(experiment=second) == {
-        "enabled": True, "workspace": "w", "pairs": len(shared), "verdicts": len(shared),
-        "saved_verdicts": len(shared), "saved": "0.00", "coupled_to": None,
+        "enabled": True,
+        "workspace": "w",
+        "pairs": len(shared),
+        "verdicts": len(shared),
+        "saved_verdicts": len(shared),
+        "saved": "0.00",
+        "coupled_to": None,
     }
 
     # The estimates are metrics_core on the second's own sample with the verdicts of both.
@@ -97,7 +106,9 @@ def test_a_second_experiment_takes_the_verdicts_of_pairs_judged_in_its_workspace
     judged = judged_sample_get(experiment=second)
     assert len(judged.verdict) == len(keys_of(second))
     population = read_items(items_path).to_population()
-    sample = concatenate_samples([sample_pairs(population, n_draws=400, scheme="jaccard", rng=batch_rng(seed=2, batch=0))])
+    sample = concatenate_samples(
+        [sample_pairs(population, n_draws=400, scheme="jaccard", rng=batch_rng(seed=2, batch=0))]
+    )
     pairs = list(PairTask.objects.filter(experiment=second).values_list("item_a__position", "item_b__position"))
     a, b = (np.array(c) for c in zip(*pairs))
     verdicts = verdicts_from_judgements(a, b, np.array([verdict_of(truth, x, y) for x, y in pairs], dtype=object))
@@ -171,10 +182,16 @@ def test_replication_asks_only_for_the_verdicts_beyond_those_reused(engineer, me
     assert sorted(tasks.filter(wanted=2).values_list("pair_key", flat=True)) == sorted(shared)
     assert tasks.filter(wanted=3).count() == len(keys_of(second) - shared)
     reuse = experiment_reuse_get(experiment=second)
-    assert (reuse["pairs"], reuse["verdicts"], reuse["saved"]) == (len(shared), len(shared), f"{0.25 * len(shared):.2f}")
+    assert (reuse["pairs"], reuse["verdicts"], reuse["saved"]) == (
+        len(shared),
+        len(shared),
+        f"{0.25 * len(shared):.2f}",
+    )
 
 
-def test_a_batch_drawn_later_reuses_verdicts_too(engineer, media, tmp_path, truth, monkeypatch, django_capture_on_commit_callbacks):
+def test_a_batch_drawn_later_reuses_verdicts_too(
+    engineer, media, tmp_path, truth, monkeypatch, django_capture_on_commit_callbacks
+):
     monkeypatch.setitem(outbox.EFFECTS, OutboxMessage.Kind.SAMPLE_BATCH_DRAW, lambda batch_id: None)
     second, _ = in_workspace(engineer, tmp_path, seed=2)
     first, _ = in_workspace(engineer, tmp_path, seed=1, scheme="stratified")  # not coupled to the second's
@@ -187,7 +204,9 @@ def test_a_batch_drawn_later_reuses_verdicts_too(engineer, media, tmp_path, trut
     added = keys_of(second) - before
     shared = added & keys_of(first)
     assert shared
-    assert sorted(ReusedVerdict.objects.filter(experiment=second).values_list("task__pair_key", flat=True)) == sorted(shared)
+    assert sorted(ReusedVerdict.objects.filter(experiment=second).values_list("task__pair_key", flat=True)) == sorted(
+        shared
+    )
     assert PairTask.objects.filter(experiment=second, pair_key__in=shared).exclude(wanted=0).count() == 0
 
 
@@ -197,7 +216,9 @@ def test_undoing_a_reused_verdict_asks_the_reusing_experiment_for_one_again(engi
     first, _ = in_workspace(engineer, tmp_path, seed=1)
     rater = UserFactory(roles=["rater"])
     task = assignment_next(experiment=first, rater=rater)
-    judgement, _ = judgement_submit(task=task, rater=rater, verdict="equivalent", client_id="00000000-0000-0000-0000-000000000001")
+    judgement, _ = judgement_submit(
+        task=task, rater=rater, verdict="equivalent", client_id="00000000-0000-0000-0000-000000000001"
+    )
     second, _ = in_workspace(engineer, tmp_path, seed=1)  # the same sample: it reuses that verdict
     reused = PairTask.objects.get(experiment=second, pair_key=task.pair_key)
     assert reused.wanted == 0 and reused.reused_verdicts.count() == 1
