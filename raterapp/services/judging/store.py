@@ -145,8 +145,8 @@ def lease_take(*, task: models.PairTask, rater, now: datetime) -> models.Lease |
         row = cursor.fetchone()
     if row is None:
         return None
-    lease.pk = row[0]
-    lease._state.adding, lease._state.db = False, connection.alias
+    lease = _written(lease, pk=row[0])
+    lease.task, lease.rater = task, rater
     return lease
 
 
@@ -218,16 +218,24 @@ def verdict_store(
         raise BudgetSpent(BUDGET_SPENT)
     if pool_id is not None and not pools:
         raise BudgetSpent(POOL_SPENT)
-    judgement = models.Judgement(
-        pk=judgement_id, task=task, rater=rater, verdict=verdict, comment=comment, client_id=client_id, created_at=now
-    )
-    judgement._state.adding, judgement._state.db = False, connection.alias
+    written = models.Judgement(task=task, rater=rater, verdict=verdict, comment=comment, client_id=client_id)
+    written.created_at = now
+    judgement = _written(written, pk=judgement_id)
+    judgement.task, judgement.rater = task, rater
     outbox = None
     if outbox_id is not None:
         outbox = models.OutboxMessage(
             pk=outbox_id, kind=models.OutboxMessage.Kind.ESTIMATES_REFRESH, target_id=task.experiment_id
         )
     return judgement, outbox
+
+
+def _written(instance, *, pk: int):
+    """``instance``, whose row a statement of this module wrote with id ``pk``, as the instance of a
+    row read from the database (Django's ``Model.from_db``: saving it updates, never inserts)."""
+    model = type(instance)
+    values = [pk if field.primary_key else getattr(instance, field.attname) for field in model._meta.concrete_fields]
+    return model.from_db(connection.alias, [field.attname for field in model._meta.concrete_fields], values)
 
 
 def one_statement_writes() -> bool:
