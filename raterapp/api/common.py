@@ -79,35 +79,25 @@ def change_schema(request, answer, *, status: int = 200, invalid: str, refused: 
     )
 
 
+def read_schema(body, not_found: OpenApiResponse = EXPERIMENT_NOT_FOUND):
+    """The schema of an ``ExperimentReadApi`` view's ``get``: ``body`` (a serializer, or
+    ``OpenApiTypes.OBJECT``), or 404 ``not_found``."""
+    return extend_schema(responses={200: body, 404: not_found})
+
+
 class ExperimentReadApi(APIView):
-    """GET: what ``read(experiment=...)`` returns for an experiment the user sees as an engineer
-    (own or granted) or admin, through ``body_serializer`` (``many``) when there is one; 404 for
-    an experiment not visible (``not_found`` in the schema) and, with ``missing``, when ``read``
-    returns None. A subclass that defines ``read`` gets this ``get`` with its schema
-    (``read_schema``)."""
+    """What ``read(experiment=...)`` returns for an experiment the user sees as an engineer (own
+    or granted) or admin, through ``body_serializer`` (``many``) when there is one; 404 for an
+    experiment not visible and, with ``missing``, when ``read`` returns None. Each view's own
+    ``get`` (with its schema, :func:`read_schema`) answers with :meth:`answer`."""
 
     permission_classes = [IsEngineerOrAdmin]
     body_serializer = None
     many = False
     missing = ""
-    not_found = EXPERIMENT_NOT_FOUND
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "read" in vars(cls) and "get" not in vars(cls):
-            # A function of its own: the schema decorator marks the function it is given.
-            def get(self, request, experiment_id: int):
-                return Response(self.body(access_experiment_for_engineer(request.user, experiment_id)))
-
-            cls.get = cls.read_schema()(get)
-
-    @classmethod
-    def read_schema(cls):
-        return extend_schema(responses={200: cls.schema_body(), 404: cls.not_found})
-
-    @classmethod
-    def schema_body(cls):
-        return OpenApiTypes.OBJECT if cls.body_serializer is None else cls.body_serializer(many=cls.many)
+    def answer(self, request, experiment_id: int) -> Response:
+        return Response(self.body(access_experiment_for_engineer(request.user, experiment_id)))
 
     def body(self, experiment):
         found = self.read(experiment=experiment)

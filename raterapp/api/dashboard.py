@@ -25,7 +25,15 @@ from raterapp.selectors.dashboard import dashboard_version_get, estimate_converg
 from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.slices import UnknownAttribute, experiment_slices_get, slice_attributes_list
 
-from .common import EXPERIMENT_NOT_FOUND, FORMAT, ExperimentReadApi, ExportApi, IsEngineerOrAdmin, download_responses
+from .common import (
+    EXPERIMENT_NOT_FOUND,
+    FORMAT,
+    ExperimentReadApi,
+    ExportApi,
+    IsEngineerOrAdmin,
+    download_responses,
+    read_schema,
+)
 
 
 class ExperimentDashboardApi(APIView):
@@ -69,6 +77,10 @@ class ExperimentDerivedApi(ExperimentReadApi):
             "seconds": derived.seconds,
             **derived.payload,
         }
+
+    @read_schema(OpenApiTypes.OBJECT)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
 
 
 class ExperimentConvergenceApi(ExportApi):

@@ -31,7 +31,14 @@ from raterapp.services.experiment_spec import experiment_spec
 from raterapp.services.experiments import experiment_create
 from raterapp.services.preparation_control import experiment_preparation_rerun
 
-from .common import EXPERIMENT_NOT_FOUND, ExperimentReadApi, ExperimentRowsApi, IsEngineerOrAdmin, validated
+from .common import (
+    EXPERIMENT_NOT_FOUND,
+    ExperimentReadApi,
+    ExperimentRowsApi,
+    IsEngineerOrAdmin,
+    read_schema,
+    validated,
+)
 from .deprecation import GROUND_TRUTH_RENAMED, deprecation_flag
 from .serializers.estimates import EstimateSnapshotSerializer
 from .serializers.experiments import (
@@ -118,6 +125,10 @@ class ExperimentDetailApi(ExperimentReadApi):
         experiment.waiting = experiment_waiting_get(experiment=experiment)
         return experiment
 
+    @read_schema(ExperimentDetailSerializer)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
+
     @extend_schema(
         responses={
             204: None,
@@ -140,6 +151,10 @@ class ExperimentImpactApi(ExperimentReadApi):
 
     def read(self, *, experiment):
         return {"overall": experiment.impact, "dimensions": impact_dimensions_list(experiment=experiment)}
+
+    @read_schema(ExperimentImpactSerializer)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
 
 
 @extend_schema(
@@ -174,6 +189,10 @@ class ExperimentEstimatesApi(ExperimentReadApi):
     body_serializer = EstimateSnapshotSerializer
     missing = "No estimates yet."
     read = staticmethod(estimate_snapshot_latest)
+
+    @read_schema(EstimateSnapshotSerializer)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
 
 
 @extend_schema(responses={200: EstimateSnapshotSerializer(many=True), 404: EXPERIMENT_NOT_FOUND})

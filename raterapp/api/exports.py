@@ -46,10 +46,6 @@ class _RowsExportApi(ExperimentReadApi, ExportApi):
 
     many = True
 
-    @classmethod
-    def read_schema(cls):
-        return _export_schema(cls.schema_body())
-
 
 class ExperimentPairsExportApi(_RowsExportApi):
     """All sampled pairs (columns as /pairs/). Roles: engineer (own or granted), admin."""
@@ -58,6 +54,10 @@ class ExperimentPairsExportApi(_RowsExportApi):
     csv_fields = PAIR_FIELDS
     body_serializer = SampledPairSerializer
     read = staticmethod(pairs_export_rows)
+
+    @_export_schema(SampledPairSerializer(many=True))
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
 
     def body(self, experiment):
         self.csv_fields = pairs_export_fields(experiment=experiment)  # positions in draw order only
@@ -73,6 +73,10 @@ class ExperimentJudgementsExportApi(_RowsExportApi):
     csv_fields = JUDGEMENT_FIELDS
     body_serializer = JudgementExportSerializer
     read = staticmethod(judgements_export_rows)
+
+    @_export_schema(JudgementExportSerializer(many=True))
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
 
 
 class ExperimentImpactExportApi(ExportApi):

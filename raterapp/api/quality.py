@@ -15,7 +15,7 @@ from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list, pair_reports_list
 from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
 
-from .common import ONLY_ADMINS, ExperimentReadApi, IsEngineerOrAdmin, change_schema, validated
+from .common import ONLY_ADMINS, ExperimentReadApi, IsEngineerOrAdmin, change_schema, read_schema, validated
 from .serializers.rater_quality import (
     GoldAccuracySerializer,
     GoldPairCreateSerializer,
@@ -29,7 +29,6 @@ NOT_FOUND = OpenApiResponse(description="No such experiment visible to you.")
 
 class _RaterQualityListApi(ExperimentReadApi):
     many = True
-    not_found = NOT_FOUND
 
 
 class GoldPairsApi(_RaterQualityListApi):
@@ -39,6 +38,10 @@ class GoldPairsApi(_RaterQualityListApi):
 
     body_serializer = GoldPairSerializer
     read = staticmethod(gold_pairs_list)
+
+    @read_schema(GoldPairSerializer(many=True), NOT_FOUND)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
 
     @change_schema(
         GoldPairCreateSerializer, GoldPairSerializer, status=201, invalid="Unknown items.", refused=ONLY_ADMINS
@@ -71,6 +74,10 @@ class GoldAccuracyApi(_RaterQualityListApi):
     body_serializer = GoldAccuracySerializer
     read = staticmethod(gold_accuracy_list)
 
+    @read_schema(GoldAccuracySerializer(many=True), NOT_FOUND)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
+
 
 class PairReportsApi(_RaterQualityListApi):
     """Pairs raters reported as broken (data missing or unreadable), newest first.
@@ -78,3 +85,7 @@ class PairReportsApi(_RaterQualityListApi):
 
     body_serializer = PairReportListSerializer
     read = staticmethod(pair_reports_list)
+
+    @read_schema(PairReportListSerializer(many=True), NOT_FOUND)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)

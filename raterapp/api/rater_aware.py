@@ -18,7 +18,7 @@ from raterapp.access import access_rater_for_admin
 from raterapp.selectors.experiments import estimate_snapshot_latest
 from raterapp.selectors.rater_aware import experiment_transitivity_get, rater_aware_panel_get, rater_confusion_list
 
-from .common import ExperimentReadApi, IsAdmin
+from .common import ExperimentReadApi, IsAdmin, read_schema
 
 NOT_FOUND = OpenApiResponse(description="Not visible to you, or not computed yet.")
 
@@ -29,7 +29,6 @@ class ExperimentRaterAwareApi(ExperimentReadApi):
     (404 until first computed; it follows the estimates by a few seconds).
     Roles: engineer (own or granted), admin."""
 
-    not_found = NOT_FOUND
     missing = "No rater-aware estimates yet."
 
     def read(self, *, experiment):
@@ -38,6 +37,10 @@ class ExperimentRaterAwareApi(ExperimentReadApi):
         panel = rater_aware_panel_get(experiment=experiment, raw=raw)
         return None if panel is None else {"experiment": experiment.pk, **panel}
 
+    @read_schema(OpenApiTypes.OBJECT, NOT_FOUND)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
+
 
 class ExperimentTransitivityApi(ExperimentReadApi):
     """Inconsistent triangles (two pairs judged equivalent, the third not) of the experiment
@@ -45,9 +48,12 @@ class ExperimentTransitivityApi(ExperimentReadApi):
     raters and pair-explorer links (404 until first computed). Roles: admin."""
 
     permission_classes = [IsAdmin]
-    not_found = NOT_FOUND
     missing = "No transitivity counts yet."
     read = staticmethod(experiment_transitivity_get)
+
+    @read_schema(OpenApiTypes.OBJECT, NOT_FOUND)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
 
 
 class RaterSensitivityApi(APIView):

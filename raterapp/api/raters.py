@@ -140,19 +140,13 @@ class RaterMeApi(APIView):
         return Response(RaterMeSerializer(rater_summary_get(rater=request.user)).data)
 
 
+def _table_schema(body):
+    return extend_schema(parameters=[FORMAT], responses=download_responses(body, NOT_FOUND))
+
+
 class _ExperimentTableApi(ExperimentReadApi, ExportApi):
     """The experiment's numbers as ``body_serializer`` (JSON), or one of their tables as CSV:
     the rows of ``body[table]`` as ``row_serializer``."""
-
-    not_found = NOT_FOUND
-
-    def __init_subclass__(cls, **kwargs):
-        cls.csv_fields = _fields(cls.row_serializer)
-        super().__init_subclass__(**kwargs)
-
-    @classmethod
-    def read_schema(cls):
-        return extend_schema(parameters=[FORMAT], responses=download_responses(cls.body_serializer, cls.not_found))
 
     def body(self, experiment):
         found = self.read(experiment=experiment)
@@ -171,6 +165,11 @@ class ExperimentRatersApi(_ExperimentTableApi):
     export_name = "raters"
     body_serializer, row_serializer, table = ExperimentRatersSerializer, RaterStatsSerializer, "raters"
     read = staticmethod(experiment_raters_get)
+    csv_fields = _fields(RaterStatsSerializer)
+
+    @_table_schema(ExperimentRatersSerializer)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
 
     @change_schema(
         ExperimentRatersUpdateSerializer, ExperimentRatersSerializer, invalid="Not raters.", refused=ADMINS_ONLY
@@ -193,3 +192,8 @@ class ExperimentAgreementApi(_ExperimentTableApi):
     export_name = "agreement"
     body_serializer, row_serializer, table = ExperimentAgreementSerializer, RaterPairKappaSerializer, "pairwise"
     read = staticmethod(experiment_agreement_get)
+    csv_fields = _fields(RaterPairKappaSerializer)
+
+    @_table_schema(ExperimentAgreementSerializer)
+    def get(self, request, experiment_id: int):
+        return self.answer(request, experiment_id)
