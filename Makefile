@@ -25,8 +25,11 @@ install: $(STAMP)
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
+# The pages' JavaScript: ESLint, then the unit tests of the judging page's state and requests
+# (Node's own test runner; the pages as a whole are tested in Chromium).
 lint-js: node_modules/.package-lock.json
-	npx --no-install eslint static/raterapp/js
+	npx --no-install eslint static/raterapp/js tests/js
+	node --test tests/js/
 
 browser-check:
 	@if [ ! -x "$(CHROMIUM_PATH)" ]; then \

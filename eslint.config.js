@@ -23,4 +23,9 @@ export default [
     files: ["static/raterapp/js/http.js"],
     rules: { "no-restricted-globals": "off" },
   },
+  {
+    // The unit tests of those modules, run by Node's own test runner (`make test-js`).
+    files: ["tests/js/**/*.mjs"],
+    languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.node } },
+  },
 ];
