@@ -111,6 +111,15 @@ def running(processes: list[psutil.Process]) -> list[psutil.Process]:
     return alive
 
 
+def command_line(process: psutil.Process) -> str:
+    """The process's command line, or "" once it has ended: a short-lived child (a shell make
+    started, say) may be a zombie or gone between listing the children and reading this."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.NoSuchProcess:  # ZombieProcess included
+        return ""
+
+
 def kill_all(processes: list[psutil.Process]) -> None:
     """SIGKILL whatever of ``processes`` is left (a test's cleanup after a failure)."""
     for process in running(processes):

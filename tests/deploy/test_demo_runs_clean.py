@@ -35,6 +35,7 @@ from tests.browser.conftest import SCREENSHOTS, record_problems, settle
 from .processes import (
     Session,
     assert_logs_clean,
+    command_line,
     free_port,
     http_status,
     kill_all,
@@ -198,7 +199,7 @@ def test_the_demo_runs_a_minute_with_no_task_raising_and_shows_delta_recall_in_w
             wait_until(lambda: len(tree[0].children()) == 4, timeout=30, what="the supervisor's four children")
             children = tree[0].children()
             tree += [descendant for child in children for descendant in [child, *child.children(recursive=True)]]
-            raters = next(p for p in children if "--simulate" in p.cmdline())
+            raters = next(p for p in children if "--simulate" in command_line(p))
 
             # The engineer keeps the dashboard open while the raters judge: every view answers.
             wait_until(

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .processes import Session, assert_logs_clean, free_port, http_status, kill_all, running, wait_until
+from .processes import Session, assert_logs_clean, command_line, free_port, http_status, kill_all, running, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the demo must not inherit from the test run: the services, Django's test settings, make's own state.
@@ -90,14 +90,14 @@ def test_stopping_make_demo_stops_every_process_it_started(demo_data_dir, tmp_pa
                 what="make demo to say where it is",
             )
             supervisor = wait_until(
-                lambda: [p for p in tree[0].children(recursive=True) if "demo_serve" in p.cmdline()],
+                lambda: [p for p in tree[0].children(recursive=True) if "demo_serve" in command_line(p)],
                 timeout=10,
                 what="the supervisor",
             )[0]
             assert supervisor.ppid() == make.pid  # no shell between them: the supervisor sees make die
             wait_until(lambda: len(supervisor.children()) == 4, timeout=30, what="the supervisor's four children")
             tree = descendants()
-            commands = [" ".join(p.cmdline()) for p in tree]
+            commands = [command_line(p) for p in tree]
             assert any("celery" in c and "worker" in c for c in commands), commands
             assert any("uvicorn raterapp.asgi:application" in c for c in commands), commands
             assert any("celery" in c and " beat " in c for c in commands), commands

@@ -29,7 +29,7 @@ from raterapp.services.api_tokens import api_token_create
 from tests.browser.asgi_server import asgi_server_started
 from tests.raterapp.factories import UserFactory
 
-from .processes import http_status, wait_until
+from .processes import command_line, http_status, wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -55,7 +55,7 @@ def _status(url: str, token: str, timeout: float = 30) -> int | str:
 def _workers(port: int) -> list[int]:
     """The pids of the gunicorn workers serving ``port`` (the children of its master)."""
     bind = f"127.0.0.1:{port}"
-    masters = [p for p in psutil.Process().children() if bind in " ".join(p.cmdline())]
+    masters = [p for p in psutil.Process().children() if bind in command_line(p)]
     return sorted(child.pid for master in masters for child in master.children())
 
 
