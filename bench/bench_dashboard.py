@@ -96,9 +96,9 @@ def build(args) -> tuple[int, dict]:
 
     from raterapp.models import Experiment, ImpactGroup, Item, Judgement, PairTask, SampledPair
     from raterapp.population_files import POPULATION_COLUMNS, population_for_experiment, population_write
-    from raterapp.services.budgets import budget_create
-    from raterapp.services.impact_groups import impact_groups_build
-    from raterapp.services.sampled_rows import SampledRows, sampled_rows_save
+    from raterapp.services.experiments.budgets import budget_create
+    from raterapp.services.preparation.impact_groups import impact_groups_build
+    from raterapp.services.preparation.sampled_rows import SampledRows, sampled_rows_save
 
     rng, seconds, started = np.random.default_rng(1), {}, time.perf_counter()
 
@@ -205,8 +205,8 @@ def measure(experiment_id: int, repeat: int, profile: bool) -> dict:
     from django.test import Client
 
     from raterapp import population_files as population
-    from raterapp.services.derived import derived_refresh
-    from raterapp.services.estimates import estimates_refresh
+    from raterapp.services.refresh.derived import derived_refresh
+    from raterapp.services.refresh.estimates import estimates_refresh
 
     def recompute() -> float:
         started = time.perf_counter()

@@ -90,9 +90,9 @@ def run(paths: dict[str, str], folder: str, n_draws: int) -> dict:
     from django.test.utils import override_settings
 
     from raterapp.models import Experiment, Item, PairTask, SampledPair
-    from raterapp.services.experiment_spec import experiment_spec
-    from raterapp.services.experiments import experiment_create
-    from raterapp.services.preparation import experiment_prepare
+    from raterapp.services.experiments.create import experiment_create
+    from raterapp.services.experiments.spec import experiment_spec
+    from raterapp.services.preparation.pipeline import experiment_prepare
     from raterapp.tasks import experiment_prepare_task
 
     is_sqlite = connection.vendor == "sqlite"
@@ -101,7 +101,7 @@ def run(paths: dict[str, str], folder: str, n_draws: int) -> dict:
     )
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     handler = StepTimes()
-    logging.getLogger("raterapp.services.preparation").addHandler(handler)
+    logging.getLogger("raterapp.services.preparation.pipeline").addHandler(handler)
     figures = {"database": connection.vendor, "baseline_peak_rss_mib": peak_rss_mib()}
     try:
         with (

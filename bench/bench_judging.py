@@ -121,7 +121,7 @@ RATERS = """
 import django, json, sys
 django.setup()
 from django.contrib.auth.models import Group, User
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 group = Group.objects.get_or_create(name="rater")[0]
 tokens = []
 for k in range(int(sys.argv[1])):
@@ -147,9 +147,9 @@ import django, json, os, tempfile
 from pathlib import Path
 django.setup()
 from django.contrib.auth.models import Group, User
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from raterapp.services.demo import demo_experiment_ensure
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 from raterapp.models import Experiment, PairTask
 owner = User.objects.create_user("bench-owner")
 owner.groups.add(Group.objects.get_or_create(name="engineer")[0])

@@ -54,9 +54,9 @@ def measure(largest: int) -> int:
     from django.core.management import call_command
     from django.db import connection
 
+    from raterapp.db.rows import table
     from raterapp.models import Experiment, Item, Judgement, PairTask
     from raterapp.selectors.judging import rater_progress_get
-    from raterapp.selectors.rows import table
     from raterapp.services.judging.progress import experiment_progress_recount
 
     call_command("migrate", verbosity=0)

@@ -16,8 +16,9 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
+from raterapp.db.rows import column_count, columns, instance_from_row, table
+
 from .models import Experiment, Judgement, PairTask, SampledPair
-from .selectors.rows import column_count, columns, instance_from_row, table
 
 RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)

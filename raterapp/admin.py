@@ -82,7 +82,7 @@ class ExperimentAdmin(admin.ModelAdmin):
     def save_related(self, request, form, formsets, change):
         """Assigned raters change through the rater service, which releases the live leases
         of raters the experiment is no longer open to."""
-        from .services.raters import experiment_raters_set
+        from raterapp.services.accounts.raters import experiment_raters_set
 
         raters = form.cleaned_data.pop("assigned_raters", None)
         super().save_related(request, form, formsets, change)
@@ -147,7 +147,7 @@ class RaterProfileAdmin(admin.ModelAdmin):
         return False  # raters are created with their profile (POST /api/raters/)
 
     def save_model(self, request, obj, form, change):
-        from .services.raters import rater_quota_set
+        from raterapp.services.accounts.raters import rater_quota_set
 
         rater_quota_set(
             actor=request.user,
@@ -159,20 +159,20 @@ class RaterProfileAdmin(admin.ModelAdmin):
 
     @admin.action(description="Pause selected raters")
     def pause_selected(self, request, queryset):
-        from .services.raters import rater_pause
+        from raterapp.services.accounts.raters import rater_pause
 
         reason = f"Paused by {request.user.get_username()} in the Django admin."
         self._each(request, queryset, lambda user: rater_pause(actor=request.user, rater=user, reason=reason), "paused")
 
     @admin.action(description="Unpause selected raters")
     def unpause_selected(self, request, queryset):
-        from .services.raters import rater_unpause
+        from raterapp.services.accounts.raters import rater_unpause
 
         self._each(request, queryset, lambda user: rater_unpause(actor=request.user, rater=user), "unpaused")
 
     @admin.action(description="Deactivate selected raters (their verdicts stay)")
     def deactivate_selected(self, request, queryset):
-        from .services.raters import rater_deactivate
+        from raterapp.services.accounts.raters import rater_deactivate
 
         self._each(request, queryset, lambda user: rater_deactivate(actor=request.user, rater=user), "deactivated")
 
@@ -222,7 +222,7 @@ class ExperimentBudgetAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        from .services.budgets import budget_update
+        from raterapp.services.experiments.budgets import budget_update
 
         changes = {field: form.cleaned_data[field] for field in form.changed_data if field != "reason"}
         budget_update(
@@ -250,7 +250,7 @@ class BudgetPoolAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        from .services.budgets import pool_create, pool_update
+        from raterapp.services.experiments.budgets import pool_create, pool_update
 
         reason, via = form.cleaned_data["reason"], BudgetChange.Via.ADMIN
         if change:
@@ -289,14 +289,14 @@ class RoleAuditedUserAdmin(UserAdmin):
     as usual. Deactivating a user revokes their API tokens, as the raters page does."""
 
     def save_model(self, request, obj, form, change):
-        from .services.api_tokens import api_tokens_revoke_all
+        from raterapp.services.accounts.api_tokens import api_tokens_revoke_all
 
         super().save_model(request, obj, form, change)
         if change and "is_active" in form.changed_data and not obj.is_active:
             api_tokens_revoke_all(actor=request.user, user=obj)
 
     def save_related(self, request, form, formsets, change):
-        from .services.users import user_roles_set
+        from raterapp.services.accounts.users import user_roles_set
 
         groups = form.cleaned_data.get("groups")
         if groups is None:
@@ -340,7 +340,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected tokens")
     def revoke_selected(self, request, queryset):
-        from .services.api_tokens import api_token_revoke
+        from raterapp.services.accounts.api_tokens import api_token_revoke
 
         for token in queryset:
             try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.contrib.auth.forms import AuthenticationForm
 
 from raterapp.access import ADMIN, has_role
-from raterapp.services.login_limits import LockoutAdminAuthenticationForm
+from raterapp.services.accounts.login_limits import LockoutAdminAuthenticationForm
 
 APP = "raterapp"
 # Besides viewing every model of the app: what the Django admin's forms change through services.

@@ -6,4 +6,8 @@ class RaterappConfig(AppConfig):
     verbose_name = "ABCDE rater"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401 - connects the receivers
+        # The Celery tasks, registered: services/scheduling.py starts them by name.
+        from . import (
+            signals,  # noqa: F401 - connects the receivers
+            tasks,  # noqa: F401
+        )

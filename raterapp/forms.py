@@ -8,7 +8,7 @@ from django import forms
 from django.conf import settings
 
 from raterapp.models import Experiment, UploadedFile
-from raterapp.services.budgets import MAX_REPLICATION
+from raterapp.services.experiments.budgets import MAX_REPLICATION
 from raterapp.vocabulary import INPUT_COLUMNS, PARAMETER_HELP, input_help
 
 ACCEPT = ".csv,.parquet"

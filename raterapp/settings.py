@@ -120,7 +120,7 @@ WEB_POOL_STARVED_SECONDS = env.float("WEB_POOL_STARVED_SECONDS", default=30.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
-# Before every Redis channel name (raterapp/services/live.py): apps sharing one Redis stay apart.
+# Before every Redis channel name (raterapp/services/refresh/live.py): apps sharing one Redis stay apart.
 REDIS_CHANNEL_PREFIX = env.str("REDIS_CHANNEL_PREFIX", default="")
 # The embedded broker: folders under DATA_DIR (the demo has a DATA_DIR of its own, see the
 # Makefile, so it never shares a broker with the tests). "localhost" only keeps kombu from
@@ -143,7 +143,7 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_VISIBILITY_TIMEOUT = env.seconds("CELERY_VISIBILITY_TIMEOUT", 7200)
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
-# Periodic tasks (celery beat). raterapp/services/preparation_control.py: preparations whose
+# Periodic tasks (celery beat). raterapp/services/preparation/control.py: preparations whose
 # heartbeat stopped are re-queued (resuming at their step) or, after PREPARATION_MAX_ATTEMPTS
 # runs, failed with a message.
 PREPARATION_HEARTBEAT_SECONDS = env.seconds("PREPARATION_HEARTBEAT_SECONDS", 10.0)
@@ -190,7 +190,7 @@ CACHES = {
     ),
 }
 
-# raterapp/services/login_limits.py: wrong passwords before a username is locked out, and for how long.
+# raterapp/services/accounts/login_limits.py: wrong passwords before a username is locked out, and for how long.
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 LOGIN_LOCKOUT_SECONDS = env.seconds("LOGIN_LOCKOUT_SECONDS", 900)
 LOGIN_URL = "login"
@@ -224,7 +224,7 @@ WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = env.bool("WHITENOISE_AUTOREFRE
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 
-# API tokens (raterapp/services/api_tokens.py): days a new token works; its owner or an admin
+# API tokens (raterapp/services/accounts/api_tokens.py): days a new token works; its owner or an admin
 # may revoke it sooner.
 API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
 # The most rows one page of the API gives (?limit=).
@@ -367,7 +367,7 @@ DASK_THRESHOLD_BYTES = env.int("DASK_THRESHOLD_BYTES", default=2 * 1024**3)
 # path it is given.
 DATA_LOCATIONS = env.list("DATA_LOCATIONS", default=[])
 
-# Limits on uploads (raterapp/services/upload_limits.py at the request; field lengths and NUL
+# Limits on uploads (raterapp/services/experiments/upload_limits.py at the request; field lengths and NUL
 # bytes by the preparation). A file over one is refused, whole, with the file and the problem.
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=4 * 1024**3)
 UPLOAD_MAX_ROWS = env.int("UPLOAD_MAX_ROWS", default=50_000_000)

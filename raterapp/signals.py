@@ -18,14 +18,14 @@ def session_start_record(sender, request, user, **kwargs) -> None:
 
 @receiver(user_login_failed, dispatch_uid="raterapp-login-failed")
 def login_failure_count(sender, credentials, request=None, **kwargs) -> None:
-    """A wrong password counts towards the username's lockout (raterapp.services.login_limits)."""
-    from raterapp.services.login_limits import login_failure_record
+    """A wrong password counts towards the username's lockout (raterapp.services.accounts.login_limits)."""
+    from raterapp.services.accounts.login_limits import login_failure_record
 
     login_failure_record(username=credentials.get("username", ""))
 
 
 @receiver(user_logged_in, dispatch_uid="raterapp-login-failures-clear")
 def login_failures_reset(sender, request, user, **kwargs) -> None:
-    from raterapp.services.login_limits import login_failures_clear
+    from raterapp.services.accounts.login_limits import login_failures_clear
 
     login_failures_clear(username=user.get_username())

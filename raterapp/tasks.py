@@ -12,6 +12,7 @@ import time
 from celery import shared_task
 from django.db import connection
 
+from raterapp import task_names
 from raterapp.exceptions import DATABASE_OUT_OF_REACH
 
 logger = logging.getLogger(__name__)
@@ -30,13 +31,13 @@ DATABASE_RETRY_SECONDS = (2, 4, 8, 16, 30)
 
 
 @shared_task(
-    name="raterapp.experiment_prepare", acks_late=True, time_limit=3600, soft_time_limit=3500,
+    name=task_names.EXPERIMENT_PREPARE, acks_late=True, time_limit=3600, soft_time_limit=3500,
     autoretry_for=(OSError,), retry_backoff=2, retry_backoff_max=120, max_retries=5,
 )  # fmt: skip
 def experiment_prepare_task(experiment_id: int, after_database_error: bool = False) -> None:
     """Validate and load the upload, compute impact metrics, draw the sample, open for rating.
     (``after_database_error``: the retries of releases that retried through the broker.)"""
-    from raterapp.services.preparation import experiment_prepare
+    from raterapp.services.preparation.pipeline import experiment_prepare
 
     for retry, wait in enumerate((*DATABASE_RETRY_SECONDS, None)):
         try:
@@ -54,7 +55,7 @@ def _database_wait(experiment_id: int, seconds: float) -> None:
     """Wait for the database to come back, trying to stamp the run's heartbeat each second: the
     stall reconciler must not take a run that waits for the database for a lost one, once the
     database answers again."""
-    from raterapp.services.preparation_guard import heartbeat_stamp
+    from raterapp.services.preparation.guard import heartbeat_stamp
 
     connection.close_if_unusable_or_obsolete()
     deadline = time.monotonic() + seconds
@@ -65,7 +66,7 @@ def _database_wait(experiment_id: int, seconds: float) -> None:
 
 
 def _database_failure_store(experiment_id: int, error: BaseException) -> None:
-    from raterapp.services.preparation import preparation_fail_database
+    from raterapp.services.preparation.pipeline import preparation_fail_database
 
     try:
         preparation_fail_database(experiment_id=experiment_id, error=error, seconds=sum(DATABASE_RETRY_SECONDS))
@@ -73,45 +74,45 @@ def _database_failure_store(experiment_id: int, error: BaseException) -> None:
         logger.warning("experiment %s: the database is still out of reach; the reconciler will look", experiment_id)
 
 
-@shared_task(name="raterapp.preparations_stalled_requeue", time_limit=120, soft_time_limit=100)
+@shared_task(name=task_names.PREPARATIONS_STALLED_REQUEUE, time_limit=120, soft_time_limit=100)
 def preparations_stalled_requeue_task() -> None:
     """Re-queue (or fail, after too many runs) the preparations whose heartbeat stopped; run by celery beat."""
-    from raterapp.services.preparation_control import preparations_stalled_requeue
+    from raterapp.services.preparation.control import preparations_stalled_requeue
 
     preparations_stalled_requeue()
 
 
-@shared_task(name="raterapp.sample_batch_draw", acks_late=True, time_limit=3600, soft_time_limit=3500, **RETRY)
+@shared_task(name=task_names.SAMPLE_BATCH_DRAW, acks_late=True, time_limit=3600, soft_time_limit=3500, **RETRY)
 def sample_batch_draw_task(batch_id: int) -> None:
     """Draw a requested batch of more pairs and append it to its experiment's sample."""
-    from raterapp.services.sample_batches import sample_batch_draw
+    from raterapp.services.sampling.batches import sample_batch_draw
 
     sample_batch_draw(batch_id=batch_id)
 
 
-@shared_task(name="raterapp.estimates_refresh", acks_late=True, time_limit=600, soft_time_limit=570, **RETRY)
+@shared_task(name=task_names.ESTIMATES_REFRESH, acks_late=True, time_limit=600, soft_time_limit=570, **RETRY)
 def estimates_refresh_task(experiment_id: int) -> None:
     """Recompute the estimates from every verdict so far, store a snapshot and publish it."""
-    from raterapp.services.estimates import estimates_refresh
+    from raterapp.services.refresh.estimates import estimates_refresh
 
     if _experiment_exists(experiment_id, "estimates_refresh"):
         estimates_refresh(experiment_id=experiment_id)
 
 
-@shared_task(name="raterapp.derived_refresh", acks_late=True, time_limit=900, soft_time_limit=870, **RETRY)
+@shared_task(name=task_names.DERIVED_REFRESH, acks_late=True, time_limit=900, soft_time_limit=870, **RETRY)
 def derived_refresh_task(experiment_id: int) -> None:
     """Recompute ΔRecall and IQ with their bootstrap intervals (and their ground-truth
     calibration) from every verdict."""
-    from raterapp.services.derived import derived_refresh
+    from raterapp.services.refresh.derived import derived_refresh
 
     if _experiment_exists(experiment_id, "derived_refresh"):
         derived_refresh(experiment_id=experiment_id)
 
 
-@shared_task(name="raterapp.rater_aware_refresh", acks_late=True, time_limit=900, soft_time_limit=870, **RETRY)
+@shared_task(name=task_names.RATER_AWARE_REFRESH, acks_late=True, time_limit=900, soft_time_limit=870, **RETRY)
 def rater_aware_refresh_task(experiment_id: int) -> None:
     """Refit the raters (Dawid–Skene), recompute the rater-aware estimates and the transitivity counts."""
-    from raterapp.services.rater_aware import rater_aware_refresh
+    from raterapp.services.refresh.rater_aware import rater_aware_refresh
 
     if _experiment_exists(experiment_id, "rater_aware_refresh"):
         rater_aware_refresh(experiment_id=experiment_id)
@@ -128,16 +129,16 @@ def _experiment_exists(experiment_id: int, what: str) -> bool:
     return False
 
 
-@shared_task(name="raterapp.raters_auto_pause", acks_late=True, time_limit=300, soft_time_limit=270, **RETRY)
+@shared_task(name=task_names.RATERS_AUTO_PAUSE, acks_late=True, time_limit=300, soft_time_limit=270, **RETRY)
 def raters_auto_pause_task(rater_id: int | None = None) -> None:
     """Pause the rater (every rater when ``rater_id`` is None) if a rater-quality flag is raised
     and ``RATER_AUTO_PAUSE`` is on; scheduled after verdicts, at most once a minute per rater."""
-    from raterapp.services.rater_quality import raters_auto_pause
+    from raterapp.services.accounts.rater_auto_pause import raters_auto_pause
 
     raters_auto_pause(rater_ids=None if rater_id is None else [rater_id])
 
 
-@shared_task(name="raterapp.reconcile", time_limit=600, soft_time_limit=570)
+@shared_task(name=task_names.RECONCILE, time_limit=600, soft_time_limit=570)
 def reconcile_task() -> dict:
     """Celery beat's periodic repair: dispatch the pending outbox, recompute stale estimates."""
     from raterapp.services.reconcile import reconcile

@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitV
 
 from raterapp.admin_permissions import AdminRoleLoginForm, admin_site_has_permission
 from raterapp.api.schema_view import ApiSchemaView
-from raterapp.services.login_limits import LockoutAuthenticationForm
+from raterapp.services.accounts.login_limits import LockoutAuthenticationForm
 from raterapp.views import rating
 
 # The admin's sign-in explains a lockout as the app's does; the app's admins may use it.
@@ -31,7 +31,7 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    # The one-time link a new rater gets to choose a password (raterapp.services.raters.rater_create).
+    # The one-time link a new rater gets to choose a password (raterapp.services.accounts.raters.rater_create).
     path(
         "accounts/set-password/<uidb64>/<token>/",
         auth_views.PasswordResetConfirmView.as_view(template_name="raterapp/accounts/password_set.html"),

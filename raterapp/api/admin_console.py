@@ -14,9 +14,9 @@ from rest_framework.views import APIView
 
 from raterapp.access import access_rater_for_admin
 from raterapp.models import PairReport, PairTask
-from raterapp.services.gold import gold_answer_set, gold_restore, gold_retire
-from raterapp.services.pair_reports import pair_report_resolve
-from raterapp.services.rater_accounts import rater_password_link
+from raterapp.services.accounts.password_links import rater_password_link
+from raterapp.services.judging.gold import gold_answer_set, gold_restore, gold_retire
+from raterapp.services.judging.report_resolution import pair_report_resolve
 
 from .common import ONLY_ADMINS, IsAdmin, validated
 

@@ -45,6 +45,9 @@ class AuditEntriesApi(generics.ListAPIView):
     permission_classes = [IsAdmin]
     serializer_class = AuditEntrySerializer
 
+    def get(self, request):
+        return self.list(request)
+
     def get_queryset(self):
         query = validated(AuditQuerySerializer, self.request.query_params)
         return audit_entries_list(

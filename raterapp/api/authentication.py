@@ -11,7 +11,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
-from raterapp.services.api_tokens import api_token_authenticate
+from raterapp.services.accounts.api_tokens import api_token_authenticate
 
 
 class HashedTokenAuthentication(TokenAuthentication):

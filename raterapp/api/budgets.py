@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from raterapp.access import access_experiment_for_engineer
 from raterapp.models import BudgetChange, BudgetPool
 from raterapp.selectors.budgets import budget_changes_list, budget_get, budget_summary_get, pool_summary_get
-from raterapp.services.budgets import budget_update, pool_create, pool_update
+from raterapp.services.experiments.budgets import budget_update, pool_create, pool_update
 
 from .common import ExperimentRowsApi, IsAdmin, IsEngineerOrAdmin, not_found, refused_unless, validated
 from .serializers.budgets import (
@@ -69,6 +69,9 @@ class ExperimentBudgetChangesApi(ExperimentRowsApi):
     serializer_class = BudgetChangeSerializer
     queryset = BudgetChange.objects.none()
     rows = staticmethod(budget_changes_list)
+
+    def get(self, request, experiment_id: int):
+        return self.list(request)
 
 
 class BudgetPoolsApi(APIView):

@@ -18,8 +18,8 @@ from raterapp.access import access_experiment_for_engineer, access_experiment_fo
 from raterapp.selectors import batches
 from raterapp.selectors.batches import sample_batch_as_dict, sample_batch_plan_get, sample_batches_list
 from raterapp.selectors.dashboard import experiment_dashboard_get
-from raterapp.services.experiment_control import experiment_decision_set, experiment_recall_base_set
-from raterapp.services.sample_batches import sample_batch_request
+from raterapp.services.experiments.control import experiment_decision_set, experiment_recall_base_set
+from raterapp.services.sampling.batches import sample_batch_request
 
 from .common import EXPERIMENT_NOT_FOUND, OWNER_ONLY, IsEngineerOrAdmin, change_schema, owner_setting_put, validated
 

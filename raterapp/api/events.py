@@ -7,7 +7,7 @@ outside the ASGI server, or to a client that does not accept ``text/event-stream
 204 at once, which tells a browser's EventSource not to reconnect (the SSE standard), and the
 page polls ``dashboard/`` instead.
 
-The stream subscribes to the experiment's channel (:mod:`raterapp.services.live`) before it reads
+The stream subscribes to the experiment's channel (:mod:`raterapp.services.refresh.live`) before it reads
 anything, then sends a ``dashboard`` event whenever the dashboard's version changed: at the start,
 after each message on the channel, and at each heartbeat (edits and batches publish nothing).
 The streams of one experiment in one process share one Redis connection and its subscription

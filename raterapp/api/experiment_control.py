@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_owner
-from raterapp.services.experiment_control import (
+from raterapp.services.experiments.control import (
     experiment_archive,
     experiment_rating_close,
     experiment_rating_reopen,

@@ -26,10 +26,10 @@ from raterapp.selectors.experiments import (
 )
 from raterapp.selectors.rating_access import experiment_waiting_get, experiments_waiting_of
 from raterapp.selectors.samples import sampled_pairs_rows
-from raterapp.services.experiment_deletion import experiment_delete
-from raterapp.services.experiment_spec import experiment_spec
-from raterapp.services.experiments import experiment_create
-from raterapp.services.preparation_control import experiment_preparation_rerun
+from raterapp.services.experiments.create import experiment_create
+from raterapp.services.experiments.deletion import experiment_delete
+from raterapp.services.experiments.spec import experiment_spec
+from raterapp.services.preparation.control import experiment_preparation_rerun
 
 from .common import (
     EXPERIMENT_NOT_FOUND,
@@ -168,6 +168,9 @@ class ExperimentImpactGroupsApi(ExperimentRowsApi):
     serializer_class = ImpactGroupSerializer
     queryset = ImpactGroup.objects.none()
 
+    def get(self, request, experiment_id: int):
+        return self.list(request)
+
     def rows(self, *, experiment):
         return impact_groups_list(experiment=experiment, dimension=self.request.query_params.get("dimension"))
 
@@ -180,6 +183,9 @@ class ExperimentPairsApi(ExperimentRowsApi):
     serializer_class = SampledPairSerializer
     queryset = SampledPair.objects.none()
     rows = staticmethod(sampled_pairs_rows)
+
+    def get(self, request, experiment_id: int):
+        return self.list(request)
 
 
 class ExperimentEstimatesApi(ExperimentReadApi):
@@ -203,6 +209,9 @@ class ExperimentEstimatesHistoryApi(ExperimentRowsApi):
     serializer_class = EstimateSnapshotSerializer
     queryset = EstimateSnapshot.objects.none()
     rows = staticmethod(estimate_snapshots_list)
+
+    def get(self, request, experiment_id: int):
+        return self.list(request)
 
 
 class ExperimentPrepareApi(APIView):

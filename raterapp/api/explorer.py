@@ -23,6 +23,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer, access_sampled_pair_for_engineer
+from raterapp.api.serializers.explorer import (
+    ExplorerClustersQuerySerializer,
+    ExplorerClustersSerializer,
+    ExplorerPairDetailSerializer,
+    ExplorerPairSerializer,
+    ExplorerPairsQuerySerializer,
+)
 from raterapp.models import SampledPair
 from raterapp.selectors.explorer import (
     EXPLORER_PAIR_FIELDS,
@@ -32,13 +39,6 @@ from raterapp.selectors.explorer import (
 from raterapp.selectors.explorer_pair import explorer_pair_get
 
 from .common import ExperimentRowsApi, ExportApi, IsEngineerOrAdmin, not_found, validated
-from .explorer_serializers import (
-    ExplorerClustersQuerySerializer,
-    ExplorerClustersSerializer,
-    ExplorerPairDetailSerializer,
-    ExplorerPairSerializer,
-    ExplorerPairsQuerySerializer,
-)
 
 NOT_FOUND = not_found("experiment (or pair)")
 BAD_QUERY = OpenApiResponse(description="A query parameter is not valid (keyed by parameter).")
@@ -65,6 +65,9 @@ class ExplorerPairsApi(ExportApi, ExperimentRowsApi):
     queryset = SampledPair.objects.none()  # rows come from the selector
     export_name = "explorer-pairs"
     csv_fields = EXPLORER_PAIR_FIELDS
+
+    def get(self, request, experiment_id: int):
+        return self.list(request)
 
     def rows(self, *, experiment):
         query = ExplorerPairsQuerySerializer(data=self.request.query_params)

@@ -2,7 +2,7 @@
 (:mod:`raterapp.api.events`).
 
 The first stream of an experiment in this process opens a Redis connection subscribed to the
-experiment's channel (:func:`raterapp.services.live.experiment_channel`), and a task that reads it;
+experiment's channel (:func:`raterapp.services.refresh.live.experiment_channel`), and a task that reads it;
 the experiment's other streams wait on that task. Each message wakes every stream once (a burst
 while a stream re-reads wakes it once more, not once per message). When the last stream leaves,
 the task is cancelled and the connection closed. When Redis fails, the connection is closed, every
@@ -20,7 +20,7 @@ import logging
 
 from django.conf import settings
 
-from raterapp.services.live import experiment_channel
+from raterapp.services.refresh.live import experiment_channel
 
 logger = logging.getLogger(__name__)
 

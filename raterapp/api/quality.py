@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer
 from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list, pair_reports_list
-from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
+from raterapp.services.judging.gold import experiment_gold_rate_set, gold_pair_create
 
 from .common import ONLY_ADMINS, ExperimentReadApi, IsEngineerOrAdmin, change_schema, read_schema, validated
 from .serializers.rater_quality import (

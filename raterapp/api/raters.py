@@ -22,6 +22,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer, access_rater_for_admin
+from raterapp.api.serializers.raters import (
+    ExperimentAgreementSerializer,
+    ExperimentRatersSerializer,
+    ExperimentRatersUpdateSerializer,
+    RaterCreatedSerializer,
+    RaterCreateSerializer,
+    RaterDetailSerializer,
+    RaterMeSerializer,
+    RaterPairKappaSerializer,
+    RaterSerializer,
+    RaterStatsSerializer,
+    RaterUpdateSerializer,
+)
 from raterapp.selectors.rater_home import rater_summary_get
 from raterapp.selectors.raters import (
     experiment_agreement_get,
@@ -29,7 +42,7 @@ from raterapp.selectors.raters import (
     rater_detail_get,
     rater_stats_list,
 )
-from raterapp.services.raters import experiment_raters_set, rater_create, rater_update
+from raterapp.services.accounts.raters import experiment_raters_set, rater_create, rater_update
 
 from .common import (
     FORMAT,
@@ -42,19 +55,6 @@ from .common import (
     not_found,
     refused_unless,
     validated,
-)
-from .rater_serializers import (
-    ExperimentAgreementSerializer,
-    ExperimentRatersSerializer,
-    ExperimentRatersUpdateSerializer,
-    RaterCreatedSerializer,
-    RaterCreateSerializer,
-    RaterDetailSerializer,
-    RaterMeSerializer,
-    RaterPairKappaSerializer,
-    RaterSerializer,
-    RaterStatsSerializer,
-    RaterUpdateSerializer,
 )
 
 NOT_FOUND = not_found("rater or experiment")

@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from raterapp.access import ADMIN, has_role
 from raterapp.models import ApiToken
 from raterapp.selectors.api_tokens import api_tokens_of
-from raterapp.services.api_tokens import api_token_create, api_token_revoke, api_tokens_revoke_all
+from raterapp.services.accounts.api_tokens import api_token_create, api_token_revoke, api_tokens_revoke_all
 
 from .authentication import HashedTokenAuthentication
 from .common import IsAdmin, validated

@@ -1,15 +1,17 @@
 """How Celery routes, acknowledges and serialises the tasks and rides out a broker outage."""
 
+from raterapp import task_names
+
 # Two queues, so that an hour-long preparation never holds up the one-second refreshes of the
 # dashboards: docker-compose.yml runs one worker per queue; the demo and the end-to-end tests
 # run one worker that consumes both. A task not named here goes to "live".
-PREPARATION_TASKS = ["raterapp.experiment_prepare", "raterapp.sample_batch_draw"]
+PREPARATION_TASKS = [task_names.EXPERIMENT_PREPARE, task_names.SAMPLE_BATCH_DRAW]
 LIVE_TASKS = [
-    "raterapp.estimates_refresh",
-    "raterapp.derived_refresh",
-    "raterapp.raters_auto_pause",
-    "raterapp.reconcile",
-    "raterapp.preparations_stalled_requeue",
+    task_names.ESTIMATES_REFRESH,
+    task_names.DERIVED_REFRESH,
+    task_names.RATERS_AUTO_PAUSE,
+    task_names.RECONCILE,
+    task_names.PREPARATIONS_STALLED_REQUEUE,
 ]
 CELERY_TASK_DEFAULT_QUEUE = "live"
 CELERY_TASK_ROUTES = {

@@ -54,6 +54,6 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 AUTHENTICATION_BACKENDS = [
-    "raterapp.services.login_limits.LockoutModelBackend",
+    "raterapp.services.accounts.login_limits.LockoutModelBackend",
     "raterapp.admin_permissions.AdminRoleBackend",
 ]

@@ -1,7 +1,7 @@
 """The derived metrics on the experiment page: ΔRecall and IQ, their curve and heat map, the
 absolute quality of one clustering, and the calibration against a ground-truth clustering.
 
-Everything comes from what the worker stored (:mod:`raterapp.services.derived`) and from the
+Everything comes from what the worker stored (:mod:`raterapp.services.refresh.derived`) and from the
 latest snapshot; metrics_core turns ΔPrecision and ΔRecall into absolute quality.
 """
 

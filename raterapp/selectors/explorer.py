@@ -94,7 +94,7 @@ def explorer_clusters_list(*, experiment: Experiment, side: str, limit: int = 10
     """The ``limit`` clusters of one side with the largest share of the overall JaccardDistance.
 
     Only the clusters the preparation stored are ranked (the top ``TOP_CLUSTERS`` of each side by
-    that same share, ``raterapp/services/impact_groups.py``), so the first ``limit`` are exact.
+    that same share, ``raterapp/services/preparation/impact_groups.py``), so the first ``limit`` are exact.
     """
     if side not in CLUSTER_SIDES:
         raise ValueError(f"side must be one of {', '.join(CLUSTER_SIDES)}; got {side!r}")

@@ -11,6 +11,7 @@ from django.db.models import Count, Exists, F, Func, OuterRef, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from raterapp.db.rows import table
 from raterapp.models import (
     BudgetPool,
     Experiment,
@@ -24,7 +25,6 @@ from raterapp.models import (
     RaterProfile,
     RaterVerdictCount,
 )
-from raterapp.selectors.rows import table
 from raterapp.vocabulary import QueueClosedReason
 
 CARD_FIELDS = ("title", "description", "image_url", "url", "attributes")

@@ -1,5 +1,5 @@
 """Rater-aware estimates, each rater's fitted sensitivity and specificity, and the transitivity
-review list: read from what the worker stored (:mod:`raterapp.services.rater_aware`).
+review list: read from what the worker stored (:mod:`raterapp.services.refresh.rater_aware`).
 
 Nothing is recomputed here; raters stored as user ids are given their user names, and each
 pair of a triangle the link that opens it in the pair explorer.

@@ -16,6 +16,7 @@ from django.db import connection
 from django.utils import timezone
 
 from raterapp.access import RATER, has_role, open_to_rater_sql
+from raterapp.db.rows import column_count, columns, instance_from_row, table
 from raterapp.models import (
     BudgetPool,
     Experiment,
@@ -29,7 +30,6 @@ from raterapp.models import (
     RaterVerdictCount,
 )
 from raterapp.selectors.judging import today_start
-from raterapp.selectors.rows import column_count, columns, instance_from_row, table
 from raterapp.vocabulary import QueueClosedReason
 
 # Read by neither the page nor the API, and the largest columns.

@@ -2,7 +2,7 @@
 
 The impact of every value was stored at preparation (``ImpactGroup``). Quality estimates of
 the heaviest values are computed by the worker's derived step after each estimate snapshot and
-stored on its ``DerivedEstimate`` (``services/slice_estimates.py``); the page shows the newest
+stored on its ``DerivedEstimate`` (``services/refresh/slice_estimates.py``); the page shows the newest
 ones with the number of verdicts they came from, and shows them as pending until there are any.
 """
 

@@ -167,8 +167,8 @@ def demo_experiment_ensure(
     from django.core.files import File
 
     from raterapp.models import Experiment
-    from raterapp.services.experiment_spec import experiment_spec
-    from raterapp.services.experiments import experiment_create
+    from raterapp.services.experiments.create import experiment_create
+    from raterapp.services.experiments.spec import experiment_spec
 
     existing = Experiment.objects.filter(name=DEMO_NAME, owner=owner).first()
     if existing is not None:
@@ -212,8 +212,8 @@ def demo_experiment_ensure(
 def _demo_experiment_open(experiment, *, admin) -> None:
     from raterapp.models import BudgetChange
     from raterapp.selectors.budgets import budget_get
-    from raterapp.services.budgets import budget_update
-    from raterapp.services.raters import experiment_raters_set
+    from raterapp.services.accounts.raters import experiment_raters_set
+    from raterapp.services.experiments.budgets import budget_update
 
     experiment_raters_set(actor=admin, experiment=experiment, rater_ids=[], open_to_all=True)
     budget_update(

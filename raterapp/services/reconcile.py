@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 
 from raterapp.selectors.staleness import experiments_stale_list
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.outbox import outbox_dispatch
+from raterapp.services.refresh.estimates import estimates_refresh
 
 logger = logging.getLogger(__name__)
 

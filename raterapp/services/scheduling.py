@@ -1,12 +1,14 @@
-"""How services start background work: the one module of raterapp/services that reaches
-raterapp.tasks (tasks import services, never this). Each task is started by one function or
-``ExperimentRefresh`` here, which names it: ``grep -n <task> raterapp`` finds who starts it.
+"""How services start background work: the one module of raterapp/services that starts Celery
+tasks. Each task is started by one function or ``ExperimentRefresh`` here, which names it by its
+constant in :mod:`raterapp.task_names` (``grep -rn ESTIMATES_REFRESH raterapp`` finds the task,
+its queue and who starts it). Tasks are found in Celery's registry by that name: the tasks import
+services, which schedule tasks, so this module does not import them.
 
-``task_enqueue`` runs a task as soon as a worker takes it. ``task_schedule_once`` debounces:
-many requests in a burst share one task run. The first request sets a pending key in the
-cache and schedules the task ``countdown`` seconds later; the ones that follow find the key
-and do nothing. The task deletes the key before it reads anything, so a request that arrives
-while it runs schedules another.
+``experiment_prepare_enqueue`` and ``sample_batch_draw_enqueue`` run a task as soon as a worker
+takes it. ``task_schedule_once`` debounces: many requests in a burst share one task run. The
+first request sets a pending key in the cache and schedules the task ``countdown`` seconds
+later; the ones that follow find the key and do nothing. The task deletes the key before it
+reads anything, so a request that arrives while it runs schedules another.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ import logging
 import math
 from dataclasses import dataclass
 
-from celery import Task
+from celery import Task, current_app
 from django.conf import settings
 from django.core.cache import caches
 
-from raterapp import tasks
+from raterapp import task_names
 
 logger = logging.getLogger(__name__)
 
@@ -30,21 +32,26 @@ PENDING_MARGIN_SECONDS = 60
 
 def experiment_prepare_enqueue(experiment_id: int) -> None:
     """Queue the preparation of an experiment now."""
-    tasks.experiment_prepare_task.delay(experiment_id)
+    task_named(task_names.EXPERIMENT_PREPARE).delay(experiment_id)
 
 
 def sample_batch_draw_enqueue(batch_id: int) -> None:
     """Queue the draw of a requested batch now."""
-    tasks.sample_batch_draw_task.delay(batch_id)
+    task_named(task_names.SAMPLE_BATCH_DRAW).delay(batch_id)
 
 
-def task_schedule_once(*, key: str, task: Task, args: list, countdown: float) -> bool:
-    """Schedule ``task(*args)`` in ``countdown`` seconds unless ``key`` is pending; whether this
+def task_named(name: str) -> Task:
+    """The registered task of that name (``raterapp.tasks``, imported when the app is ready)."""
+    return current_app.tasks[name]
+
+
+def task_schedule_once(*, key: str, task: str, args: list, countdown: float) -> bool:
+    """Schedule the task named ``task`` with ``args`` in ``countdown`` seconds unless ``key`` is pending; whether this
     call did."""
     if not debounce_cache().add(key, 1, timeout=math.ceil(countdown + PENDING_MARGIN_SECONDS)):
         return False
     try:
-        task.apply_async(args=args, countdown=countdown)
+        task_named(task).apply_async(args=args, countdown=countdown)
     except Exception:
         try:
             debounce_cache().delete(key)  # nothing is scheduled: let the next request try again
@@ -65,11 +72,11 @@ def task_pending_clear(key: str) -> None:
 
 @dataclass(frozen=True)
 class ExperimentRefresh:
-    """A recompute of one experiment that a burst of requests shares: its task, its pending key
+    """A recompute of one experiment that a burst of requests shares: its task's name, its pending key
     ``<key>-pending:<id>``, and its countdown, the setting named ``countdown_setting`` (read when
     scheduling, so tests may override it). The task calls :meth:`started` first."""
 
-    task: Task
+    task: str
     key: str
     countdown_setting: str
 
@@ -94,9 +101,9 @@ def debounce_cache():
     return caches["debounce"]
 
 
-ESTIMATES_REFRESH = ExperimentRefresh(tasks.estimates_refresh_task, "estimates", "ESTIMATES_DEBOUNCE_SECONDS")
-DERIVED_REFRESH = ExperimentRefresh(tasks.derived_refresh_task, "derived", "DERIVED_DEBOUNCE_SECONDS")
-RATER_AWARE_REFRESH = ExperimentRefresh(tasks.rater_aware_refresh_task, "rater-aware", "RATER_AWARE_DEBOUNCE_SECONDS")
+ESTIMATES_REFRESH = ExperimentRefresh(task_names.ESTIMATES_REFRESH, "estimates", "ESTIMATES_DEBOUNCE_SECONDS")
+DERIVED_REFRESH = ExperimentRefresh(task_names.DERIVED_REFRESH, "derived", "DERIVED_DEBOUNCE_SECONDS")
+RATER_AWARE_REFRESH = ExperimentRefresh(task_names.RATER_AWARE_REFRESH, "rater-aware", "RATER_AWARE_DEBOUNCE_SECONDS")
 
 
 def derived_refreshes_schedule(experiment_id: int) -> None:
@@ -116,7 +123,7 @@ def rater_auto_pause_schedule(rater_id: int) -> bool:
         return False
     return task_schedule_once(
         key=_auto_pause_key(rater_id),
-        task=tasks.raters_auto_pause_task,
+        task=task_names.RATERS_AUTO_PAUSE,
         args=[rater_id],
         countdown=AUTO_PAUSE_INTERVAL_SECONDS,
     )

@@ -19,7 +19,7 @@ from raterapp.access import user_roles
 from raterapp.forms import ApiTokenForm
 from raterapp.models import ApiToken
 from raterapp.selectors.api_tokens import api_tokens_of
-from raterapp.services.api_tokens import api_token_create, api_token_revoke
+from raterapp.services.accounts.api_tokens import api_token_create, api_token_revoke
 
 from .form_errors import service_errors
 

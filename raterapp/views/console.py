@@ -23,14 +23,14 @@ from raterapp.forms import GoldAnswerForm, GoldPairForm, GoldRateForm, ReportRes
 from raterapp.models import BudgetChange, PairReport, PairTask
 from raterapp.selectors.console import experiments_with_sample
 from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list, pair_reports_inbox
-from raterapp.services.gold import (
+from raterapp.services.judging.gold import (
     experiment_gold_rate_set,
     gold_answer_set,
     gold_pair_create,
     gold_restore,
     gold_retire,
 )
-from raterapp.services.pair_reports import pair_report_resolve
+from raterapp.services.judging.report_resolution import pair_report_resolve
 
 from .form_errors import error_summary, service_errors
 from .roles import AdminPageMixin

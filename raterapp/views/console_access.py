@@ -22,8 +22,8 @@ from raterapp.models import BudgetPool
 from raterapp.selectors.budgets import budget_get
 from raterapp.selectors.console import experiments_for_console, pools_with_experiments, raters_list
 from raterapp.selectors.rating_access import experiments_rating_access_of, experiments_waiting_of
-from raterapp.services.budgets import budget_update, pool_create, pool_update
-from raterapp.services.raters import experiment_open_to_all_set, rater_assign, rater_unassign
+from raterapp.services.accounts.raters import experiment_open_to_all_set, rater_assign, rater_unassign
+from raterapp.services.experiments.budgets import budget_update, pool_create, pool_update
 
 from .console import VIA, ConsolePageMixin, record_id
 from .form_errors import service_errors

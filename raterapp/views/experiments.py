@@ -22,17 +22,17 @@ from raterapp.selectors.batches import sample_batch_proposal
 from raterapp.selectors.budgets import budget_changes_list, budget_get, budget_summary_get
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.experiments import experiment_judging_progress_get, experiment_list
-from raterapp.services.budgets import budget_update
-from raterapp.services.experiment_control import (
+from raterapp.services.experiments.budgets import budget_update
+from raterapp.services.experiments.control import (
     ARCHIVABLE,
     deciding_metrics_for,
     experiment_archive,
     experiment_unarchive,
 )
-from raterapp.services.experiment_deletion import experiment_delete
-from raterapp.services.experiment_spec import experiment_spec
-from raterapp.services.experiments import experiment_create
-from raterapp.services.preparation_control import experiment_preparation_rerun, preparation_stalled
+from raterapp.services.experiments.create import experiment_create
+from raterapp.services.experiments.deletion import experiment_delete
+from raterapp.services.experiments.spec import experiment_spec
+from raterapp.services.preparation.control import experiment_preparation_rerun, preparation_stalled
 from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, RATER_AWARE_HELP, TERMS, metric_label
 
 from .form_errors import error_summary

@@ -7,8 +7,8 @@ import re
 
 from playwright.sync_api import expect
 
-from raterapp.services.api_tokens import api_token_create
-from raterapp.services.raters import rater_assign, rater_pause, rater_quota_set
+from raterapp.services.accounts.api_tokens import api_token_create
+from raterapp.services.accounts.raters import rater_assign, rater_pause, rater_quota_set
 from tests.browser.conftest import record_problems, settle, sign_in
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from django.conf import settings
 
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from tests.e2e.conftest import celery_worker_started, queue_of, wait_for
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

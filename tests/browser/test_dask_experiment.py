@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from raterapp.models import Experiment, SampledPair
-from raterapp.services.derived import derived_refresh
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
+from raterapp.services.refresh.derived import derived_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.metrics_core.dask_run import write_parts
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.files import experiment_made, upload

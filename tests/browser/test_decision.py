@@ -11,8 +11,8 @@ import pytest
 from rest_framework.test import APIClient
 
 import metrics_core as mc
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared, sample_of
 

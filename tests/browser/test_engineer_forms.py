@@ -13,8 +13,8 @@ import pytest
 from playwright.sync_api import expect
 
 from raterapp.models import Experiment, Judgement, UploadedFile
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 
 from .conftest import record_problems, serve_portraits, settle, sign_in

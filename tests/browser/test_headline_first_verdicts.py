@@ -25,9 +25,9 @@ import metrics_core as mc
 from raterapp.models import Experiment
 from raterapp.population_files import population_for_experiment
 from raterapp.services.demo import demo_experiment_ensure, demo_truth, demo_users_ensure
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
+from raterapp.services.refresh.estimates import estimates_refresh
 
 from .conftest import record_problems, settle, sign_in
 

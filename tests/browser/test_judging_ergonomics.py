@@ -55,7 +55,7 @@ def _open_judging(browser, live_server, experiment, problems, *, viewport=LAPTOP
 
 
 def _budget(experiment, **changes):
-    from raterapp.services.budgets import budget_update
+    from raterapp.services.experiments.budgets import budget_update
 
     admin = UserFactory(roles=["admin"])
     budget, _ = ExperimentBudget.objects.get_or_create(experiment=experiment)
@@ -284,7 +284,7 @@ def test_session_goal_and_one_thank_you_with_the_right_count_at_the_end(
 def test_a_paused_page_carries_on_within_5_s_of_the_resume(
     browser, live_server, rating_experiment, rater, screenshots_dir, pause
 ):
-    from raterapp.services.raters import rater_pause, rater_unpause
+    from raterapp.services.accounts.raters import rater_pause, rater_unpause
 
     admin = UserFactory(roles=["admin"])
     if pause == "budget":

@@ -11,7 +11,7 @@ import pytest
 
 from metrics_core.io import HEAD_ROWS
 from raterapp.models import Experiment, UploadedFile
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.factories import UserFactory
 
 from .conftest import record_problems, settle, sign_in

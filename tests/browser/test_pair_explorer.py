@@ -12,8 +12,8 @@ import pytest
 
 from raterapp.models import ImpactGroup, Item, PairTask, SampledPair
 from raterapp.selectors.explorer import PairFilters, explorer_pairs_list
-from raterapp.services.impact_groups import impact_groups_build
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.preparation.impact_groups import impact_groups_build
 from tests.raterapp.factories import UserFactory
 
 from .conftest import record_problems, serve_portraits

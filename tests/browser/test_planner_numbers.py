@@ -10,7 +10,7 @@ import pytest
 
 from raterapp.models import Experiment
 from raterapp.selectors import batches
-from raterapp.services.estimates import estimates_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

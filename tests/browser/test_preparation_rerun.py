@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 
 from raterapp.models import Experiment
-from raterapp.services import preparation
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation import pipeline as preparation
+from raterapp.services.preparation.pipeline import experiment_prepare
 from raterapp.tasks import experiment_prepare_task
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.files import experiment_made, tiny_files

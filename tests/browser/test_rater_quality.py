@@ -9,8 +9,8 @@ import re
 import pytest
 from rest_framework.test import APIClient
 
-from raterapp.services.estimates import estimates_refresh
-from raterapp.services.rater_aware import rater_aware_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
+from raterapp.services.refresh.rater_aware import rater_aware_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 from tests.raterapp.services.test_judging import make_raters

@@ -14,8 +14,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from raterapp.models import AuditEntry, Judgement, PairTask, RaterProfile, Verdict
+from raterapp.services.accounts.raters import rater_pause
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.raters import rater_pause
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from django.conf import settings
 
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from tests.deploy.processes import free_port, redis_started
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

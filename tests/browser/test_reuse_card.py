@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from raterapp.models import Experiment, ExperimentBudget, Judgement, PairTask
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.files import experiment_made, tiny_files
 

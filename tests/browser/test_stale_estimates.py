@@ -9,9 +9,9 @@ import pytest
 
 from raterapp.models import Judgement, OutboxMessage
 from raterapp.services import outbox
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.reconcile import reconcile
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

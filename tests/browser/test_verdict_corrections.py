@@ -15,9 +15,9 @@ from playwright.sync_api import expect
 
 from raterapp.models import BudgetPool, ExperimentBudget, ExperimentProgress, Judgement, PairTask, RetractedJudgement
 from raterapp.selectors.budgets import budget_ledger_mismatches_get
-from raterapp.services.budgets import budget_update, pool_create
-from raterapp.services.estimates import estimates_refresh
+from raterapp.services.experiments.budgets import budget_update, pool_create
 from raterapp.services.judging.progress import experiment_progress_recount
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.e2e.conftest import wait_for
 from tests.raterapp.factories import UserFactory
 

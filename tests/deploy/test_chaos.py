@@ -45,7 +45,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from tests.e2e.conftest import _database_url
 from tests.raterapp.prepared import experiment_prepared
 from tests.raterapp.services.files import experiment_made
@@ -263,8 +263,8 @@ def _services_started(tmp_path, redis_url: str, web_port: int) -> tuple[dict, di
 
 def test_the_production_shape_rides_out_redis_and_database_outages(transactional_db, tmp_path):
     from raterapp.models import EstimateSnapshot, Experiment, Judgement, PairTask
-    from raterapp.services.estimates import estimates_compute
-    from raterapp.services.preparation import experiment_prepare
+    from raterapp.services.preparation.pipeline import experiment_prepare
+    from raterapp.services.refresh.estimates import estimates_compute
 
     owner = User.objects.create_user("owner")
     owner.groups.add(Group.objects.get_or_create(name="engineer")[0])

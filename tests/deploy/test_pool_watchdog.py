@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from raterapp.models import ApiToken
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from tests.browser.asgi_server import asgi_server_started
 from tests.raterapp.factories import UserFactory
 

@@ -236,7 +236,7 @@ def test_raters_judge_for_a_minute_and_no_task_raises(production, transactional_
         PairTask,
         RaterAwareEstimate,
     )  # fmt: skip
-    from raterapp.services.api_tokens import api_token_create
+    from raterapp.services.accounts.api_tokens import api_token_create
     from raterapp.services.demo import SIMULATED_RATERS, demo_truth
 
     made = subprocess.run(
@@ -432,7 +432,7 @@ def test_tokens_headers_and_links_under_the_compose_settings(production, transac
     from django.utils import timezone
 
     from raterapp.models import ApiToken
-    from raterapp.services.api_tokens import api_token_create
+    from raterapp.services.accounts.api_tokens import api_token_create
     from tests.raterapp.factories import UserFactory
 
     admin = UserFactory(username="smoke-token-admin", roles=["admin"])
@@ -462,7 +462,7 @@ def test_tokens_headers_and_links_under_the_compose_settings(production, transac
 
 def test_the_web_service_streams_the_dashboard_under_asgi(production, transactional_db, settings):
     """compose's web (gunicorn with uvicorn workers) serves the dashboard's live stream."""
-    from raterapp.services.api_tokens import api_token_create
+    from raterapp.services.accounts.api_tokens import api_token_create
     from tests.raterapp.factories import UserFactory
     from tests.raterapp.prepared import experiment_prepared
 

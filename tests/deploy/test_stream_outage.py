@@ -30,7 +30,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from tests.browser.asgi_server import asgi_server_started
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

@@ -11,7 +11,7 @@ def main(worker_argv: list[str]) -> None:
     import django
 
     django.setup()
-    import raterapp.services.preparation as preparation
+    import raterapp.services.preparation.pipeline as preparation
     from raterapp.celery import app
 
     def killed(**kwargs):

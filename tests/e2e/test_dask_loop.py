@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 import metrics_core as mc
 from raterapp.models import PairTask
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from tests.metrics_core.dask_run import write_parts
 
 from .conftest import wait_for

@@ -26,8 +26,8 @@ from django.conf import settings
 from django.core.files import File
 
 from raterapp.models import Experiment
-from raterapp.services.preparation import experiment_prepare
-from raterapp.services.preparation_control import preparations_stalled_requeue
+from raterapp.services.preparation.control import preparations_stalled_requeue
+from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.files import experiment_made, tiny_files
 from tests.raterapp.services.test_preparation import rows_of

@@ -17,7 +17,7 @@ from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
 from raterapp.models import PairTask
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 
 from .conftest import ROOT, wait_for
 

@@ -34,6 +34,6 @@ class ExperimentFactory(factory.django.DjangoModelFactory):
     def budget(self, create, extracted, **kwargs):
         """Every experiment has its budget row, as ``experiment_create`` makes it."""
         if create:
-            from raterapp.services.budgets import budget_create
+            from raterapp.services.experiments.budgets import budget_create
 
             budget_create(experiment=self)

@@ -14,8 +14,8 @@ import pyarrow as pa
 from metrics_core import PAIR_CLASSES, STRATA, impact_metrics, pairs_for_judgement, sample_pairs
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_for_experiment, population_write
-from raterapp.services.budgets import budget_create
-from raterapp.services.impact_groups import impact_groups_build
+from raterapp.services.experiments.budgets import budget_create
+from raterapp.services.preparation.impact_groups import impact_groups_build
 
 # Base {0..5} {6..9} {10, 11}; Exp splits the first, merges the others: every pair class occurs.
 BASE = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2]

@@ -1,4 +1,4 @@
-"""The rating loop's lookups are written in SQL (``raterapp.selectors.rows``); the ORM keeps the
+"""The rating loop's lookups are written in SQL (``raterapp.db.rows``); the ORM keeps the
 same rules for lists and pages. Here both give one answer over every case, and the SQL reads the
 same instances (and roles) as the ORM."""
 
@@ -17,10 +17,10 @@ from raterapp.access import (
     user_roles,
 )
 from raterapp.models import Experiment, Item, PairTask
-from raterapp.services.api_tokens import api_token_authenticate, api_token_create
+from raterapp.services.accounts.api_tokens import api_token_authenticate, api_token_create
+from raterapp.services.accounts.login_limits import LockoutModelBackend
 from raterapp.services.judging import queue
 from raterapp.services.judging.store import rater_state
-from raterapp.services.login_limits import LockoutModelBackend
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.rating_loop]

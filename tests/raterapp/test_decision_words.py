@@ -15,8 +15,11 @@ pytestmark = pytest.mark.django_db
 
 def _decision(value, cs, unsure, margin=0.0):
     experiment = ExperimentFactory(status="rating", scheme="precision", equivalence_margin=margin)
-    e = Estimate(value, 0.01, cs[0] + 0.01, cs[1] - 0.01, 400, 500, cs[0], cs[1], *unsure)
-    quality = QualityEstimates("precision", 0.95, {"DeltaPrecision": e})
+    e = Estimate(
+        value=value, stderr=0.01, ci_low=cs[0] + 0.01, ci_high=cs[1] - 0.01, judged_draws=400, drawn_draws=500,
+        cs_low=cs[0], cs_high=cs[1], unsure_low=unsure[0], unsure_high=unsure[1],
+    )
+    quality = QualityEstimates(scheme="precision", confidence=0.95, estimates={"DeltaPrecision": e})
     return experiment_decision_get(experiment=experiment, quality=quality, derived=None)
 
 

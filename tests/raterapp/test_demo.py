@@ -14,7 +14,7 @@ from raterapp.services.demo import (
     demo_users_ensure,
 )
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 
 
 @pytest.mark.django_db(transaction=True)

@@ -2,7 +2,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from tests.raterapp.factories import UserFactory
 
 

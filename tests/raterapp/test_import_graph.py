@@ -53,12 +53,28 @@ def test_models_import_no_service_and_no_selector():
     assert edges("raterapp.models", "raterapp.selectors") == set()
 
 
-def test_services_reach_tasks_through_the_scheduling_module_only():
-    assert edges("raterapp.services", "raterapp.tasks") == {("raterapp.services.scheduling", "raterapp.tasks")}
+def test_no_service_imports_the_tasks():
+    """Tasks import services; services start tasks by name (services/scheduling.py, task_names.py)."""
+    assert edges("raterapp.services", "raterapp.tasks") == set()
+    assert ("raterapp.services.scheduling", "raterapp.task_names") in edges("raterapp.services.scheduling", "raterapp")
 
 
-def test_tasks_do_not_import_the_scheduling_module():
-    assert edges("raterapp.tasks", "raterapp.services.scheduling") == set()
+def test_raterapp_has_no_import_circle():
+    """Imports inside functions count: a circle hidden in a late import is still a circle."""
+    assert import_graph.circles(ROOT) == []
+
+
+def test_every_task_is_registered_under_its_constant_and_routed():
+    from celery import current_app
+    from django.conf import settings
+
+    from raterapp import task_names
+
+    names = {value for key, value in vars(task_names).items() if key.isupper()}
+    registered = {name for name in current_app.tasks if name.startswith("raterapp.")}
+    assert names == registered
+    routed = {name for name in settings.CELERY_TASK_ROUTES}
+    assert routed <= names
 
 
 def test_no_raterapp_module_imports_a_private_name_of_another():

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from raterapp.services.login_limits import login_locked_seconds
+from raterapp.services.accounts.login_limits import login_locked_seconds
 from tests.raterapp.factories import UserFactory
 
 PASSWORD = "the right one 123"

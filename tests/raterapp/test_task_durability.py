@@ -39,6 +39,6 @@ def test_beat_runs_the_stalled_preparation_reconciler_on_the_live_queue():
     assert entry == {"task": "raterapp.preparations_stalled_requeue", "schedule": settings.PREPARATION_RECONCILE_SECONDS}
     assert entry["task"] in app.tasks  # registered: beat sends it by name
     assert settings.CELERY_TASK_ROUTES[entry["task"]]["queue"].startswith("live")
-    with mock.patch("raterapp.services.preparation_control.preparations_stalled_requeue") as reconcile:
+    with mock.patch("raterapp.services.preparation.control.preparations_stalled_requeue") as reconcile:
         preparations_stalled_requeue_task()
     reconcile.assert_called_once_with()

@@ -12,8 +12,8 @@ from django.db.models import Count
 from raterapp.models import Judgement, PairTask, RaterVerdictCount
 from raterapp.selectors.judging import rater_progress_get
 from raterapp.selectors.rater_home import rater_summary_get
+from raterapp.services.accounts.raters import rater_quota_set
 from raterapp.services.judging import judgement_undo
-from raterapp.services.raters import rater_quota_set
 from tests.raterapp.api.test_judging_cost import client_with_token, experiment_of
 from tests.raterapp.factories import UserFactory
 

@@ -11,8 +11,8 @@ from raterapp.api.serializers.budgets import BudgetUpdateSerializer
 from raterapp.api.serializers.judging import NextPairSerializer
 from raterapp.forms import BudgetForm
 from raterapp.models import Judgement, PairTask, sampled_q
-from raterapp.services.budgets import MAX_REPLICATION
-from raterapp.services.gold import gold_pair_create
+from raterapp.services.experiments.budgets import MAX_REPLICATION
+from raterapp.services.judging.gold import gold_pair_create
 from raterapp.vocabulary import RATER_BLOCKED_WORDS, QueueClosedReason, rater_end_screen_words
 from tests.raterapp.prepared import experiment_prepared
 

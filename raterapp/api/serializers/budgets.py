@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from raterapp.models import BudgetChange
-from raterapp.services.budgets import MAX_REPLICATION
+from raterapp.services.experiments.budgets import MAX_REPLICATION
 
 
 class BudgetPoolSerializer(serializers.Serializer):

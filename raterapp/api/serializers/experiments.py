@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from raterapp.models import Experiment, ImpactGroup, UploadedFile
-from raterapp.services.preparation_control import preparation_stalled
+from raterapp.services.preparation.control import preparation_stalled
 from raterapp.vocabulary import PARAMETER_HELP, input_help
 
 FILE_KINDS = tuple(UploadedFile.Kind.values)

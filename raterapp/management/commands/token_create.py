@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from raterapp.access import ROLES
-from raterapp.services.users import user_create_on_server
+from raterapp.services.accounts.users import user_create_on_server
 
 
 class Command(BaseCommand):

@@ -20,12 +20,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from raterapp.access import ADMIN, RATER, has_role
+from raterapp.db.locks import rater_and_task_lock, rater_lock, serialise_writers_on_sqlite
 from raterapp.models import AuditEntry, Judgement, OutboxMessage, PairTask, ReusedVerdict, Verdict
 from raterapp.services.audit import audit_record
 from raterapp.services.outbox import outbox_add
 
 from .errors import JudgementRefused
-from .locks import rater_and_task_lock, rater_lock, serialise_writers_on_sqlite
 from .reversal import verdict_reverse
 
 MAX_VOIDED = 5000  # verdicts one void may take back (one transaction)

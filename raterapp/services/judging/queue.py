@@ -12,12 +12,12 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from raterapp.access import open_to_rater, open_to_rater_q
+from raterapp.db.locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from raterapp.models import Experiment, Judgement, Lease, PairTask
 from raterapp.selectors.judging import rater_quota_left, rows_count, task_queue_for_rater, tasks_open_to_rater
 from raterapp.vocabulary import QueueClosedReason
 
 from .errors import JudgementRefused, QueueClosed
-from .locks import rater_lock, serialise_writers_on_sqlite, task_lock
 from .spending import budget_lease_check
 from .store import lease_take, one_statement_writes, queue_next, rater_state
 

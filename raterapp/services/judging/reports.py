@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from raterapp.db.locks import serialise_writers_on_sqlite, task_lock
 from raterapp.models import Judgement, Lease, PairReport, PairTask
 
 from .errors import JudgementRefused
-from .locks import serialise_writers_on_sqlite, task_lock
 
 
 def pair_report_create(*, task: PairTask, rater, reason: str, note: str = "") -> tuple[PairReport, bool]:

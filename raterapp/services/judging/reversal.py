@@ -6,7 +6,7 @@ from django.db.models import F
 
 from raterapp.models import Judgement, OutboxMessage, PairTask, RetractedJudgement
 from raterapp.services.outbox import outbox_add
-from raterapp.services.verdict_reuse import reused_verdicts_release
+from raterapp.services.sampling.verdict_reuse import reused_verdicts_release
 
 from .progress import experiment_progress_move
 from .spending import budget_refund

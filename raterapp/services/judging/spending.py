@@ -1,6 +1,6 @@
 """Spending a judgement budget, inside the transactions that lease pairs and record verdicts.
 
-See ``raterapp/services/budgets.py`` for the budgets themselves and their changes.
+See ``raterapp/services/experiments/budgets.py`` for the budgets themselves and their changes.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import connection
 
 from raterapp import models
-from raterapp.selectors.rows import table
+from raterapp.db.rows import table
 
 from .errors import JudgementRefused
 from .spending import BUDGET_SPENT, POOL_SPENT, BudgetSpent

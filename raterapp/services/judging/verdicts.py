@@ -12,12 +12,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from raterapp.access import RATER, has_role
+from raterapp.db.locks import rater_and_task_lock, rater_lock, serialise_writers_on_sqlite, task_lock
 from raterapp.models import AuditEntry, Judgement, Lease, OutboxMessage, PairTask, RetractedJudgement, Verdict
 from raterapp.services.audit import audit_record
 from raterapp.services.outbox import outbox_add, outbox_dispatch_on_commit
 
 from .errors import JudgementRefused
-from .locks import rater_and_task_lock, rater_lock, serialise_writers_on_sqlite, task_lock
 from .progress import experiment_progress_move
 from .queue import MAX_HELD
 from .quotas import quota_consume

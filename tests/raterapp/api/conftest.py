@@ -4,12 +4,12 @@ import pytest
 from rest_framework.test import APIClient
 
 from raterapp.models import BudgetPool, SampledPair
-from raterapp.services.api_tokens import api_token_create
-from raterapp.services.derived import derived_refresh
-from raterapp.services.estimates import estimates_refresh
-from raterapp.services.gold import gold_pair_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
-from raterapp.services.rater_aware import rater_aware_refresh
+from raterapp.services.judging.gold import gold_pair_create
+from raterapp.services.refresh.derived import derived_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
+from raterapp.services.refresh.rater_aware import rater_aware_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.tokens import default_token_generator
 
 from raterapp.models import Experiment, PairReport, PairTask
-from raterapp.services.gold import gold_pair_create
 from raterapp.services.judging import assignment_next, pair_report_create
+from raterapp.services.judging.gold import gold_pair_create
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ experiment, newest first."""
 
 import pytest
 
-from raterapp.services.raters import rater_assign, rater_pause, rater_quota_set
+from raterapp.services.accounts.raters import rater_assign, rater_pause, rater_quota_set
 
 
 def test_admins_read_the_audit_log_by_user_and_experiment(client_of, people, experiment):

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from raterapp.models import ExperimentBudget, Judgement, PairTask
 from raterapp.selectors.budgets import budget_ledger_mismatches_get
-from raterapp.services.budgets import budget_update
+from raterapp.services.experiments.budgets import budget_update
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

@@ -10,8 +10,8 @@ import pytest
 
 from metrics_core.io import FORMULA_START
 from raterapp.models import ImpactGroup, Item
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import BASE, experiment_prepared
 

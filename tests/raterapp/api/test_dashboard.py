@@ -17,9 +17,9 @@ import metrics_core as mc
 from metrics_core.agreement import agreement_summary
 from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, Judgement
 from raterapp.selectors.dashboard import MIN_JUDGED_DRAWS
-from raterapp.services.derived import derived_refresh
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.refresh.derived import derived_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.metrics_core.cli_run import run_json
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import BASE, EXP, experiment_prepared, sample_of

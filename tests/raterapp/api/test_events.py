@@ -16,10 +16,10 @@ from raterapp.api.events import EventStreamRenderer, dashboard_events
 from raterapp.models import EstimateSnapshot
 from raterapp.selectors.dashboard import dashboard_version_get, experiment_dashboard_get
 from raterapp.selectors.dashboard_events import DashboardCursor, dashboard_event_get
-from raterapp.services.derived import derived_refresh
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.live import experiment_channel
+from raterapp.services.refresh.derived import derived_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
+from raterapp.services.refresh.live import experiment_channel
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

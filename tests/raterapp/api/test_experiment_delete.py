@@ -7,7 +7,7 @@ from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
 from raterapp.models import AuditEntry, Experiment, UploadedFile
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 from tests.raterapp.services.files import experiment_made, tiny_files, upload

@@ -4,7 +4,7 @@ import pytest
 
 from metrics_core import PAIR_CLASSES
 from raterapp.models import Experiment, ImpactGroup, PairTask, SampledPair, UploadedFile
-from raterapp.services.estimates import estimate_snapshot_as_dict, estimates_refresh
+from raterapp.services.refresh.estimates import estimate_snapshot_as_dict, estimates_refresh
 from tests.raterapp.prepared import experiment_prepared
 from tests.raterapp.services.files import tiny_files, upload
 

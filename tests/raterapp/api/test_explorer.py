@@ -15,8 +15,8 @@ from raterapp.models import ImpactGroup, Item, PairTask, SampledPair
 from raterapp.population_files import population_for_experiment
 from raterapp.selectors.explorer import EXPLORER_PAIR_FIELDS
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services.impact_groups import impact_groups_build
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.preparation.impact_groups import impact_groups_build
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import BASE, EXP, experiment_prepared
 

@@ -12,10 +12,10 @@ from metrics_core.cli import main as metrics_core_main
 from raterapp.models import EstimateSnapshot, Judgement
 from raterapp.selectors.draw_order import CLOSED_WITHOUT_VERDICT
 from raterapp.selectors.samples import JUDGEMENT_FIELDS, PAIR_FIELDS
-from raterapp.services.derived import derived_refresh
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
-from raterapp.services.pair_reports import pair_report_resolve
+from raterapp.services.judging.report_resolution import pair_report_resolve
+from raterapp.services.refresh.derived import derived_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import BASE, EXP, experiment_prepared
 from tests.raterapp.services.test_draw_order import draw_order_experiment

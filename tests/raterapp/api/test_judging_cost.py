@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from raterapp.models import Experiment, ExperimentBudget, Item, Judgement, PairTask
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 from raterapp.services.judging.progress import experiment_progress_recount
 from tests.raterapp.factories import UserFactory
 

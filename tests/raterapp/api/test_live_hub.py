@@ -15,7 +15,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 
 from raterapp.api import live_hub
 from raterapp.api.events import UNAVAILABLE, dashboard_events
-from raterapp.services.live import experiment_channel
+from raterapp.services.refresh.live import experiment_channel
 from tests.deploy.processes import free_port, redis_started, wait_until
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

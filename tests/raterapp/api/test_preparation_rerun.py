@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 from raterapp.tasks import experiment_prepare_task
 from tests.raterapp.api.conftest import ROLES
 from tests.raterapp.services.files import tiny_files, upload
@@ -97,7 +97,7 @@ def test_a_stalled_preparation_is_rerun_and_reported_stalled_before(client_of, e
 
 
 def test_the_detail_shows_the_failed_step_and_error_id(client_of, people, delay, monkeypatch):
-    from raterapp.services import preparation
+    from raterapp.services.preparation import pipeline as preparation
     from tests.raterapp.services.files import experiment_made
 
     def broken(**kwargs):

@@ -5,7 +5,7 @@ import pytest
 
 from raterapp.models import RaterAwareEstimate
 from raterapp.selectors.rater_aware import experiment_transitivity_get
-from raterapp.services.estimates import estimates_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
 from raterapp.tasks import rater_aware_refresh_task
 from tests.raterapp.prepared import experiment_prepared
 from tests.raterapp.services.test_judging import make_raters

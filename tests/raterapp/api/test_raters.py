@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from raterapp.models import AuditEntry, Judgement, Lease, RaterProfile
 from raterapp.selectors.raters import experiment_agreement_get
-from raterapp.services.raters import rater_pause
+from raterapp.services.accounts.raters import rater_pause
 from tests.raterapp.factories import UserFactory
 
 RATER_FIELDS = {

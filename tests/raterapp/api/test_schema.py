@@ -80,3 +80,17 @@ def test_the_schema_documents_every_endpoint_and_method_the_urls_serve(client):
     documented = {(path, method) for path, operations in schema["paths"].items() for method in operations}
     assert served - documented == set()
     assert set(PATHS) <= {path for path, _ in served}  # the list above names served endpoints
+
+
+def test_every_api_get_is_written_in_its_own_view():
+    """``grep -n "def get" raterapp/api`` finds every GET endpoint: none is inherited from a base
+    view of DRF's generics or ours, and none is generated."""
+    inherited = sorted(
+        route.path
+        for route in api_routes()
+        if route.view_class is not None
+        and route.view_class.__module__.startswith("raterapp.")
+        and "get" in route.methods
+        and "get" not in vars(route.view_class)
+    )
+    assert inherited == []

@@ -14,10 +14,10 @@ from metrics_core.cli import main as metrics_core_main
 from metrics_core.io import FORMULA_START, read_judgements, read_pairs
 from raterapp.api.common import CSVRenderer
 from raterapp.models import ImpactGroup, Item
-from raterapp.services.estimates import estimates_refresh
-from raterapp.services.experiment_locations import allowed_location_problems
+from raterapp.services.accounts.raters import rater_create
+from raterapp.services.experiments.locations import allowed_location_problems
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.raters import rater_create
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import BASE, EXP, experiment_prepared
 

@@ -9,10 +9,10 @@ import pytest
 from raterapp.models import DerivedEstimate
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.selectors.slices import PENDING_NOTE
-from raterapp.services import slice_estimates
-from raterapp.services.derived import derived_refresh
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.refresh import slice_estimates
+from raterapp.services.refresh.derived import derived_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from raterapp.models import BudgetPool, ExperimentBudget, ExperimentProgress, Judgement, PairTask
 from raterapp.selectors.budgets import budget_ledger_mismatches_get
-from raterapp.services.budgets import budget_update, pool_create
+from raterapp.services.experiments.budgets import budget_update, pool_create
 from raterapp.services.judging.progress import experiment_progress_recount
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

@@ -43,10 +43,10 @@ def experiment_made(*, owner, files: dict, checked: bool = True, **parameters):
     tests of the preparation's own checks."""
     from unittest import mock
 
-    from raterapp.services.experiment_spec import experiment_spec
-    from raterapp.services.experiments import experiment_create
+    from raterapp.services.experiments.create import experiment_create
+    from raterapp.services.experiments.spec import experiment_spec
 
-    unchecked = mock.patch("raterapp.services.experiment_spec.upload_content_problems", return_value=[])
+    unchecked = mock.patch("raterapp.services.experiments.spec.upload_content_problems", return_value=[])
     with contextlib.nullcontext() if checked else unchecked:
         spec = experiment_spec(files=files, **parameters)
     return experiment_create(owner=owner, spec=spec, files=files)

@@ -14,13 +14,13 @@ from django.core.files.base import ContentFile
 from raterapp.models import BudgetPool, Experiment, Item, Judgement, Lease, PairReport, PairTask, UploadedFile
 from raterapp.selectors.experiments import experiment_list
 from raterapp.selectors.judging import rater_progress_get
-from raterapp.services.budgets import pool_create
-from raterapp.services.experiment_control import experiment_archive, experiment_rating_reopen, experiment_unarchive
-from raterapp.services.gold import gold_answer_set, gold_pair_create, gold_restore, gold_retire
+from raterapp.services.accounts.password_links import rater_password_link
+from raterapp.services.accounts.raters import rater_deactivate
+from raterapp.services.experiments.budgets import pool_create
+from raterapp.services.experiments.control import experiment_archive, experiment_rating_reopen, experiment_unarchive
 from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
-from raterapp.services.pair_reports import pair_report_resolve
-from raterapp.services.rater_accounts import rater_password_link
-from raterapp.services.raters import rater_deactivate
+from raterapp.services.judging.gold import gold_answer_set, gold_pair_create, gold_restore, gold_retire
+from raterapp.services.judging.report_resolution import pair_report_resolve
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

@@ -10,7 +10,7 @@ from django.test import Client
 
 from raterapp.access import user_roles
 from raterapp.models import AuditEntry, Experiment, RaterProfile
-from raterapp.services.raters import (
+from raterapp.services.accounts.raters import (
     experiment_raters_set,
     rater_assign,
     rater_create,
@@ -23,7 +23,7 @@ from raterapp.services.raters import (
     rater_unpause,
     rater_update,
 )
-from raterapp.services.users import user_roles_set
+from raterapp.services.accounts.users import user_roles_set
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

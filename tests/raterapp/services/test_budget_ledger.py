@@ -10,7 +10,7 @@ from django.db import DatabaseError, connection, transaction
 
 from raterapp.models import AppendOnly, BudgetLedgerEntry, BudgetPool, ExperimentBudget, Judgement
 from raterapp.selectors.budgets import budget_ledger_mismatches_get, budget_ledger_totals_get
-from raterapp.services.budgets import budget_update, pool_create, pool_update
+from raterapp.services.experiments.budgets import budget_update, pool_create, pool_update
 from raterapp.services.judging import JudgementRefused, QueueClosed, assignment_next, judgement_submit, judgement_undo
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

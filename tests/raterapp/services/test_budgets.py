@@ -11,7 +11,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, Judgement, PairTask
-from raterapp.services.budgets import BudgetSpent, budget_update, pool_create, pool_update
+from raterapp.services.experiments.budgets import BudgetSpent, budget_update, pool_create, pool_update
 from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit, judgement_undo
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

@@ -3,7 +3,12 @@ import pyarrow as pa
 import pytest
 
 from metrics_core.io import InputError, ItemTable
-from raterapp.services.catalogue import catalogue_attributes_for, catalogue_cards_at, catalogue_read, catalogue_rows_for
+from raterapp.services.preparation.catalogue import (
+    catalogue_attributes_for,
+    catalogue_cards_at,
+    catalogue_read,
+    catalogue_rows_for,
+)
 from tests.raterapp.services.files import CATALOGUE_CSV, parquet_bytes
 
 

@@ -21,8 +21,9 @@ from raterapp.models import Experiment, OutboxMessage, PairTask, SampleBatch
 from raterapp.reuse_keys import pair_key
 from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services import coupled_sampling, outbox
-from raterapp.services.sample_batches import sample_batch_draw, sample_batch_request
+from raterapp.services import outbox
+from raterapp.services.sampling import coupled as coupled_sampling
+from raterapp.services.sampling.batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services import test_verdict_reuse
 from tests.raterapp.services.files import upload

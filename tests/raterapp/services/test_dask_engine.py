@@ -14,10 +14,10 @@ from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
 from raterapp.selectors.explorer_pair import explorer_pair_get
 from raterapp.selectors.samples import sampled_pairs_rows
 from raterapp.selectors.slices import experiment_slices_get
-from raterapp.services.derived import derived_refresh
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
+from raterapp.services.refresh.derived import derived_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.metrics_core.dask_run import write_parts
 from tests.raterapp.services.files import experiment_made, parquet_bytes, upload
 from tests.raterapp.services.test_judging import make_raters

@@ -10,8 +10,8 @@ from django.core.cache import cache
 
 from metrics_core import calibration_against_gold, derived_metrics, truth_from_gold, verdicts_from_judgements
 from raterapp.models import DerivedEstimate, Experiment
-from raterapp.services.derived import derived_refresh
-from raterapp.services.estimates import estimates_refresh
+from raterapp.services.refresh.derived import derived_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
 from raterapp.services.scheduling import DERIVED_REFRESH
 from raterapp.tasks import derived_refresh_task
 from tests.raterapp.prepared import experiment_prepared, sample_of

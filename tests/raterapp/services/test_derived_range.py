@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 from metrics_core import derived_metrics, truth_from_gold, verdicts_from_judgements
 from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
 from raterapp.selectors.derived import derived_cell_text, recall_base_assumption
-from raterapp.services.derived import derived_refresh
-from raterapp.services.experiment_control import experiment_recall_base_set
+from raterapp.services.experiments.control import experiment_recall_base_set
+from raterapp.services.refresh.derived import derived_refresh
 from tests.raterapp.prepared import experiment_prepared, sample_of
 from tests.raterapp.services.test_estimates import GOLD, judge_everything
 from tests.raterapp.services.test_judging import make_raters

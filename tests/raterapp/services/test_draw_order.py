@@ -16,9 +16,9 @@ from metrics_core import (
 )
 from metrics_core.estimation.labelled import labelled_draws_by_metric
 from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
-from raterapp.services.estimates import estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.sampled_rows import SampledRows, sample_tasks_ordered, sampled_rows_save
+from raterapp.services.preparation.sampled_rows import SampledRows, sample_tasks_ordered, sampled_rows_save
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.prepared import BASE, experiment_prepared, sample_of
 from tests.raterapp.services.test_judging import make_raters
 

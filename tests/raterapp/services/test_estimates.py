@@ -10,9 +10,9 @@ from metrics_core import estimate_quality, impact_metrics, verdicts_from_judgeme
 from metrics_core.agreement import agreement_summary
 from metrics_core.growth import new_pair_share
 from raterapp.models import Experiment
-from raterapp.services.estimates import estimate_snapshot_as_dict, estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.live import experiment_channel
+from raterapp.services.refresh.estimates import estimate_snapshot_as_dict, estimates_refresh
+from raterapp.services.refresh.live import experiment_channel
 from raterapp.services.scheduling import ESTIMATES_REFRESH
 from raterapp.tasks import estimates_refresh_task
 from tests.raterapp.prepared import experiment_prepared, sample_of

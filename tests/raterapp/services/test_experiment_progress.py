@@ -8,9 +8,9 @@ from django.db.models import F, Sum
 
 from raterapp.models import ExperimentBudget, ExperimentProgress, Item, Lease, PairTask
 from raterapp.selectors.judging import experiment_verdicts_left, rater_progress_get
-from raterapp.services.budgets import budget_update
-from raterapp.services.gold import gold_pair_create, task_retire
+from raterapp.services.experiments.budgets import budget_update
 from raterapp.services.judging import assignment_next, judgement_submit, judgement_undo
+from raterapp.services.judging.gold import gold_pair_create, task_retire
 from raterapp.services.judging.progress import experiment_progress_recount
 from tests.raterapp.prepared import experiment_prepared
 

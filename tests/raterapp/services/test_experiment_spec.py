@@ -6,9 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from raterapp.models import Experiment, ExperimentBudget, OutboxMessage, UploadedFile
-from raterapp.services import experiment_files
-from raterapp.services.experiment_spec import ExperimentSpec, experiment_spec
-from raterapp.services.experiments import experiment_create
+from raterapp.services.experiments import files as experiment_files
+from raterapp.services.experiments.create import experiment_create
+from raterapp.services.experiments.spec import ExperimentSpec, experiment_spec
 from tests.raterapp.services.files import tiny_files
 
 

@@ -5,8 +5,8 @@ from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 
 from raterapp.models import Experiment, OutboxMessage, UploadedFile
-from raterapp.services import experiments
-from raterapp.services.experiment_spec import MAX_SEED
+from raterapp.services.experiments import create as experiments
+from raterapp.services.experiments.spec import MAX_SEED
 from raterapp.tasks import experiment_prepare_task
 from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, experiment_made, tiny_files, upload
 

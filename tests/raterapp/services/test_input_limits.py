@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from raterapp.models import Experiment, Item, SampledPair, UploadedFile
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, experiment_made, parquet_bytes, tiny_files, upload
 
 Status = Experiment.Status

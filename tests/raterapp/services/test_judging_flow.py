@@ -13,7 +13,6 @@ from raterapp.models import Judgement, Lease, PairReport, PairTask, RaterProfile
 from raterapp.selectors.judging import rater_progress_get
 from raterapp.selectors.rater_quality import gold_accuracy_list, gold_pairs_list
 from raterapp.selectors.samples import judged_sample_get, judgements_rows
-from raterapp.services.gold import experiment_gold_rate_set, gold_pair_create
 from raterapp.services.judging import (
     JudgementRefused,
     QueueClosed,
@@ -23,6 +22,7 @@ from raterapp.services.judging import (
     leases_renew,
     pair_report_create,
 )
+from raterapp.services.judging.gold import experiment_gold_rate_set, gold_pair_create
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 from tests.raterapp.services.test_judging import state

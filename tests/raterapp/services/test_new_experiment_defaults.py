@@ -11,9 +11,9 @@ from rest_framework.test import APIClient
 from raterapp.access import experiments_open_to_rater
 from raterapp.models import BudgetChange, ExperimentBudget, Judgement
 from raterapp.selectors.budgets import budget_get
-from raterapp.services.budgets import budget_update
+from raterapp.services.accounts.raters import experiment_raters_set
+from raterapp.services.experiments.budgets import budget_update
 from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit
-from raterapp.services.raters import experiment_raters_set
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

@@ -6,8 +6,8 @@ from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, draw_positions, p
 from metrics_core.io import InputError, read_items
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
 from raterapp.population_files import population_storage_name
-from raterapp.services import preparation
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation import pipeline as preparation
+from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, experiment_made, parquet_bytes, tiny_files, upload
 
 Status = Experiment.Status

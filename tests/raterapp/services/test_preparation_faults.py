@@ -17,18 +17,18 @@ from django.utils import timezone
 from raterapp import tasks
 from raterapp.exceptions import StateConflict
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
-from raterapp.services import preparation
-from raterapp.services.preparation import experiment_prepare
-from raterapp.services.preparation_control import (
+from raterapp.services.preparation import pipeline as preparation
+from raterapp.services.preparation.control import (
     experiment_preparation_rerun,
     preparation_stalled,
     preparations_stalled_requeue,
 )
+from raterapp.services.preparation.pipeline import experiment_prepare
 from raterapp.tasks import experiment_prepare_task
 from tests.raterapp.services.test_preparation import assert_nothing_left, created, prepared, rows_of
 
 Status = Experiment.Status
-# Where each step can break: a function the step calls, patched in raterapp.services.preparation.
+# Where each step can break: a function the step calls, patched in raterapp.services.preparation.pipeline.
 STEP_CALLS = {
     Status.VALIDATING: "catalogue_rows_for",
     Status.COMPUTING_IMPACT: "impact_groups_build",
@@ -62,7 +62,7 @@ def test_an_unexpected_error_in_any_step_fails_with_the_step_a_message_and_a_log
     engineer, media, monkeypatch, caplog, step
 ):
     monkeypatch.setattr(preparation, STEP_CALLS[step], breaking(ValueError("Take operation overflowed")))
-    with caplog.at_level(logging.ERROR, logger="raterapp.services.preparation"):
+    with caplog.at_level(logging.ERROR, logger="raterapp.services.preparation.pipeline"):
         experiment = prepared(engineer)
     assert (experiment.status, experiment.error_step) == (Status.FAILED, step)
     assert re.fullmatch(r"[0-9a-f]{12}", experiment.error_id)
@@ -301,7 +301,7 @@ def test_a_healthy_or_finished_preparation_is_not_rerun(engineer, media, setting
 
 
 def test_without_proc_there_is_no_cap_and_the_preparation_runs(engineer, media, monkeypatch, settings):
-    from raterapp.services import preparation_guard
+    from raterapp.services.preparation import guard as preparation_guard
 
     def no_proc(*args, **kwargs):
         raise FileNotFoundError("/proc/self/status")

@@ -17,10 +17,10 @@ from raterapp.selectors.rater_aware import (
     rater_aware_panel_get,
     rater_confusion_list,
 )
-from raterapp.services.gold import gold_pair_create
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.judging.gold import gold_pair_create
 from raterapp.services.outbox import EFFECTS, Kind
-from raterapp.services.rater_aware import rater_aware_refresh
+from raterapp.services.refresh.rater_aware import rater_aware_refresh
 from raterapp.tasks import rater_aware_refresh_task
 from tests.raterapp.prepared import experiment_prepared, sample_of
 from tests.raterapp.services.test_estimates import GOLD

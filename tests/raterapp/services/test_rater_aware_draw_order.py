@@ -11,8 +11,8 @@ from metrics_core import batch_order_rng, draw_positions, estimate_quality_rater
 from metrics_core.estimation.labelled import labelled_draws_by_metric
 from raterapp.models import Experiment, Judgement, PairTask
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services.estimates import estimates_refresh
-from raterapp.services.rater_aware import rater_aware_refresh
+from raterapp.services.refresh.estimates import estimates_refresh
+from raterapp.services.refresh.rater_aware import rater_aware_refresh
 from tests.raterapp.prepared import BASE
 from tests.raterapp.services.test_draw_order import draw_order_experiment
 from tests.raterapp.services.test_judging import make_raters

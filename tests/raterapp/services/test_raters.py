@@ -22,9 +22,8 @@ from raterapp.models import Experiment, ExperimentBudget, Item, Judgement, Lease
 from raterapp.selectors.rater_home import rater_summary_get
 from raterapp.selectors.rater_quality import gold_accuracy_list
 from raterapp.selectors.raters import experiment_agreement_get, rater_stats_list
-from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit, leases_renew
-from raterapp.services.rater_quality import raters_auto_pause
-from raterapp.services.raters import (
+from raterapp.services.accounts.rater_auto_pause import raters_auto_pause
+from raterapp.services.accounts.raters import (
     experiment_open_to_all_set,
     experiment_raters_set,
     rater_assign,
@@ -37,6 +36,7 @@ from raterapp.services.raters import (
     rater_unpause,
     rater_update,
 )
+from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit, leases_renew
 from raterapp.tasks import raters_auto_pause_task
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

@@ -12,9 +12,9 @@ from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
 from raterapp.selectors.staleness import estimates_staleness_get, experiments_stale_list
 from raterapp.services import outbox
 from raterapp.services import reconcile as reconcile_module
-from raterapp.services.estimates import estimates_compute, estimates_refresh
 from raterapp.services.judging import assignment_next, judgement_submit, judgement_undo
 from raterapp.services.reconcile import reconcile
+from raterapp.services.refresh.estimates import estimates_compute, estimates_refresh
 from raterapp.tasks import reconcile_task
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared

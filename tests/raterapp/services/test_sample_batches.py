@@ -22,8 +22,9 @@ from metrics_core.io import read_items
 from raterapp.models import Experiment, Item, Judgement, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.selectors import batches as batch_limits
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services import outbox, sample_batches
-from raterapp.services.sample_batches import sample_batch_draw, sample_batch_request
+from raterapp.services import outbox
+from raterapp.services.sampling import batches as sample_batches
+from raterapp.services.sampling.batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.test_preparation import prepared, random_files
 

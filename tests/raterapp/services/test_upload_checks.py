@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 
 from metrics_core.io import HEAD_ROWS
 from raterapp.models import Experiment, UploadedFile
-from raterapp.services.upload_checks import upload_content_problems
+from raterapp.services.experiments.upload_checks import upload_content_problems
 from tests.raterapp.services.files import ITEMS_CSV, experiment_made, parquet_bytes, tiny_files, upload
 
 WEIGHTED = "item_id,base_cluster,exp_cluster,weight\na,B1,E1,1\nb,B1,E1,heavy\nc,B1,E2,1\nd,B2,E2,x\n"

@@ -21,8 +21,7 @@ from raterapp.models import (
     RetractedJudgement,
 )
 from raterapp.selectors.budgets import budget_ledger_mismatches_get
-from raterapp.services.budgets import budget_update, pool_create
-from raterapp.services.estimates import estimates_refresh
+from raterapp.services.experiments.budgets import budget_update, pool_create
 from raterapp.services.judging import (
     JudgementRefused,
     assignment_next,
@@ -31,6 +30,7 @@ from raterapp.services.judging import (
     judgements_void,
 )
 from raterapp.services.judging.progress import experiment_progress_recount
+from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

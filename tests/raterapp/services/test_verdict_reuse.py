@@ -25,9 +25,9 @@ from raterapp.selectors.reuse import experiment_reuse_get
 from raterapp.selectors.samples import judged_sample_get, judgements_rows
 from raterapp.selectors.staleness import estimates_staleness_get
 from raterapp.services import outbox
-from raterapp.services.estimates import estimates_refresh
-from raterapp.services.rater_aware import rater_aware_refresh
-from raterapp.services.sample_batches import sample_batch_draw, sample_batch_request
+from raterapp.services.refresh.estimates import estimates_refresh
+from raterapp.services.refresh.rater_aware import rater_aware_refresh
+from raterapp.services.sampling.batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.services.test_preparation import prepared, random_files
 

@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 
 from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, PairReport, PairTask
-from raterapp.services.gold import gold_pair_create
 from raterapp.services.judging import assignment_next, judgement_submit, pair_report_create
+from raterapp.services.judging.gold import gold_pair_create
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

@@ -9,10 +9,10 @@ from django.contrib import admin
 from django.urls import reverse
 
 from raterapp.models import AuditEntry, ExperimentBudget
-from raterapp.services.api_tokens import api_token_create
-from raterapp.services.budgets import budget_update
-from raterapp.services.raters import rater_assign, rater_pause, rater_quota_set
-from raterapp.services.users import user_roles_set
+from raterapp.services.accounts.api_tokens import api_token_create
+from raterapp.services.accounts.raters import rater_assign, rater_pause, rater_quota_set
+from raterapp.services.accounts.users import user_roles_set
+from raterapp.services.experiments.budgets import budget_update
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

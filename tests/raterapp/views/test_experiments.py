@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from raterapp.models import Experiment, UploadedFile
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.factories import ExperimentFactory
 from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, upload
 

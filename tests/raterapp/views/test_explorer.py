@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from raterapp.models import ImpactGroup
-from raterapp.services.impact_groups import impact_groups_build
+from raterapp.services.preparation.impact_groups import impact_groups_build
 from tests.raterapp.prepared import experiment_prepared
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from raterapp.models import Experiment
-from raterapp.services.raters import rater_pause
+from raterapp.services.accounts.raters import rater_pause
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -11,8 +11,8 @@ import pytest
 from django.urls import reverse
 
 from raterapp.models import RaterProfile
+from raterapp.services.accounts.raters import rater_pause
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.raters import rater_pause
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 

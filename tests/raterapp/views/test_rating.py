@@ -10,7 +10,7 @@ from django.db.models import F
 from django.urls import reverse
 
 from raterapp.models import Experiment, Judgement
-from raterapp.services.raters import rater_pause, rater_quota_set
+from raterapp.services.accounts.raters import rater_pause, rater_quota_set
 from raterapp.vocabulary import PASSES_BY_ITSELF, RATER_BLOCKED_WORDS
 from tests.raterapp.factories import ExperimentFactory, UserFactory
 from tests.raterapp.prepared import experiment_prepared
@@ -181,7 +181,7 @@ def test_nav_shows_the_rate_link_to_raters(client, users, who, shown):
 def test_the_home_page_lists_only_experiments_open_to_the_rater_and_says_when_they_are_paused(
     client, users, experiment
 ):
-    from raterapp.services.raters import rater_assign, rater_pause
+    from raterapp.services.accounts.raters import rater_assign, rater_pause
 
     someone_else = UserFactory(roles=["rater"])
     client.force_login(users["rater"])
@@ -197,15 +197,15 @@ def test_the_home_page_lists_only_experiments_open_to_the_rater_and_says_when_th
 
 def _budget(users, experiment, **changes):
     from raterapp.models import ExperimentBudget
-    from raterapp.services.budgets import budget_update
+    from raterapp.services.experiments.budgets import budget_update
 
     budget, _ = ExperimentBudget.objects.get_or_create(experiment=experiment)
     budget_update(budget=budget, actor=users["admin"], changes=changes, reason="test", via="api")
 
 
 def _judged_then_assigned_to_others(users, experiment):
+    from raterapp.services.accounts.raters import rater_assign
     from raterapp.services.judging import assignment_next, judgement_submit
-    from raterapp.services.raters import rater_assign
 
     task = assignment_next(experiment=experiment, rater=users["rater"])
     judgement_submit(task=task, rater=users["rater"], verdict="equivalent", client_id="1" * 32)

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from raterapp.models import Experiment, ExperimentBudget, Judgement, PairTask, ReusedVerdict, Workspace
-from raterapp.services.preparation import experiment_prepare
+from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.services.files import experiment_made, tiny_files
 from tests.raterapp.views.test_experiments import _post
 

@@ -9,7 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from raterapp.models import ApiToken
-from raterapp.services.api_tokens import api_token_create
+from raterapp.services.accounts.api_tokens import api_token_create
 
 pytestmark = pytest.mark.django_db
 URL = "/account/tokens/"

@@ -126,9 +126,9 @@ def _items_with_cards(experiment: Experiment, item_ids: list[str]) -> dict[str, 
 def _items_from_catalogue(experiment: Experiment, item_ids: list[str]) -> list[Item]:
     """Unsaved Item rows, with their cards, of those of ``item_ids`` in the population."""
     from raterapp.population_files import population_for_experiment
-    from raterapp.services.catalogue import catalogue_read
-    from raterapp.services.sampled_rows import sampled_item_rows, sampled_items_at
-    from raterapp.services.uploads import uploads_local_open
+    from raterapp.services.experiments.uploads import uploads_local_open
+    from raterapp.services.preparation.catalogue import catalogue_read
+    from raterapp.services.preparation.sampled_rows import sampled_item_rows, sampled_items_at
 
     if not experiment.population_file:
         return []  # Dask engine, or not prepared: only carded items are known

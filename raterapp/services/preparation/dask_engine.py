@@ -1,6 +1,6 @@
 """Preparing an experiment on Dask (metrics_core.dask_backend): the population never reaches the worker.
 
-The steps and statuses are the in-memory preparation's (:mod:`raterapp.services.preparation`),
+The steps and statuses are the in-memory preparation's (:mod:`raterapp.services.preparation.pipeline`),
 with its guarantees (idempotent steps, all or nothing); what differs is where the work runs.
 With ``DASK_SCHEDULER_ADDRESS`` it runs on that cluster (whose workers must read the items:
 a location they reach, or the shared media volume for uploads); without it, on Dask's local
@@ -23,9 +23,9 @@ from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, ImpactTable, Pair
 from metrics_core import dask_backend as dk
 from metrics_core.io import InputError
 from raterapp.models import Experiment, ImpactGroup, Item
-from raterapp.services.catalogue import catalogue_location_check, catalogue_read_for, catalogue_rows_for
-from raterapp.services.impact_groups import MAX_SLICE_VALUES, TOP_CLUSTERS, impact_group_rows
-from raterapp.services.sampled_rows import SampledItems, sampled_rows_assemble, sampled_rows_save
+from raterapp.services.preparation.catalogue import catalogue_location_check, catalogue_read_for, catalogue_rows_for
+from raterapp.services.preparation.impact_groups import MAX_SLICE_VALUES, TOP_CLUSTERS, impact_group_rows
+from raterapp.services.preparation.sampled_rows import SampledItems, sampled_rows_assemble, sampled_rows_save
 
 Status = Experiment.Status
 BATCH = 5000

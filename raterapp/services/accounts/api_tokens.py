@@ -20,8 +20,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from raterapp.access import ADMIN, has_role, user_with_roles_from_row, user_with_roles_sql
+from raterapp.db.rows import column_count, columns, instance_from_row, table
 from raterapp.models import ApiToken, AuditEntry
-from raterapp.selectors.rows import column_count, columns, instance_from_row, table
 from raterapp.services.audit import audit_record
 
 KEY_PREFIX = "rt_"

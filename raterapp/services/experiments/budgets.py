@@ -28,8 +28,7 @@ from django.utils import timezone
 from raterapp.access import ADMIN, require_role
 from raterapp.models import BudgetChange, BudgetPool, Experiment, ExperimentBudget, PairTask
 from raterapp.services.judging.progress import experiment_progress_recount
-
-from .judging.spending import BudgetSpent
+from raterapp.services.judging.spending import BudgetSpent
 
 __all__ = ["BudgetSpent", "budget_create", "budget_update", "pool_create", "pool_update"]
 

@@ -2,7 +2,7 @@
 
 Every judgement asks for a recompute, but a burst of judgements shares one
 (:mod:`raterapp.services.scheduling`, ``ESTIMATES_DEBOUNCE_SECONDS``). Each snapshot then
-asks for the slower derived metrics and slice estimates (:mod:`raterapp.services.derived`),
+asks for the slower derived metrics and slice estimates (:mod:`raterapp.services.refresh.derived`),
 which stay off this path because the snapshot must be fast. The numbers come
 from metrics_core only; this module moves rows into arrays and back.
 """
@@ -21,8 +21,8 @@ from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
 from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import JudgedSample, judged_sample_get
-from raterapp.services.live import experiment_change_publish
 from raterapp.services.outbox import outbox_add
+from raterapp.services.refresh.live import experiment_change_publish
 from raterapp.services.scheduling import ESTIMATES_REFRESH
 
 logger = logging.getLogger(__name__)

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from raterapp.api.serializers.judging import QuotaSerializer
 from raterapp.models import Experiment
 from raterapp.selectors.raters import FLAGS
-
-from .serializers.judging import QuotaSerializer
 
 FLAG_HELP = (
     "too_fast: median seconds per verdict below RATER_MIN_SECONDS; low_gold_accuracy: gold accuracy below "

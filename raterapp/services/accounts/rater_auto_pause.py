@@ -35,7 +35,7 @@ def raters_auto_pause(*, actor=None, rater_ids: list[int] | None = None) -> list
         require_role(actor, ADMIN, "Only admins manage raters.")
     if not settings.RATER_AUTO_PAUSE:
         return []
-    from raterapp.services.raters import rater_pause_record  # raters → judging → verdicts → here
+    from raterapp.services.accounts.raters import rater_pause_record  # raters → judging → verdicts → here
 
     for rater_id in rater_ids or ():
         rater_auto_pause_started(rater_id)

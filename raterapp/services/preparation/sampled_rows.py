@@ -31,11 +31,11 @@ from metrics_core import (
 from metrics_core.sampling.order import rows_by_first_position
 from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_attributes, population_for_experiment
-from raterapp.services.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
-from raterapp.services.coupled_sampling import batch_sample_draw
 from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
-from raterapp.services.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
+from raterapp.services.preparation.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
+from raterapp.services.sampling.coupled import batch_sample_draw
+from raterapp.services.sampling.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
 
 SELF = PAIR_CLASSES.index("self")
 

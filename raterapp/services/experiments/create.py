@@ -10,9 +10,9 @@ from django.core.files import File
 from django.db import transaction
 
 from raterapp.models import Experiment, OutboxMessage, Workspace
-from raterapp.services.budgets import budget_create
-from raterapp.services.experiment_files import uploads_removed_on_failure, uploads_save
-from raterapp.services.experiment_spec import ExperimentSpec
+from raterapp.services.experiments.budgets import budget_create
+from raterapp.services.experiments.files import uploads_removed_on_failure, uploads_save
+from raterapp.services.experiments.spec import ExperimentSpec
 from raterapp.services.outbox import outbox_add
 
 

@@ -25,7 +25,11 @@ from raterapp.exceptions import StateConflict
 from raterapp.models import PREPARATION_STEPS, Experiment, OutboxMessage
 from raterapp.population_files import population_delete
 from raterapp.services.outbox import outbox_add
-from raterapp.services.preparation import RESULTS_CLEARED, preparation_fail_interrupted, preparation_rows_delete
+from raterapp.services.preparation.pipeline import (
+    RESULTS_CLEARED,
+    preparation_fail_interrupted,
+    preparation_rows_delete,
+)
 
 logger = logging.getLogger(__name__)
 Status = Experiment.Status

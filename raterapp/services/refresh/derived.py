@@ -22,9 +22,9 @@ from metrics_core.estimation.labelled import labelled_draws_by_metric
 from raterapp.models import DerivedEstimate, Experiment
 from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services.live import experiment_change_publish
+from raterapp.services.refresh.live import experiment_change_publish
+from raterapp.services.refresh.slice_estimates import slice_estimates_compute
 from raterapp.services.scheduling import DERIVED_REFRESH
-from raterapp.services.slice_estimates import slice_estimates_compute
 
 
 def derived_refresh(*, experiment_id: int) -> DerivedEstimate:

@@ -11,9 +11,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from raterapp.access import ADMIN, RATER, ROLES, require_role
+from raterapp.db.locks import rater_lock
 from raterapp.models import AuditEntry, Lease, RaterProfile
 from raterapp.services.audit import audit_record
-from raterapp.services.judging.locks import rater_lock
 
 
 def user_roles_set(*, actor, user, roles: Iterable[str], reason: str = "") -> list[str]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from raterapp.access import ADMIN, RATER, has_role, require_role
-
-from .raters import password_set_path
+from raterapp.services.accounts.raters import password_set_path
 
 
 def rater_password_link(*, actor, rater) -> str:

@@ -21,7 +21,7 @@ from metrics_core.estimation.labelled import labelled_draws_by_metric
 from raterapp.models import Experiment, Judgement, RaterAwareEstimate, ReusedVerdict, SampledPair
 from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import judged_sample_get
-from raterapp.services.live import experiment_change_publish
+from raterapp.services.refresh.live import experiment_change_publish
 from raterapp.services.scheduling import RATER_AWARE_REFRESH
 
 
@@ -113,7 +113,7 @@ def _rater_aware_payload(experiment: Experiment, rows: dict[str, np.ndarray]) ->
         rng=np.random.default_rng(experiment.seed),
         n_boot=settings.RATER_AWARE_BOOTSTRAP_REPLICATES,
         confidence=experiment.confidence,
-        horizon=experiment.n_draws,  # as the snapshot's sequences (services/estimates.py)
+        horizon=experiment.n_draws,  # as the snapshot's sequences (services/refresh/estimates.py)
         labelled_draws=counts,
     )
     payload = fit.as_dict()

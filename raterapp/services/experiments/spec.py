@@ -12,10 +12,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from raterapp.models import Experiment, UploadedFile, Workspace
-from raterapp.services.budgets import MAX_REPLICATION
-from raterapp.services.experiment_files import engine_for, file_problems, format_problems
-from raterapp.services.experiment_locations import catalogue_location_problems, items_location_problems
-from raterapp.services.upload_checks import upload_content_problems
+from raterapp.services.experiments.budgets import MAX_REPLICATION
+from raterapp.services.experiments.files import engine_for, file_problems, format_problems
+from raterapp.services.experiments.locations import catalogue_location_problems, items_location_problems
+from raterapp.services.experiments.upload_checks import upload_content_problems
 
 Kind = UploadedFile.Kind
 # Every distinct pair becomes rows and human work: beyond this a sample is a mistake.

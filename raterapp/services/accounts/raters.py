@@ -34,10 +34,10 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from raterapp.access import ADMIN, RATER, has_role, require_role
+from raterapp.db.locks import rater_lock
 from raterapp.models import AuditEntry, Experiment, Lease, RaterProfile
-from raterapp.services.api_tokens import api_tokens_revoke_all
+from raterapp.services.accounts.api_tokens import api_tokens_revoke_all
 from raterapp.services.audit import audit_record
-from raterapp.services.judging.locks import rater_lock
 
 Action = AuditEntry.Action
 

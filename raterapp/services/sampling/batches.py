@@ -36,13 +36,13 @@ from raterapp.models import Experiment, Item, OutboxMessage, PairTask, SampleBat
 from raterapp.population_files import population_for_experiment
 from raterapp.selectors import batches
 from raterapp.selectors.batches import sample_batch_draws_limit, sample_batches_drawn_total
-from raterapp.services.catalogue import catalogue_read
-from raterapp.services.coupled_sampling import batch_sample_draw
+from raterapp.services.experiments.uploads import upload_message_for_user, uploads_local_open
 from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
-from raterapp.services.sampled_rows import sample_tasks_ordered, sampled_item_rows, sampled_items_at
-from raterapp.services.uploads import upload_message_for_user, uploads_local_open
-from raterapp.services.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
+from raterapp.services.preparation.catalogue import catalogue_read
+from raterapp.services.preparation.sampled_rows import sample_tasks_ordered, sampled_item_rows, sampled_items_at
+from raterapp.services.sampling.coupled import batch_sample_draw
+from raterapp.services.sampling.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
 
 logger = logging.getLogger(__name__)
 Status = Experiment.Status

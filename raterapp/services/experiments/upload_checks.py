@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 
 from metrics_core.io import Head, InputError, check_head
 from raterapp.models import Experiment, UploadedFile
-from raterapp.services.catalogue import catalogue_head_check, catalogue_rows_for
-from raterapp.services.item_labels import item_labels_fit_check
+from raterapp.services.preparation.catalogue import catalogue_head_check, catalogue_rows_for
+from raterapp.services.preparation.item_labels import item_labels_fit_check
 
 Kind = UploadedFile.Kind
 TABLE_OF = {Kind.ITEMS: "items", Kind.BASE: "clustering", Kind.EXP: "clustering", Kind.GROUND_TRUTH: "clustering"}

@@ -7,7 +7,7 @@ almost always does), for Parquet the magic bytes, the footer's row count and the
 file decodes to in memory (a small file that would expand to gigabytes, see
 ``_expanded_problem``). The content is checked next, on the first rows of each file
 (``upload_checks``), and whole by the preparation (metrics_core readers,
-raterapp.services.catalogue), which fails the experiment with the file, row and problem.
+raterapp.services.preparation.catalogue), which fails the experiment with the file, row and problem.
 """
 
 from __future__ import annotations

@@ -11,8 +11,7 @@ from django.utils import timezone
 
 from raterapp.access import ADMIN, require_role
 from raterapp.models import PairReport
-
-from .gold import ANSWERS, gold_pair_create, task_retire
+from raterapp.services.judging.gold import ANSWERS, gold_pair_create, task_retire
 
 Resolution = PairReport.Resolution
 

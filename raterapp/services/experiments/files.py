@@ -12,7 +12,7 @@ from django.core.files import File
 
 from metrics_core.io import InputError, format_of
 from raterapp.models import Experiment, UploadedFile
-from raterapp.services.upload_limits import upload_limit_problems
+from raterapp.services.experiments.upload_limits import upload_limit_problems
 
 Kind = UploadedFile.Kind
 

@@ -43,18 +43,18 @@ from metrics_core.io import (
 from raterapp.exceptions import DATABASE_OUT_OF_REACH
 from raterapp.models import Experiment, ExperimentProgress, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_delete, population_write
-from raterapp.services.catalogue import (
+from raterapp.services.experiments.uploads import LocalUpload, upload_message_for_user, uploads_local_open
+from raterapp.services.preparation.catalogue import (
     Catalogue,
     catalogue_attributes_for,
     catalogue_read,
     catalogue_rows_for,
 )
-from raterapp.services.ground_truth import ground_truth_metrics_measure
-from raterapp.services.impact_groups import impact_groups_build
-from raterapp.services.item_labels import item_labels_fit_check
-from raterapp.services.preparation_guard import memory_capped, preparation_heartbeat
-from raterapp.services.sampled_rows import sampled_rows_build, sampled_rows_save
-from raterapp.services.uploads import LocalUpload, upload_message_for_user, uploads_local_open
+from raterapp.services.preparation.ground_truth import ground_truth_metrics_measure
+from raterapp.services.preparation.guard import memory_capped, preparation_heartbeat
+from raterapp.services.preparation.impact_groups import impact_groups_build
+from raterapp.services.preparation.item_labels import item_labels_fit_check
+from raterapp.services.preparation.sampled_rows import sampled_rows_build, sampled_rows_save
 
 logger = logging.getLogger(__name__)
 Status = Experiment.Status
@@ -234,7 +234,7 @@ def _engine_of(experiment: Experiment) -> tuple[dict[str, Callable[[_Run], None]
     client for the whole run; imported on use, so Dask loads only where it is needed)."""
     if experiment.engine != Experiment.Engine.DASK:
         return _STEP_OF, contextlib.nullcontext()
-    from raterapp.services import dask_engine
+    from raterapp.services.preparation import dask_engine
 
     steps = {
         Status.VALIDATING: dask_engine.dask_validate,

@@ -21,7 +21,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 
 from raterapp.access import user_with_roles_from_row, user_with_roles_sql
-from raterapp.selectors.rows import table
+from raterapp.db.rows import table
 
 
 def _key(username: str) -> str:

@@ -1,0 +1,2 @@
+"""Database helpers: model instances from rows of written-out SQL (rows) and row locks with their
+stand-in on SQLite (locks). The one place that knows the SQL dialect's details."""
