@@ -1,7 +1,7 @@
 """The normalised population of an experiment: one Parquet file in the media storage.
 
-The one module that reads and writes these files and caches what it loads from them
-(services write them, selectors and services read them).
+The one module that reads and writes these files, and the one cache of what a process derives
+from them (:class:`ExperimentCache`; services write the files, selectors and services read them).
 
 Columns ``item_id, base_cluster, exp_cluster, weight`` and then the slice attributes (text);
 the storage must be a file system (readers map the file into memory).
@@ -12,10 +12,9 @@ changed, so readers may cache what they load from it.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -66,8 +65,13 @@ def population_for_experiment(experiment: Experiment) -> tuple[np.ndarray, Popul
     upload with that seed.
     """
     path = population_path(experiment)
-    stat = os.stat(path)
-    return _population_load(experiment.pk, path, (stat.st_ino, stat.st_mtime_ns, stat.st_size))
+    return _POPULATIONS.get_or_read(experiment, population_version(experiment), lambda: _population_load(path))
+
+
+def population_version(experiment: Experiment) -> tuple[int, int, int]:
+    """The population file's version: a file written again (a re-run) is another file."""
+    stat = os.stat(population_path(experiment))
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
 def population_attributes(experiment: Experiment, *, positions: np.ndarray | None = None) -> dict[str, pa.Array]:
@@ -93,8 +97,7 @@ def population_path(experiment: Experiment) -> str:
     return default_storage.path(experiment.population_file)
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def _population_load(experiment_id: int, path: str, version: tuple[int, int, int]) -> tuple[np.ndarray, Population]:
+def _population_load(path: str) -> tuple[np.ndarray, Population]:
     table = pq.read_table(path, columns=list(POPULATION_COLUMNS), memory_map=True)
     item_id, base, exp = (table.column(name).combine_chunks() for name in POPULATION_COLUMNS[:3])
     weight = table.column("weight").to_numpy()
@@ -140,3 +143,38 @@ class BoundedCache(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+class ExperimentCache(Generic[V]):
+    """What a process reads or derives from an experiment's population file and rows, kept for at
+    most ``maxsize`` experiments (the least recently used make way).
+
+    The one rule of invalidation: an entry is tagged with the versions it was read from (the
+    experiment's creation time, since SQLite may reuse the id of a rolled-back row, and the
+    ``version`` the reader gives: the file's, the sample's). A read that finds another tag reads
+    again, and its value replaces the entry. Nothing else removes an entry."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._entries: BoundedCache[int, tuple[Hashable, V]] = BoundedCache(maxsize)
+
+    def get_or_read(self, experiment: Experiment, version: Hashable, read: Callable[[], V], *, keep: bool = True) -> V:
+        """The value tagged ``version``, read by ``read()`` unless kept; ``keep=False`` reads without
+        keeping (what is read may still change)."""
+        tag = (experiment.created_at, version)
+        entry = self._entries.get(experiment.pk)
+        if entry is not None and entry[0] == tag:
+            return entry[1]
+        value = read()
+        if keep:
+            self._entries.put(experiment.pk, (tag, value))
+        return value
+
+    def experiments(self) -> list[int]:
+        """The ids of the experiments kept, least recently used first."""
+        return self._entries.keys()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_POPULATIONS: ExperimentCache[tuple[np.ndarray, Population]] = ExperimentCache(CACHE_SIZE)

@@ -7,7 +7,7 @@ people read, so exports carry ids, the columns of the metrics_core command line
 
 from __future__ import annotations
 
-import weakref
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,7 +23,7 @@ from metrics_core import (
     verdicts_from_judgements,
 )
 from raterapp.models import Experiment, Item, Judgement, PairTask, ReusedVerdict, SampledPair, sampled_q
-from raterapp.population_files import BoundedCache, population_for_experiment
+from raterapp.population_files import ExperimentCache, population_for_experiment, population_version
 
 PAIR_FIELDS = (
     "i",
@@ -81,7 +81,7 @@ class _FixedSample:
     task_a: np.ndarray
     task_b: np.ndarray
     context: SampleContext | None = None  # Dask engine: what the estimators need of the population
-    # Computed on first use. No reference to the population: the cache refers to it weakly.
+    # Computed on first use, against the population of the version the sample was read with.
     derived: dict = field(default_factory=dict, compare=False)
 
     def contributions(self, population: Population | None) -> np.ndarray:
@@ -91,11 +91,10 @@ class _FixedSample:
         return self.derived["contributions"]
 
 
-# Per experiment and sample version, tagged with the population object it was read against
-# (itself cached per population file version) and, for Dask, the creation time (SQLite may reuse
-# an id after a rollback). Bounded: a process serves a few experiments at a time.
+# Per experiment, tagged with its sample version and its population file's version (population_files'
+# one rule). Bounded: a process serves a few experiments at a time.
 SAMPLE_CACHE_SIZE = 8
-_FIXED: BoundedCache[tuple[int, int], tuple[object, _FixedSample]] = BoundedCache(SAMPLE_CACHE_SIZE)
+_FIXED: ExperimentCache[_FixedSample] = ExperimentCache(SAMPLE_CACHE_SIZE)
 
 
 def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
@@ -114,8 +113,7 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
     verdict = np.array([row[1] for row in rows], dtype=object)
     index = np.searchsorted(fixed.task_ids, task)
     if len(task) and (index.max() >= len(fixed.task_ids) or (fixed.task_ids[index] != task).any()):
-        _FIXED.pop(_cache_key(experiment))  # tasks changed: read again
-        fixed = _fixed_sample(experiment, population)
+        fixed = _fixed_sample_read(experiment, population)  # tasks changed meanwhile: as they are now
         index = np.searchsorted(fixed.task_ids, task)
     i, j = fixed.task_a[index], fixed.task_b[index]
     return JudgedSample(
@@ -137,26 +135,16 @@ def _population_of(experiment: Experiment) -> Population | None:
     return population_for_experiment(experiment)[1]
 
 
-def _source_tag(experiment: Experiment, population: Population | None):
-    """What a cached sample was read against: a weak reference to the population object (never
-    keeping a population alive), or for Dask the experiment's creation time."""
-    return experiment.created_at.isoformat() if population is None else weakref.ref(population)
-
-
-def _cached_sample(experiment: Experiment, population: Population | None) -> _FixedSample | None:
-    entry = _FIXED.get(_cache_key(experiment))
-    if entry is None:
-        return None
-    tag, fixed = entry
-    if population is None:
-        return fixed if tag == _source_tag(experiment, None) else None
-    return fixed if isinstance(tag, weakref.ref) and tag() is population else None
-
-
 def _fixed_sample(experiment: Experiment, population: Population | None) -> _FixedSample:
-    cached = _cached_sample(experiment, population)
-    if cached is not None:
-        return cached
+    """The sample, kept once sampling is over (rating or done); a batch appended after that is a
+    new ``sample_version``."""
+    version = (experiment.sample_version, None if population is None else population_version(experiment))
+    sampling_over = experiment.status in (Experiment.Status.RATING, Experiment.Status.DONE)
+    read = functools.partial(_fixed_sample_read, experiment, population)
+    return _FIXED.get_or_read(experiment, version, read, keep=sampling_over)
+
+
+def _fixed_sample_read(experiment: Experiment, population: Population | None) -> _FixedSample:
     position_of = _item_positions(experiment)
     tasks = PairTask.objects.sampled().filter(experiment=experiment).order_by("pk")
     task_ids, a, b = (np.asarray(c, dtype=np.int64) for c in _columns(tasks.values_list("pk", "item_a", "item_b"), 3))
@@ -164,17 +152,7 @@ def _fixed_sample(experiment: Experiment, population: Population | None) -> _Fix
         pair_ids, sample, context = _sample_read_with_context(experiment, position_of)
     else:
         (pair_ids, sample), context = _sample_read(experiment, population, position_of), None
-    fixed = _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b), context)
-    if experiment.status in (Experiment.Status.RATING, Experiment.Status.DONE):  # sampling is over
-        for stale in [k for k in _FIXED.keys() if k[0] == experiment.pk]:
-            _FIXED.pop(stale)
-        _FIXED.put(_cache_key(experiment), (_source_tag(experiment, population), fixed))
-    return fixed
-
-
-def _cache_key(experiment: Experiment) -> tuple[int, int]:
-    """The sample changes only when a batch is appended (``sample_version``)."""
-    return experiment.pk, experiment.sample_version
+    return _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b), context)
 
 
 def _item_positions(experiment: Experiment):

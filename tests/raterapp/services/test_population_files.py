@@ -1,12 +1,16 @@
+from datetime import timedelta
+
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from django.core.files.storage import default_storage
 
 from metrics_core.io import read_items
+from raterapp.models import Experiment
 from raterapp.population_files import (
     POPULATION_COLUMNS,
     BoundedCache,
+    ExperimentCache,
     population_attributes,
     population_delete,
     population_for_experiment,
@@ -89,7 +93,7 @@ def test_the_sample_cache_of_the_selectors_is_bounded(experiment, monkeypatch):
     """However many experiments a process reads, it keeps the samples of a few."""
     from raterapp.selectors import samples
 
-    monkeypatch.setattr(samples, "_FIXED", BoundedCache(samples.SAMPLE_CACHE_SIZE))
+    monkeypatch.setattr(samples, "_FIXED", ExperimentCache(samples.SAMPLE_CACHE_SIZE))
     experiment.status = experiment.Status.RATING
     for version in range(samples.SAMPLE_CACHE_SIZE + 3):
         experiment.sample_version = version
@@ -99,4 +103,24 @@ def test_the_sample_cache_of_the_selectors_is_bounded(experiment, monkeypatch):
     for other in others:
         samples.judged_sample_get(experiment=other)
     assert len(samples._FIXED) == samples.SAMPLE_CACHE_SIZE
-    assert {pk for pk, _ in samples._FIXED.keys()} == {other.pk for other in others[-samples.SAMPLE_CACHE_SIZE :]}
+    assert set(samples._FIXED.experiments()) == {other.pk for other in others[-samples.SAMPLE_CACHE_SIZE :]}
+
+
+def test_the_experiment_cache_reads_again_when_a_version_changes_and_keeps_one_entry(db):
+    cache = ExperimentCache(2)
+    experiment = ExperimentFactory()
+    reads = []
+
+    def read(value):
+        return lambda: reads.append(value) or value
+
+    assert cache.get_or_read(experiment, 1, read("a")) == "a"
+    assert cache.get_or_read(experiment, 1, read("b")) == "a"  # kept
+    assert cache.get_or_read(experiment, 2, read("c")) == "c"  # another version: read again
+    assert cache.get_or_read(experiment, 1, read("d")) == "d"  # the old one was replaced
+    assert (reads, len(cache)) == (["a", "c", "d"], 1)
+    assert cache.get_or_read(experiment, 3, read("e"), keep=False) == "e"
+    assert cache.get_or_read(experiment, 1, read("f")) == "d"  # not kept: the entry stays
+    reused = Experiment(pk=experiment.pk, created_at=experiment.created_at + timedelta(seconds=1))
+    # SQLite may reuse a rolled-back row's id
+    assert cache.get_or_read(reused, 1, read("g")) == "g"
