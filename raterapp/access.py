@@ -18,7 +18,7 @@ from django.http import Http404
 
 from raterapp.db.rows import column_count, columns, instance_from_row, table
 
-from .models import Experiment, Judgement, PairTask, SampledPair
+from .models import Experiment, Judgement, Lease, PairReport, PairTask, SampledPair, sampled_q
 
 RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)
@@ -104,6 +104,34 @@ def experiments_open_to_rater(user) -> QuerySet[Experiment]:
     if not has_role(user, RATER):
         return Experiment.objects.none()
     return Experiment.objects.filter(open_to_rater_q(user.pk), status=Experiment.Status.RATING)
+
+
+def task_in_rating_q(prefix: str = "") -> Q:
+    """A task still served to raters: sampled (not a gold question) and not retired. ``prefix``
+    reaches it through a relation (``"task__"``)."""
+    return sampled_q(prefix) & Q(**{f"{prefix}retired_at__isnull": True})
+
+
+def task_in_rating_sql(alias: str) -> str:
+    """:func:`task_in_rating_q` on the task aliased ``alias``, written out for the loop's SQL."""
+    return f"{alias}.gold_answer = '' AND {alias}.retired_at IS NULL"
+
+
+def task_open_to_rater_sql(alias: str) -> str:
+    """A task in the rater's queue (``selectors.judging.task_queue_for_rater``, the ORM's spelling),
+    on the task aliased ``alias``, for the rater ``%(rater)s`` at ``%(now)s``: in rating and still
+    wanted, neither judged nor reported by the rater nor held by them, with a verdict still wanted
+    beyond the other raters' live leases. tests/raterapp/test_task_rules.py holds the two to one
+    answer."""
+    t = alias
+    judgements, reports, leases = table(Judgement), table(PairReport), table(Lease)
+    return f"""{task_in_rating_sql(t)} AND {t}.verdicts < {t}.wanted
+    AND NOT EXISTS (SELECT 1 FROM {judgements} j WHERE j.task_id = {t}.id AND j.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM {reports} r WHERE r.task_id = {t}.id AND r.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM {leases} l
+        WHERE l.task_id = {t}.id AND l.rater_id = %(rater)s AND l.expires_at > %(now)s)
+    AND {t}.verdicts < {t}.wanted - (SELECT count(*) FROM {leases} l
+        WHERE l.task_id = {t}.id AND l.expires_at > %(now)s AND l.rater_id <> %(rater)s)"""
 
 
 # Read by no rating request, and the largest columns.

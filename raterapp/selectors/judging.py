@@ -11,6 +11,7 @@ from django.db.models import Count, Exists, F, Func, OuterRef, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from raterapp.access import task_in_rating_q
 from raterapp.db.rows import table
 from raterapp.models import (
     BudgetPool,
@@ -123,11 +124,9 @@ def experiment_verdicts_left(*, experiment_id: int) -> int:
     left = ExperimentProgress.objects.filter(experiment_id=experiment_id).values_list("verdicts_left", flat=True)
     for value in left:
         return value
-    return (
-        PairTask.objects.sampled()
-        .filter(experiment_id=experiment_id, retired_at__isnull=True)
-        .aggregate(left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0))["left"]
-    )
+    return PairTask.objects.filter(task_in_rating_q(), experiment_id=experiment_id).aggregate(
+        left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
+    )["left"]
 
 
 def _rater_counts(*, rater, experiment: Experiment | None = None, session_start: datetime | None = None) -> dict:
@@ -187,8 +186,7 @@ def task_queue_for_rater(*, experiment: Experiment, rater, now) -> QuerySet[Pair
     )
     return (
         tasks_open_to_rater(rater)
-        .sampled()
-        .filter(experiment=experiment, retired_at__isnull=True, verdicts__lt=F("wanted"))
+        .filter(task_in_rating_q(), experiment=experiment, verdicts__lt=F("wanted"))
         .exclude(Exists(Lease.objects.filter(task=OuterRef("pk"), rater=rater, expires_at__gt=now)))
         .alias(held=Coalesce(Subquery(held), Value(0)))
         .filter(verdicts__lt=F("wanted") - F("held"))

@@ -15,7 +15,7 @@ from functools import cache
 from django.db import connection
 from django.utils import timezone
 
-from raterapp.access import RATER, has_role, open_to_rater_sql
+from raterapp.access import RATER, has_role, open_to_rater_sql, task_in_rating_sql, task_open_to_rater_sql
 from raterapp.db.rows import column_count, columns, instance_from_row, table
 from raterapp.models import (
     BudgetPool,
@@ -24,7 +24,6 @@ from raterapp.models import (
     ExperimentProgress,
     Judgement,
     Lease,
-    PairReport,
     PairTask,
     RaterProfile,
     RaterVerdictCount,
@@ -175,7 +174,7 @@ SELECT {columns(Experiment, "e", leave_out=_UNREAD)}, e.open_to_rater, e.mine,
     CASE WHEN e.open_to_rater THEN COALESCE(
         (SELECT g.verdicts_left FROM {table(ExperimentProgress)} g WHERE g.experiment_id = e.id),
         (SELECT SUM(t.wanted) - SUM(t.verdicts) FROM {tasks} t
-            WHERE t.experiment_id = e.id AND t.gold_answer = '' AND t.retired_at IS NULL),
+            WHERE t.experiment_id = e.id AND {task_in_rating_sql("t")}),
         0) END,
     EXISTS(SELECT 1 FROM {leases} l JOIN {tasks} t ON t.id = l.task_id
         WHERE l.rater_id = %(rater)s AND l.expires_at > %(now)s AND t.experiment_id = e.id),
@@ -186,14 +185,7 @@ SELECT {columns(Experiment, "e", leave_out=_UNREAD)}, e.open_to_rater, e.mine,
         WHEN p.paused THEN %(budget_paused)s
         WHEN p.max_verdicts <= p.spent + ({live_leases} AND t.experiment_id IN (
             SELECT pb.experiment_id FROM {table(ExperimentBudget)} pb WHERE pb.pool_id = p.id)) THEN %(budget_spent)s
-        WHEN (SELECT 1 FROM {tasks} t
-            WHERE t.experiment_id = e.id AND t.gold_answer = '' AND t.retired_at IS NULL AND t.verdicts < t.wanted
-                AND NOT EXISTS (SELECT 1 FROM {table(Judgement)} j WHERE j.task_id = t.id AND j.rater_id = %(rater)s)
-                AND NOT EXISTS (SELECT 1 FROM {table(PairReport)} r WHERE r.task_id = t.id AND r.rater_id = %(rater)s)
-                AND NOT EXISTS (SELECT 1 FROM {leases} l
-                    WHERE l.task_id = t.id AND l.rater_id = %(rater)s AND l.expires_at > %(now)s)
-                AND t.verdicts < t.wanted - (SELECT count(*) FROM {leases} l
-                    WHERE l.task_id = t.id AND l.expires_at > %(now)s AND l.rater_id <> %(rater)s)
+        WHEN (SELECT 1 FROM {tasks} t WHERE t.experiment_id = e.id AND {task_open_to_rater_sql("t")}
             ORDER BY t.rank LIMIT 1) IS NULL THEN %(queue_empty)s
     END
 FROM seen e

@@ -6,6 +6,7 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.db.models.functions import Coalesce
 
+from raterapp.access import task_in_rating_q
 from raterapp.models import ExperimentProgress, PairTask
 
 
@@ -19,11 +20,9 @@ def experiment_progress_recount(*, experiment_id: int) -> int:
     with transaction.atomic():
         ExperimentProgress.objects.get_or_create(experiment_id=experiment_id)
         ExperimentProgress.objects.select_for_update().filter(experiment_id=experiment_id).values_list("pk").get()
-        left = (
-            PairTask.objects.sampled()
-            .filter(experiment_id=experiment_id, retired_at__isnull=True)
-            .aggregate(left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0))["left"]
-        )
+        left = PairTask.objects.filter(task_in_rating_q(), experiment_id=experiment_id).aggregate(
+            left=Coalesce(Sum("wanted"), 0) - Coalesce(Sum("verdicts"), 0)
+        )["left"]
         ExperimentProgress.objects.filter(experiment_id=experiment_id).update(verdicts_left=left)
     return left
 

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection
 
 from raterapp import models
+from raterapp.access import task_open_to_rater_sql
 from raterapp.db.rows import table
 
 from .errors import JudgementRefused
@@ -88,14 +89,7 @@ SELECT {", ".join(f"t.{c}" for c in TASK_COLUMNS)}, {", ".join(f"a.{c}" for c in
 FROM {table(models.PairTask)} t
     JOIN {table(models.Item)} a ON a.id = t.item_a_id
     JOIN {table(models.Item)} b ON b.id = t.item_b_id
-WHERE t.experiment_id = %(experiment)s AND t.gold_answer = '' AND t.retired_at IS NULL
-    AND t.verdicts < t.wanted AND t.rank > %(after)s
-    AND NOT EXISTS (SELECT 1 FROM {table(models.Judgement)} j WHERE j.task_id = t.id AND j.rater_id = %(rater)s)
-    AND NOT EXISTS (SELECT 1 FROM {table(models.PairReport)} r WHERE r.task_id = t.id AND r.rater_id = %(rater)s)
-    AND NOT EXISTS (SELECT 1 FROM {table(models.Lease)} l
-        WHERE l.task_id = t.id AND l.rater_id = %(rater)s AND l.expires_at > %(now)s)
-    AND t.verdicts < t.wanted - (SELECT count(*) FROM {table(models.Lease)} l
-        WHERE l.task_id = t.id AND l.expires_at > %(now)s AND l.rater_id <> %(rater)s)
+WHERE t.experiment_id = %(experiment)s AND t.rank > %(after)s AND {task_open_to_rater_sql("t")}
 ORDER BY t.rank
 LIMIT 1
 FOR UPDATE OF t SKIP LOCKED

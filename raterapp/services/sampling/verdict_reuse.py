@@ -10,7 +10,8 @@ from collections.abc import Iterable, Sequence
 
 from django.db.models import F
 
-from raterapp.models import Experiment, Judgement, OutboxMessage, PairTask, ReusedVerdict, sampled_q
+from raterapp.access import task_in_rating_q
+from raterapp.models import Experiment, Judgement, OutboxMessage, PairTask, ReusedVerdict
 from raterapp.reuse_keys import pair_key
 from raterapp.services.outbox import outbox_add
 
@@ -51,10 +52,9 @@ def verdict_sources_find(*, experiment: Experiment, keys: Sequence[str]) -> dict
     for start in range(0, len(unique), _CHUNK):
         rows = (
             Judgement.objects.filter(
-                sampled_q("task__"),
+                task_in_rating_q("task__"),
                 task__pair_key__in=unique[start : start + _CHUNK],
                 task__question_version_id=experiment.question_version_id,
-                task__retired_at__isnull=True,
                 task__experiment__workspace_id=experiment.workspace_id,
                 task__experiment__reuse_verdicts=True,
             )
