@@ -36,7 +36,7 @@ def deciding_metric(scheme: str) -> str:
     return "DeltaPrecision" if scheme == "precision" else "GoodMinusBadDistance"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Decision(FlatResult):
     """The outcome of :func:`decide` and what it rests on.
 
@@ -82,11 +82,13 @@ def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: fl
     Examples
     --------
     >>> from metrics_core import Estimate, QualityEstimates
-    >>> e = Estimate(0.05, 0.01, 0.03, 0.07, 500, 600, 0.02, 0.08, 0.01, 0.06)
-    >>> d = decide(QualityEstimates("precision", 0.95, {"DeltaPrecision": e}))
+    >>> e = Estimate(value=0.05, stderr=0.01, ci_low=0.03, ci_high=0.07, judged_draws=500, drawn_draws=600,
+    ...              cs_low=0.02, cs_high=0.08, unsure_low=0.01, unsure_high=0.06)
+    >>> q = QualityEstimates(scheme="precision", confidence=0.95, estimates={"DeltaPrecision": e})
+    >>> d = decide(q)
     >>> d.outcome, d.fragile, d.settle_half_width
     ('better', True, 0.05)
-    >>> decide(QualityEstimates("precision", 0.95, {"DeltaPrecision": e}), margin=0.1).outcome
+    >>> decide(q, margin=0.1).outcome
     'no_meaningful_difference'
     """
     metric = deciding_metric(estimates.scheme) if metric is None else metric
@@ -107,10 +109,30 @@ def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: fl
         if flipped != outcome:
             bound, value, threshold = _crossing((e.cs_low, e.cs_high), (low, high), margin)
             return Decision(
-                outcome, metric, e.value, e.cs_low, e.cs_high, margin, True, settle,
-                flipped, centre, bound, value, threshold,
-            )  # fmt: skip
-    return Decision(outcome, metric, e.value, e.cs_low, e.cs_high, margin, False, settle)
+                outcome=outcome,
+                metric=metric,
+                value=e.value,
+                cs_low=e.cs_low,
+                cs_high=e.cs_high,
+                margin=margin,
+                fragile=True,
+                settle_half_width=settle,
+                flip_outcome=flipped,
+                flip_centre=centre,
+                flip_bound=bound,
+                flip_bound_value=value,
+                flip_threshold=threshold,
+            )
+    return Decision(
+        outcome=outcome,
+        metric=metric,
+        value=e.value,
+        cs_low=e.cs_low,
+        cs_high=e.cs_high,
+        margin=margin,
+        fragile=False,
+        settle_half_width=settle,
+    )
 
 
 def _crossing(before: tuple[float, float], after: tuple[float, float], margin: float) -> tuple[str, float, float]:

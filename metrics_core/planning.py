@@ -51,7 +51,7 @@ def judgements_to_target(*, half_width: float, judgements: int, target_half_widt
 PLAN_KINDS: tuple[str, ...] = ("fixed", "sequence")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan(FlatResult):
     """What reaching a target half-width is expected to take (abcde-spec §10).
 
@@ -118,7 +118,7 @@ def plan_to_half_width(
 
     Examples
     --------
-    >>> e = Estimate(0.1, 0.02, 0.06, 0.14, 400, 500)
+    >>> e = Estimate(value=0.1, stderr=0.02, ci_low=0.06, ci_high=0.14, judged_draws=400, drawn_draws=500)
     >>> plan_to_half_width(estimate=e, target_half_width=0.02, draws_per_pair=1.25, replication=2,
     ...                    cost_per_verdict=0.1)
     Plan(judged_draws=1200.0, verdicts=1920.0, cost=192.0, reached=False)
@@ -134,15 +134,15 @@ def plan_to_half_width(
     n = int(estimate.judged_draws)
     half_width = estimate.half_width if kind == "fixed" else estimate.cs_half_width
     if n == 0 or not math.isfinite(half_width):
-        return Plan(math.nan, math.nan, math.nan, False)
+        return Plan(judged_draws=math.nan, verdicts=math.nan, cost=math.nan, reached=False)
     if half_width <= target_half_width:
-        return Plan(0.0, 0.0, 0.0, True)
+        return Plan(judged_draws=0.0, verdicts=0.0, cost=0.0, reached=True)
     if kind == "fixed":
         more = n * _squared_ratio(half_width, target_half_width) - n
     else:
         planned = estimate.drawn_draws if horizon is None else positive_int("horizon", horizon)
         if planned <= 0:
-            return Plan(math.nan, math.nan, math.nan, False)
+            return Plan(judged_draws=math.nan, verdicts=math.nan, cost=math.nan, reached=False)
         factor = confidence_sequence_factor(judged=n, horizon=planned, confidence=confidence)
         sigma = half_width / factor * math.sqrt(n)  # σ̂_t of the spec: sqrt(t) · SE
         more = (
@@ -154,8 +154,8 @@ def plan_to_half_width(
     more = _ceil(max(more, 0.0))
     verdicts = _ceil(more / draws_per_pair * replication)
     if math.isinf(verdicts):  # out of reach (or past float64): no finite plan
-        return Plan(math.inf, math.inf, math.inf, False)
-    return Plan(more, verdicts, verdicts * cost_per_verdict, False)
+        return Plan(judged_draws=math.inf, verdicts=math.inf, cost=math.inf, reached=False)
+    return Plan(judged_draws=more, verdicts=verdicts, cost=verdicts * cost_per_verdict, reached=False)
 
 
 def _ceil(value: float) -> float:
@@ -237,7 +237,8 @@ def settle_plan(
 
     Examples
     --------
-    >>> e = Estimate(0.05, 0.02, 0.01, 0.09, 400, 500, -0.02, 0.12)
+    >>> e = Estimate(value=0.05, stderr=0.02, ci_low=0.01, ci_high=0.09, judged_draws=400, drawn_draws=500,
+    ...              cs_low=-0.02, cs_high=0.12)
     >>> plan = settle_plan(estimate=e, margin=0.0, horizon=500, draws_per_pair=1.25, replication=1)
     >>> plan
     Plan(judged_draws=296.0, verdicts=237.0, cost=0.0, reached=False)
@@ -262,21 +263,21 @@ def settle_plan(
     n = int(estimate.judged_draws)
     value, half_width = estimate.value, estimate.cs_half_width
     if n == 0 or not (math.isfinite(value) and math.isfinite(half_width)):
-        return Plan(math.nan, math.nan, math.nan, False)
+        return Plan(judged_draws=math.nan, verdicts=math.nan, cost=math.nan, reached=False)
     if _settled(np.array([value]), np.array([half_width]), margin)[0]:
-        return Plan(0.0, 0.0, 0.0, True)
+        return Plan(judged_draws=0.0, verdicts=0.0, cost=0.0, reached=True)
     sigma = half_width / confidence_sequence_factor(judged=n, horizon=horizon, confidence=confidence) * math.sqrt(n)
     metric_draws = _median_settle(value, sigma, n, margin, horizon, confidence) - n
     if not math.isfinite(metric_draws):
-        return Plan(math.inf, math.inf, math.inf, False)
+        return Plan(judged_draws=math.inf, verdicts=math.inf, cost=math.inf, reached=False)
     more = _ceil(max(metric_draws, 1.0) / class_share)
     pending_rate = max(float(pending_draws_per_pair), 1.0)
     pending = min(max(int(pending_pairs), 0) * pending_rate, more)
     pairs = pending / pending_rate + (more - pending) / draws_per_pair
     verdicts = _ceil(pairs * replication)
     if math.isinf(verdicts):  # a class share so small that its draws pass float64
-        return Plan(math.inf, math.inf, math.inf, False)
-    return Plan(more, verdicts, verdicts * cost_per_verdict, False)
+        return Plan(judged_draws=math.inf, verdicts=math.inf, cost=math.inf, reached=False)
+    return Plan(judged_draws=more, verdicts=verdicts, cost=verdicts * cost_per_verdict, reached=False)
 
 
 def _median_settle(value: float, sigma: float, n: int, margin: float, horizon: int, confidence: float) -> float:

@@ -277,4 +277,6 @@ def _with_bootstrap(
         out[name] = replace(
             e, stderr=stderr, ci_low=min(low, e.value), ci_high=max(high, e.value), cs_low=cs_low, cs_high=cs_high
         )
-    return QualityEstimates(raw.scheme, raw.confidence, {n: out[n] for n in metrics_for_scheme(raw.scheme)})
+    return QualityEstimates(
+        scheme=raw.scheme, confidence=raw.confidence, estimates={n: out[n] for n in metrics_for_scheme(raw.scheme)}
+    )

@@ -35,11 +35,13 @@ def interval_reading(estimate: Estimate, *, direction: int) -> str:
     ``no_data`` when nothing was judged yet (the value is undefined).
 
     >>> from metrics_core import Estimate
-    >>> interval_reading(Estimate(0.02, 0.005, 0.01, 0.03, 90, 100), direction=1)
+    >>> e = lambda value, low, high: Estimate(
+    ...     value=value, stderr=0.005, ci_low=low, ci_high=high, judged_draws=90, drawn_draws=100)
+    >>> interval_reading(e(0.02, 0.01, 0.03), direction=1)
     'good'
-    >>> interval_reading(Estimate(0.02, 0.005, 0.01, 0.03, 90, 100), direction=-1)
+    >>> interval_reading(e(0.02, 0.01, 0.03), direction=-1)
     'bad'
-    >>> interval_reading(Estimate(0.01, 0.01, -0.01, 0.03, 90, 100), direction=1)
+    >>> interval_reading(e(0.01, -0.01, 0.03), direction=1)
     'inconclusive'
     """
     if direction not in (HIGHER_IS_BETTER, LOWER_IS_BETTER):

@@ -49,7 +49,7 @@ def _as_is(value: Any) -> Any:
 _JSON_OF_TYPE = {"float": json_number, "int": int, "bool": bool}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ImpactMetrics:
     """Exact impact metrics of a whole population (abcde-spec §2).
 
@@ -90,7 +90,7 @@ class ImpactTable:
         return len(self.labels)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Estimate(FlatResult):
     """An estimated metric with its standard error, confidence interval and confidence sequence.
 
@@ -118,31 +118,31 @@ class Estimate(FlatResult):
         """The inverse of :meth:`as_dict` (``None`` or a missing key back to ``nan``), for stored estimates."""
         number = lambda key: math.nan if data.get(key) is None else float(data[key])  # noqa: E731
         return cls(
-            number("value"),
-            number("stderr"),
-            number("ci_low"),
-            number("ci_high"),
-            int(data.get("judged_draws") or 0),
-            int(data.get("drawn_draws") or 0),
-            number("cs_low"),
-            number("cs_high"),
-            number("unsure_low"),
-            number("unsure_high"),
+            value=number("value"),
+            stderr=number("stderr"),
+            ci_low=number("ci_low"),
+            ci_high=number("ci_high"),
+            judged_draws=int(data.get("judged_draws") or 0),
+            drawn_draws=int(data.get("drawn_draws") or 0),
+            cs_low=number("cs_low"),
+            cs_high=number("cs_high"),
+            unsure_low=number("unsure_low"),
+            unsure_high=number("unsure_high"),
         )
 
     def scaled(self, factor: float) -> Estimate:
         """This estimate times an exactly known positive ``factor`` (every bound and the SE scale with it)."""
         return Estimate(
-            self.value * factor,
-            self.stderr * factor,
-            self.ci_low * factor,
-            self.ci_high * factor,
-            self.judged_draws,
-            self.drawn_draws,
-            self.cs_low * factor,
-            self.cs_high * factor,
-            self.unsure_low * factor,
-            self.unsure_high * factor,
+            value=self.value * factor,
+            stderr=self.stderr * factor,
+            ci_low=self.ci_low * factor,
+            ci_high=self.ci_high * factor,
+            judged_draws=self.judged_draws,
+            drawn_draws=self.drawn_draws,
+            cs_low=self.cs_low * factor,
+            cs_high=self.cs_high * factor,
+            unsure_low=self.unsure_low * factor,
+            unsure_high=self.unsure_high * factor,
         )
 
     @property
@@ -156,7 +156,7 @@ class Estimate(FlatResult):
         return (self.cs_high - self.cs_low) / 2.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class QualityEstimates:
     """Every quality metric a sampling scheme supports, estimated from verdicts."""
 
@@ -174,9 +174,9 @@ class QualityEstimates:
     def from_dict(cls, data: Mapping) -> QualityEstimates:
         """The inverse of :meth:`as_dict`, for estimates stored as JSON."""
         return cls(
-            data["scheme"],
-            float(data["confidence"]),
-            {name: Estimate.from_dict(values) for name, values in data["estimates"].items()},
+            scheme=data["scheme"],
+            confidence=float(data["confidence"]),
+            estimates={name: Estimate.from_dict(values) for name, values in data["estimates"].items()},
         )
 
     def as_dict(self) -> dict:

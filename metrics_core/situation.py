@@ -65,8 +65,9 @@ def affected_item_situation(estimates: QualityEstimates, *, exact: dict[str, flo
     Examples
     --------
     >>> from metrics_core import Estimate, QualityEstimates
-    >>> e = lambda v: Estimate(v, 0.0, v, v, 10, 10)
-    >>> q = QualityEstimates("jaccard", 0.95, {"GoodSplitDistance": e(0.05), "BadSplitDistance": e(0.05),
+    >>> e = lambda v: Estimate(value=v, stderr=0.0, ci_low=v, ci_high=v, judged_draws=10, drawn_draws=10)
+    >>> q = QualityEstimates(scheme="jaccard", confidence=0.95, estimates={
+    ...     "GoodSplitDistance": e(0.05), "BadSplitDistance": e(0.05),
     ...     "AffectedGoodIndex": e(0.15), "AffectedBadIndex": e(0.05),
     ...     "GoodMergeDistance": e(0.1), "BadMergeDistance": e(0.1)})
     >>> s = affected_item_situation(q, exact={"AffectedWeightFraction": 0.5, "SplitDistance": 0.1,

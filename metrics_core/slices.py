@@ -100,9 +100,9 @@ def estimate_quality_by_slice(
         fraction = float(weight[code] / total) if total > 0 else 0.0
         factor = 1.0 / fraction if fraction > 0 else np.nan
         metric = QualityEstimates(
-            contribution.scheme,
-            contribution.confidence,
-            {name: estimate.scaled(factor) for name, estimate in contribution.estimates.items()},
+            scheme=contribution.scheme,
+            confidence=contribution.confidence,
+            estimates={name: estimate.scaled(factor) for name, estimate in contribution.estimates.items()},
         )
         results.append(SliceQuality(label, int(items[code]), fraction, metric, contribution))
     return results

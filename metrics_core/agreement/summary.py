@@ -21,7 +21,7 @@ from .coefficients import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AgreementSummary(FlatResult):
     """How far raters agree on the replicated pairs (units with at least 2 verdicts).
 

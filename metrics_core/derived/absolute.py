@@ -10,12 +10,12 @@ ABSOLUTE_METRICS: tuple[str, ...] = ("Precision", "RecallAboveMinimum")
 def mirrored(offset: float, estimate: Estimate) -> Estimate:
     """``offset − estimate``: the interval flips, the standard error stays."""
     return Estimate(
-        offset - estimate.value,
-        estimate.stderr,
-        offset - estimate.ci_high,
-        offset - estimate.ci_low,
-        estimate.judged_draws,
-        estimate.drawn_draws,
+        value=offset - estimate.value,
+        stderr=estimate.stderr,
+        ci_low=offset - estimate.ci_high,
+        ci_high=offset - estimate.ci_low,
+        judged_draws=estimate.judged_draws,
+        drawn_draws=estimate.drawn_draws,
     )
 
 
@@ -29,8 +29,9 @@ def absolute_quality(*, delta_precision: Estimate, delta_recall: Estimate | None
     Examples
     --------
     >>> from metrics_core import Estimate
-    >>> q = absolute_quality(delta_precision=Estimate(0.08, 0.01, 0.06, 0.10, 90, 100),
-    ...     delta_recall=Estimate(-0.30, 0.02, -0.34, -0.25, 90, 100))
+    >>> e = lambda value, low, high, stderr: Estimate(
+    ...     value=value, stderr=stderr, ci_low=low, ci_high=high, judged_draws=90, drawn_draws=100)
+    >>> q = absolute_quality(delta_precision=e(0.08, 0.06, 0.10, 0.01), delta_recall=e(-0.30, -0.34, -0.25, 0.02))
     >>> [round(x, 2) for x in (q["Precision"].value, q["Precision"].ci_low, q["Precision"].ci_high)]
     [0.92, 0.9, 0.94]
     >>> [round(x, 2) for x in (q["RecallAboveMinimum"].value, q["RecallAboveMinimum"].ci_low)]

@@ -31,7 +31,7 @@ from .ranges import DEFAULT_RECALL_BASE_RANGE, percentile_union, propagated_extr
 DERIVED_METRICS: tuple[str, ...] = ("DeltaRecall", "IQ")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RangeEstimate(Estimate):
     """An :class:`Estimate` of ΔRecall or IQ with the ``Recall_Base(AffectedItems)`` range it assumes.
 
@@ -279,7 +279,18 @@ def _over_range(
         cs = _span(*sequence, *ci, value)
     low, high = (math.nan, math.nan) if math.isnan(value + unsure[0] + unsure[1]) else _span(*unsure, value)
     return RangeEstimate(
-        value, estimate.stderr, *ci, estimate.judged_draws, estimate.drawn_draws, *cs, low, high, *recall_bases
+        value=value,
+        stderr=estimate.stderr,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        judged_draws=estimate.judged_draws,
+        drawn_draws=estimate.drawn_draws,
+        cs_low=cs[0],
+        cs_high=cs[1],
+        unsure_low=low,
+        unsure_high=high,
+        recall_base_low=recall_bases[0],
+        recall_base_high=recall_bases[1],
     )
 
 
@@ -297,11 +308,23 @@ def _bootstrap_estimate(
     draws = quality["DeltaPrecision"]
     undefined = len(replicates) - len(defined)
     if math.isnan(value) or len(defined) < 2:
-        return Estimate(value, math.nan, math.nan, math.nan, draws.judged_draws, draws.drawn_draws), undefined
+        return Estimate(
+            value=value,
+            stderr=math.nan,
+            ci_low=math.nan,
+            ci_high=math.nan,
+            judged_draws=draws.judged_draws,
+            drawn_draws=draws.drawn_draws,
+        ), undefined
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(defined, [tail, 1.0 - tail])
     stderr = float(np.std(defined, ddof=1))
     estimate = Estimate(
-        value, stderr, min(float(low), value), max(float(high), value), draws.judged_draws, draws.drawn_draws
+        value=value,
+        stderr=stderr,
+        ci_low=min(float(low), value),
+        ci_high=max(float(high), value),
+        judged_draws=draws.judged_draws,
+        drawn_draws=draws.drawn_draws,
     )
     return estimate, undefined

@@ -152,4 +152,6 @@ def quality_of_draws(draws: Draws, scheme: str, confidence: float, horizon: int)
     estimator = Estimator(draws, z, confidence, horizon)
     estimates = scheme_estimates(estimator, scheme)
     estimates = with_unsure_bounds(estimates, estimator, scheme)
-    return QualityEstimates(scheme, confidence, {name: estimates[name] for name in metrics_for_scheme(scheme)})
+    return QualityEstimates(
+        scheme=scheme, confidence=confidence, estimates={name: estimates[name] for name in metrics_for_scheme(scheme)}
+    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,33 +18,17 @@ from .draws import Draws
 _SHIFTED = ("value", "ci_low", "ci_high", "cs_low", "cs_high", "unsure_low", "unsure_high")
 
 
-class _Spread:
-    """A mean's ``Σ v_u² k_u (x_u − m)²`` (spec §6), computed with the other pending ones of its
-    estimator when the first is read: numpy's dot of long vectors wakes a BLAS thread that then
-    spins for a while, so the dots run back to back rather than between the means' passes."""
+class MeanOf(NamedTuple):
+    """What :meth:`Estimator.means` averages: ``x`` over the judged draws of ``classes`` in
+    ``stratum``, each draw weighted by its class's reweighting times its ``importance``."""
 
-    def __init__(self, terms: list[tuple[np.ndarray, np.ndarray]], pending: list[_Spread]):
-        self.terms = terms  # (v_u² k_u, (x_u − m)²) of each class
-        self.pending = pending
-        self._value: float | None = None
-        pending.append(self)
-
-    @property
-    def value(self) -> float:
-        if self._value is None:
-            for spread in self.pending:
-                spread._settle()
-            self.pending.clear()
-        return self._value
-
-    def _settle(self) -> None:
-        value = 0.0
-        for vk, squares in self.terms:
-            value += float(np.dot(vk, squares))
-        self._value, self.terms = value, []
+    stratum: int
+    classes: tuple[int, ...]
+    x: str  # "share" or "precision"
+    importance: str | None = None  # "base" or "exp"; None: 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Mean:
     """A weighted mean over judged draws, with what its interval and sequence need."""
 
@@ -52,19 +37,11 @@ class Mean:
     judged_draws: int
     drawn_draws: int
     horizon: float  # planned judged draws of its classes (spec §9)
-    total: float = math.nan  # Σ weights
-    spread: _Spread | None = None  # none: no SE
+    stderr: float = math.nan
     # The judged draws that carry a verdict (self pairs are known, not judged: spec §14), and a
     # floor under SE(m)² from the smoothed share of each judged class (``normal`` means only).
     verdict_draws: int = 0
     floor: float = 0.0
-
-    @property
-    def stderr(self) -> float:
-        judged = self.judged_draws
-        if self.spread is None or judged <= 1:
-            return math.nan
-        return math.sqrt(judged / (judged - 1) * self.spread.value) / self.total
 
     @property
     def floored_stderr(self) -> float:
@@ -72,6 +49,25 @@ class Mean:
         stderr = self.stderr
         floor = math.sqrt(self.floor)
         return floor if math.isnan(stderr) else max(stderr, floor)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Unsettled:
+    """A mean whose SE waits for its spread ``Σ v_u² k_u (x_u − m)²`` (spec §6): the dot products
+    of each ``(v_u² k_u, (x_u − m)²)`` in ``terms``, then divided by ``total``, the sum of weights."""
+
+    mean: Mean
+    total: float
+    terms: list[tuple[np.ndarray, np.ndarray]]
+
+    def settled(self) -> Mean:
+        judged = self.mean.judged_draws
+        if judged <= 1:
+            return self.mean
+        spread = 0.0
+        for vk, squares in self.terms:
+            spread += float(np.dot(vk, squares))
+        return replace(self.mean, stderr=math.sqrt(judged / (judged - 1) * spread) / self.total)
 
 
 @dataclass(frozen=True)
@@ -190,29 +186,38 @@ class Estimator:
         self.horizon = horizon
         self.points_only = points_only
         self._frames: dict[int, _Frame] = {}
-        self._pending: list[_Spread] = []
 
     def resolved(self, unsure_as: np.ndarray | float) -> Estimator:
         """Point estimates had the unsure verdicts been decided (:meth:`Draws.resolved`)."""
         return Estimator(self.d.resolved(unsure_as), self.z, self.confidence, self.horizon, points_only=True)
 
-    def mean(self, stratum: int, classes: tuple[int, ...], x: str, importance: str | None = None) -> Mean:
-        """Weighted mean over the judged draws of ``classes`` in ``stratum`` (spec §6) of ``x``:
-        ``"share"``, the share of equivalent verdicts, or ``"precision"``, ΔPrecision's label times it.
+    def means(self, *wanted: MeanOf) -> list[Mean]:
+        """The weighted mean over judged draws (spec §6) of each :class:`MeanOf`, in order.
 
-        A draw's weight is its class's drawn/judged reweighting times its ``importance``
-        (1 unless given: ``"base"`` or ``"exp"``, the :class:`RowRatios` of the rates). In the
-        spec's SE formula ``v_u`` is then the unit's mean weight per draw.
+        ``x`` is ``"share"``, the share of equivalent verdicts, or ``"precision"``, ΔPrecision's
+        label times it. A draw's weight is its class's drawn/judged reweighting times its
+        ``importance`` (1 unless given: ``"base"`` or ``"exp"``, the :class:`RowRatios` of the
+        rates). In the spec's SE formula ``v_u`` is then the unit's mean weight per draw.
+
+        The SEs' dot products run back to back after every mean's pass: numpy's dot of long
+        vectors wakes a BLAS thread that then spins for a while, which would slow the passes
+        between. Ask for every mean an estimate needs in one call.
         """
+        passes = [self._pass(*w) for w in wanted]
+        return [p.settled() if isinstance(p, _Unsettled) else p for p in passes]
+
+    def _pass(self, stratum: int, classes: tuple[int, ...], x: str, importance: str | None) -> Mean | _Unsettled:
+        """A mean of :meth:`means`, with its SE's dot products still to do when it has an SE."""
         d = self.d
         frames = [self._frame(stratum * 4 + c) for c in classes]
         horizon = d.class_horizon(stratum, classes, self.horizon)
         judged, drawn = sum(f.judged for f in frames), sum(f.drawn for f in frames)
         verdict_draws = sum(f.judged for c, f in zip(classes, frames) if c != SELF)
+        mean_of = partial(Mean, judged_draws=judged, drawn_draws=drawn, horizon=horizon, verdict_draws=verdict_draws)
         # A class drawn but not judged leaves a mean over several classes unknown: leaving the
         # class out would bias it (ΔPrecision without its split pairs looks better).
         if judged == 0 or any(f.drawn and not f.judged for f in frames):
-            return Mean(math.nan, 0.0, judged, drawn, horizon, verdict_draws=verdict_draws)
+            return mean_of(value=math.nan, n_eff=0.0)
         parts = []
         for f in frames:
             if not f.judged:
@@ -233,8 +238,9 @@ class Estimator:
         total = sum(weights.total for weights, _ in parts)
         m = sum(float(unit_wx.sum()) for _, unit_wx in parts) / total
         if self.points_only:
-            return Mean(m, math.nan, judged, drawn, horizon, verdict_draws=verdict_draws)
-        terms, vk_total = [], 0.0
+            return mean_of(value=m, n_eff=math.nan)
+        terms: list[tuple[np.ndarray, np.ndarray]] = []
+        vk_total = 0.0
         for weights, unit_wx in parts:
             class_mean = float(unit_wx.sum()) / weights.total
             unit_x = np.divide(unit_wx, weights.unit_weight, out=unit_wx)  # unit_wx is not read again
@@ -247,7 +253,7 @@ class Estimator:
                 terms.extend(weights.prefix_terms(unit_x, m, class_mean))
         n_eff = total**2 / vk_total
         floor = self._floor(frames, classes, drawn) if x == "precision" else 0.0
-        return Mean(m, n_eff, judged, drawn, horizon, total, _Spread(terms, self._pending), verdict_draws, floor)
+        return _Unsettled(mean=mean_of(value=m, n_eff=n_eff, floor=floor), total=total, terms=terms)
 
     def _floor(self, frames: list[_Frame], classes: tuple[int, ...], drawn: int) -> float:
         """A floor under SE(m)² of ΔPrecision's mean: ``Σ_g (N_g/N)² · l̄²_g · p̃_g(1 − p̃_g) / n_eff,g``
@@ -285,27 +291,35 @@ class Estimator:
 
     def _share_estimate(self, multiplier: float, mean: Mean, complement: bool) -> Estimate:
         if multiplier == 0.0:
-            return Estimate(0.0, 0.0, 0.0, 0.0, mean.judged_draws, mean.drawn_draws, 0.0, 0.0, 0.0, 0.0)
+            return _exact_zero(mean.judged_draws, mean.drawn_draws)
         if math.isnan(mean.value):
-            bounds = (0.0, multiplier) * 2
-            return Estimate(math.nan, math.nan, *bounds[:2], mean.judged_draws, mean.drawn_draws, *bounds[2:])
+            return Estimate(
+                value=math.nan,
+                stderr=math.nan,
+                ci_low=0.0,
+                ci_high=multiplier,
+                judged_draws=mean.judged_draws,
+                drawn_draws=mean.drawn_draws,
+                cs_low=0.0,
+                cs_high=multiplier,
+            )
         share = 1.0 - mean.value if complement else mean.value
         if self.points_only:
-            return Estimate(multiplier * share, math.nan, math.nan, math.nan, mean.judged_draws, mean.drawn_draws)
+            return _point(multiplier * share, mean.judged_draws, mean.drawn_draws)
         low, high = wilson_interval(mean.value, mean.n_eff, self.z)
         cs_low, cs_high = self._share_sequence(mean)
         if complement:
             low, high, cs_low, cs_high = 1.0 - high, 1.0 - low, 1.0 - cs_high, 1.0 - cs_low
         value = multiplier * share
         return Estimate(
-            value,
-            multiplier * mean.stderr,
-            min(multiplier * low, value),
-            max(multiplier * high, value),
-            mean.judged_draws,
-            mean.drawn_draws,
-            min(multiplier * cs_low, value),
-            max(multiplier * cs_high, value),
+            value=value,
+            stderr=multiplier * mean.stderr,
+            ci_low=min(multiplier * low, value),
+            ci_high=max(multiplier * high, value),
+            judged_draws=mean.judged_draws,
+            drawn_draws=mean.drawn_draws,
+            cs_low=min(multiplier * cs_low, value),
+            cs_high=max(multiplier * cs_high, value),
         )
 
     def _share_sequence(self, m: Mean) -> tuple[float, float]:
@@ -329,13 +343,13 @@ class Estimator:
         judged = sum(mean.verdict_draws for _, mean in parts)
         drawn = sum(mean.drawn_draws for _, mean in parts)
         if not parts:
-            return Estimate(0.0, 0.0, 0.0, 0.0, judged, drawn, 0.0, 0.0, 0.0, 0.0)
+            return _exact_zero(judged, drawn)
         if not sum(mean.verdict_draws for _, mean in parts):
             # Self pairs alone say nothing of the pairs that need a verdict, whose mass is in ``mult``.
-            return Estimate(math.nan, math.nan, math.nan, math.nan, judged, drawn, math.nan, math.nan)
+            return _point(math.nan, judged, drawn)
         value = sum(mult * mean.value for mult, mean in parts)
         if self.points_only:
-            return Estimate(value, math.nan, math.nan, math.nan, judged, drawn)
+            return _point(value, judged, drawn)
         stderr = math.sqrt(sum((mult * mean.stderr) ** 2 for mult, mean in parts))
         # The sequence is watched from the first verdict: its SE is floored, and its t is the
         # draws judged by a rater (self pairs do not stand in; spec §14). The fixed interval is
@@ -347,12 +361,35 @@ class Estimator:
             )
         )
         return Estimate(
-            value,
-            stderr,
-            value - self.z * stderr,
-            value + self.z * stderr,
-            judged,
-            drawn,
-            value - half,
-            value + half,
+            value=value,
+            stderr=stderr,
+            ci_low=value - self.z * stderr,
+            ci_high=value + self.z * stderr,
+            judged_draws=judged,
+            drawn_draws=drawn,
+            cs_low=value - half,
+            cs_high=value + half,
         )
+
+
+def _exact_zero(judged: int, drawn: int) -> Estimate:
+    """An estimate known to be 0 (nothing to estimate): every bound 0."""
+    return Estimate(
+        value=0.0,
+        stderr=0.0,
+        ci_low=0.0,
+        ci_high=0.0,
+        judged_draws=judged,
+        drawn_draws=drawn,
+        cs_low=0.0,
+        cs_high=0.0,
+        unsure_low=0.0,
+        unsure_high=0.0,
+    )
+
+
+def _point(value: float, judged: int, drawn: int) -> Estimate:
+    """A value without SE, interval or sequence (all nan)."""
+    return Estimate(
+        value=value, stderr=math.nan, ci_low=math.nan, ci_high=math.nan, judged_draws=judged, drawn_draws=drawn
+    )

@@ -7,7 +7,7 @@ import math
 from ..masses import INTERSECTION, MERGE, SELF, SPLIT
 from ..results import Estimate
 from ..sampling import ALL, DIFF, STABLE
-from .estimator import Estimator, Mean
+from .estimator import Estimator, Mean, MeanOf
 
 STRATUM_OF = {
     "jaccard": {c: ALL for c in range(4)},
@@ -26,15 +26,17 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
     d = est.d
     p = "share"
     total = lambda c: float(d.totals[stratum_of[c], c])  # noqa: E731
-    # Every mean before any estimate: their SEs' dot products then run together (estimator._Spread).
-    split = est.mean(stratum_of[SPLIT], (SPLIT,), p)
-    merge = est.mean(stratum_of[MERGE], (MERGE,), p)
+    # Every mean in one call: their SEs' dot products then run together (Estimator.means).
     # Self pairs are known, not judged (spec §14): the index is their exact total plus the
     # intersection pairs' total times the intersection's own share, with that share's interval.
-    intersection = est.mean(stratum_of[INTERSECTION], (INTERSECTION,), p)
-    precision = precision_means(est, stratum_of)
-    split_rate = est.mean(stratum_of[SPLIT], (SPLIT,), p, importance="base")
-    merge_rate = est.mean(stratum_of[MERGE], (MERGE,), p, importance="exp")
+    split, merge, intersection, *precision, split_rate, merge_rate = est.means(
+        MeanOf(stratum_of[SPLIT], (SPLIT,), p),
+        MeanOf(stratum_of[MERGE], (MERGE,), p),
+        MeanOf(stratum_of[INTERSECTION], (INTERSECTION,), p),
+        *precision_means_of(stratum_of),
+        MeanOf(stratum_of[SPLIT], (SPLIT,), p, importance="base"),
+        MeanOf(stratum_of[MERGE], (MERGE,), p, importance="exp"),
+    )
     out = {
         "GoodSplitDistance": est.indicator(total(SPLIT), split, complement=True),
         "BadSplitDistance": est.indicator(total(SPLIT), split),
@@ -51,7 +53,7 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
         _difference(out["GoodSplitDistance"], out["BadSplitDistance"]),
         _difference(out["GoodMergeDistance"], out["BadMergeDistance"]),
     )
-    out["DeltaPrecision"] = est.normal(precision)
+    out["DeltaPrecision"] = est.normal(precision_parts(est, stratum_of, precision))
     out["GoodSplitRate"] = est.indicator(d.split_rate, split_rate, complement=True)
     out["BadSplitRate"] = est.indicator(d.split_rate, split_rate)
     out["GoodMergeRate"] = est.indicator(d.merge_rate, merge_rate)
@@ -61,27 +63,30 @@ def _jaccard_schemes(est: Estimator, stratum_of: dict[int, int]) -> dict[str, Es
 
 def delta_precision(est: Estimator, stratum_of: dict[int, int]) -> Estimate:
     """ΔPrecision: each stratum's mean of ``l_ij · 1(i≡j)`` times its exact total, summed."""
-    return est.normal(precision_means(est, stratum_of))
+    return est.normal(precision_parts(est, stratum_of, est.means(*precision_means_of(stratum_of))))
 
 
-def precision_means(est: Estimator, stratum_of: dict[int, int]) -> list[tuple[float, Mean]]:
-    """Each stratum's exact total and mean of ``l_ij · 1(i≡j)``: the parts of ΔPrecision."""
-    d = est.d
-    x = "precision"
+def precision_means_of(stratum_of: dict[int, int]) -> list[MeanOf]:
+    """Each stratum's mean of ``l_ij · 1(i≡j)``, by stratum: the means of ΔPrecision."""
     strata = sorted(set(stratum_of.values()))
-    return [
-        (float(d.totals[s].sum()), est.mean(s, tuple(c for c in range(4) if stratum_of[c] == s), x)) for s in strata
-    ]
+    return [MeanOf(s, tuple(c for c in range(4) if stratum_of[c] == s), "precision") for s in strata]
+
+
+def precision_parts(est: Estimator, stratum_of: dict[int, int], means: list[Mean]) -> list[tuple[float, Mean]]:
+    """Each stratum's exact total with its mean of :func:`precision_means_of`: the parts of ΔPrecision."""
+    strata = sorted(set(stratum_of.values()))
+    return [(float(est.d.totals[s].sum()), mean) for s, mean in zip(strata, means, strict=True)]
 
 
 def _precision_scheme(est: Estimator) -> dict[str, Estimate]:
     d = est.d
     p = "share"
-    split = est.mean(ALL, (SPLIT,), p)
-    merge = est.mean(ALL, (MERGE,), p)
-    precision = precision_means(est, STRATUM_OF["precision"])
+    stratum_of = STRATUM_OF["precision"]
+    split, merge, *precision = est.means(
+        MeanOf(ALL, (SPLIT,), p), MeanOf(ALL, (MERGE,), p), *precision_means_of(stratum_of)
+    )
     return {
-        "DeltaPrecision": est.normal(precision),
+        "DeltaPrecision": est.normal(precision_parts(est, stratum_of, precision)),
         "GoodSplitRate": est.indicator(d.split_rate, split, complement=True),
         "BadSplitRate": est.indicator(d.split_rate, split),
         "GoodMergeRate": est.indicator(d.merge_rate, merge),
@@ -92,14 +97,17 @@ def _precision_scheme(est: Estimator) -> dict[str, Estimate]:
 def _sum(first: Estimate, second: Estimate) -> Estimate:
     """Sum of two independent estimates: SEs in quadrature, interval and sequence by MOVER."""
     value = first.value + second.value
-    stderr = math.hypot(first.stderr, second.stderr)
+    ci_low, ci_high = _mover(value, first, second, "ci_low", "ci_high")
+    cs_low, cs_high = _mover(value, first, second, "cs_low", "cs_high")
     return Estimate(
-        value,
-        stderr,
-        *_mover(value, first, second, "ci_low", "ci_high"),
-        first.judged_draws + second.judged_draws,
-        first.drawn_draws + second.drawn_draws,
-        *_mover(value, first, second, "cs_low", "cs_high"),
+        value=value,
+        stderr=math.hypot(first.stderr, second.stderr),
+        ci_low=ci_low,
+        ci_high=ci_high,
+        judged_draws=first.judged_draws + second.judged_draws,
+        drawn_draws=first.drawn_draws + second.drawn_draws,
+        cs_low=cs_low,
+        cs_high=cs_high,
     )
 
 
@@ -117,12 +125,12 @@ def _mover(value: float, first: Estimate, second: Estimate, low: str, high: str)
 def _difference(good: Estimate, bad: Estimate) -> Estimate:
     """``good − bad`` of one class, whose shares are complements: every bound comes from the other's."""
     return Estimate(
-        good.value - bad.value,
-        good.stderr + bad.stderr,
-        good.ci_low - bad.ci_high,
-        good.ci_high - bad.ci_low,
-        good.judged_draws,
-        good.drawn_draws,
-        good.cs_low - bad.cs_high,
-        good.cs_high - bad.cs_low,
+        value=good.value - bad.value,
+        stderr=good.stderr + bad.stderr,
+        ci_low=good.ci_low - bad.ci_high,
+        ci_high=good.ci_high - bad.ci_low,
+        judged_draws=good.judged_draws,
+        drawn_draws=good.drawn_draws,
+        cs_low=good.cs_low - bad.cs_high,
+        cs_high=good.cs_high - bad.cs_low,
     )

@@ -198,17 +198,17 @@ def estimates(draw, low: float = -1.0, high: float = 1.0) -> Estimate:
     kind = draw(st.sampled_from(["full", "full", "full", "no_sequence", "no_interval", "undefined"]))
     nan = math.nan
     if kind == "undefined":
-        return Estimate(nan, nan, nan, nan, judged, drawn)
+        return Estimate(value=nan, stderr=nan, ci_low=nan, ci_high=nan, judged_draws=judged, drawn_draws=drawn)
     value = draw(st.floats(low, high))
     if kind == "no_interval":
-        return Estimate(value, nan, nan, nan, judged, drawn)
+        return Estimate(value=value, stderr=nan, ci_low=nan, ci_high=nan, judged_draws=judged, drawn_draws=drawn)
     ci_low, ci_high = value - draw(_WIDTHS), value + draw(_WIDTHS)
     stderr = (ci_high - ci_low) / 3.92
     if kind == "no_sequence":
-        return Estimate(value, stderr, ci_low, ci_high, judged, drawn)
+        return Estimate(value=value, stderr=stderr, ci_low=ci_low, ci_high=ci_high, judged_draws=judged, drawn_draws=drawn)
     cs_low, cs_high = ci_low - draw(_WIDTHS), ci_high + draw(_WIDTHS)
     unsure_low, unsure_high = value - draw(_WIDTHS), value + draw(_WIDTHS)
-    return Estimate(value, stderr, ci_low, ci_high, judged, drawn, cs_low, cs_high, unsure_low, unsure_high)
+    return Estimate(value=value, stderr=stderr, ci_low=ci_low, ci_high=ci_high, judged_draws=judged, drawn_draws=drawn, cs_low=cs_low, cs_high=cs_high, unsure_low=unsure_low, unsure_high=unsure_high)
 
 
 @st.composite

@@ -88,8 +88,8 @@ def test_absolute_quality_of_one_clustering_against_a_known_ideal():
             continue
         quality = mc.quality_from_gold(change, ideal)
         truth = mc.truth_from_gold(change, ideal)
-        exact = Estimate(quality["DeltaPrecision"], 0.0, quality["DeltaPrecision"], quality["DeltaPrecision"], 1, 1)
-        recall = Estimate(truth["DeltaRecall"], 0.0, truth["DeltaRecall"], truth["DeltaRecall"], 1, 1)
+        exact = Estimate(value=quality["DeltaPrecision"], stderr=0.0, ci_low=quality["DeltaPrecision"], ci_high=quality["DeltaPrecision"], judged_draws=1, drawn_draws=1)
+        recall = Estimate(value=truth["DeltaRecall"], stderr=0.0, ci_low=truth["DeltaRecall"], ci_high=truth["DeltaRecall"], judged_draws=1, drawn_draws=1)
         absolute = mc.absolute_quality(delta_precision=exact, delta_recall=recall)
         # Precision of C, computed directly: mean of weight(C(i) ∩ Ideal(i)) / weight(C(i)).
         same_c, same_ideal = base[:, None] == base[None, :], ideal[:, None] == ideal[None, :]
@@ -101,7 +101,7 @@ def test_absolute_quality_of_one_clustering_against_a_known_ideal():
 
 
 def test_absolute_quality_mirrors_the_interval():
-    q = mc.absolute_quality(delta_precision=Estimate(0.1, 0.02, 0.05, 0.12, 50, 80))
+    q = mc.absolute_quality(delta_precision=Estimate(value=0.1, stderr=0.02, ci_low=0.05, ci_high=0.12, judged_draws=50, drawn_draws=80))
     p = q["Precision"]
     assert (p.value, p.ci_low, p.ci_high, p.stderr) == pytest.approx((0.9, 0.88, 0.95, 0.02))
     assert (p.judged_draws, p.drawn_draws) == (50, 80) and "RecallAboveMinimum" not in q

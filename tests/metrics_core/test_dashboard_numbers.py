@@ -11,7 +11,7 @@ from metrics_core import Estimate
 
 
 def est(value, low, high, judged=10, drawn=10):
-    return Estimate(value, abs(high - low) / 4, low, high, judged, drawn)
+    return Estimate(value=value, stderr=abs(high - low) / 4, ci_low=low, ci_high=high, judged_draws=judged, drawn_draws=drawn)
 
 
 # ---- reading -------------------------------------------------------------------------

@@ -13,8 +13,8 @@ NAN = math.nan
 
 def quality(value, cs_low, cs_high, unsure=(None, None), scheme="precision", metric="DeltaPrecision"):
     low, high = (value if u is None else u for u in unsure)
-    e = Estimate(value, 0.01, cs_low + 0.01, cs_high - 0.01, 400, 500, cs_low, cs_high, low, high)
-    return QualityEstimates(scheme, 0.95, {metric: e})
+    e = Estimate(value=value, stderr=0.01, ci_low=cs_low + 0.01, ci_high=cs_high - 0.01, judged_draws=400, drawn_draws=500, cs_low=cs_low, cs_high=cs_high, unsure_low=low, unsure_high=high)
+    return QualityEstimates(scheme=scheme, confidence=0.95, estimates={metric: e})
 
 
 @pytest.mark.parametrize(

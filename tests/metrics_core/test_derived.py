@@ -119,7 +119,7 @@ def test_hand_computed_variant_1():
         "RecallBaseInRange": True, "IQInRange": True, "RecallPositive": True,
     }
     # Estimates count by their value.
-    as_estimates = {k: mc.Estimate(v, 0.0, v, v, 1, 1) if "rate" in k or k == "delta_precision" else v for k, v in HAND.items()}
+    as_estimates = {k: mc.Estimate(value=v, stderr=0.0, ci_low=v, ci_high=v, judged_draws=1, drawn_draws=1) if "rate" in k or k == "delta_precision" else v for k, v in HAND.items()}
     assert mc.affected_item_diagram(**as_estimates).values == d.values
 
 

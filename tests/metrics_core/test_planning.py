@@ -17,17 +17,17 @@ from tests.metrics_core.test_estimation_simulation import simulation_population
 def test_fixed_plan_by_hand():
     # n = 400 judged draws, half-width 0.04 → 0.02: 400 · (0.04/0.02)² − 400 = 1200 more judged draws;
     # 1.25 draws per pair → 960 pairs, replication 2 → 1920 verdicts at 0.10 → 192.
-    e = Estimate(0.1, 0.02, 0.06, 0.14, 400, 500)
+    e = Estimate(value=0.1, stderr=0.02, ci_low=0.06, ci_high=0.14, judged_draws=400, drawn_draws=500)
     plan = mc.plan_to_half_width(estimate=e, target_half_width=0.02, draws_per_pair=1.25, replication=2, cost_per_verdict=0.1)
-    assert plan == mc.Plan(1200.0, 1920.0, 192.0, False)
+    assert plan == mc.Plan(judged_draws=1200.0, verdicts=1920.0, cost=192.0, reached=False)
     assert plan.as_dict() == {"judged_draws": 1200.0, "verdicts": 1920.0, "cost": 192.0, "reached": False}
     # 400 · (0.04/0.03)² − 400 = 311.1 → 312 judged draws; /1 · 1 → 312 verdicts; no cost by default.
     assert mc.plan_to_half_width(estimate=e, target_half_width=0.03, draws_per_pair=1, replication=1) == mc.Plan(
-        312.0, 312.0, 0.0, False
+        judged_draws=312.0, verdicts=312.0, cost=0.0, reached=False
     )
     # Already there.
     assert mc.plan_to_half_width(estimate=e, target_half_width=0.05, draws_per_pair=1, replication=3) == mc.Plan(
-        0.0, 0.0, 0.0, True
+        judged_draws=0.0, verdicts=0.0, cost=0.0, reached=True
     )
 
 
@@ -35,7 +35,7 @@ def test_sequence_plan_solves_the_formula_with_sigma_held():
     n, horizon = 300, 2000
     se = 0.01
     cs_half = mc.confidence_sequence_half_width(stderr=se, judged=n, horizon=horizon, confidence=0.95)
-    e = Estimate(0.05, se, 0.05 - 1.96 * se, 0.05 + 1.96 * se, n, 400, 0.05 - cs_half, 0.05 + cs_half)
+    e = Estimate(value=0.05, stderr=se, ci_low=0.05 - 1.96 * se, ci_high=0.05 + 1.96 * se, judged_draws=n, drawn_draws=400, cs_low=0.05 - cs_half, cs_high=0.05 + cs_half)
     target = cs_half / 2
     plan = mc.plan_to_half_width(
         estimate=e, target_half_width=target, draws_per_pair=1.5, replication=1, kind="sequence", horizon=horizon
@@ -59,12 +59,12 @@ def test_sequence_plan_solves_the_formula_with_sigma_held():
 
 
 def test_plan_without_anything_to_extrapolate_from():
-    nothing = Estimate(math.nan, math.nan, 0.0, 0.1, 0, 50)
+    nothing = Estimate(value=math.nan, stderr=math.nan, ci_low=0.0, ci_high=0.1, judged_draws=0, drawn_draws=50)
     for kind in mc.PLAN_KINDS:
         plan = mc.plan_to_half_width(estimate=nothing, target_half_width=0.01, draws_per_pair=1, replication=1, kind=kind)
         assert math.isnan(plan.judged_draws) and math.isnan(plan.verdicts) and math.isnan(plan.cost) and not plan.reached
         assert plan.as_dict() == {"judged_draws": None, "verdicts": None, "cost": None, "reached": False}
-    old = Estimate(0.1, 0.02, 0.06, 0.14, 400, 500)  # stored before sequences existed: cs is nan
+    old = Estimate(value=0.1, stderr=0.02, ci_low=0.06, ci_high=0.14, judged_draws=400, drawn_draws=500)  # stored before sequences existed: cs is nan
     assert math.isnan(
         mc.plan_to_half_width(estimate=old, target_half_width=0.01, draws_per_pair=1, replication=1, kind="sequence").cost
     )
@@ -81,7 +81,7 @@ def test_plan_without_anything_to_extrapolate_from():
     ],
 )
 def test_plan_validates(kwargs, match):
-    args = {"estimate": Estimate(0.1, 0.02, 0.06, 0.14, 400, 500), "target_half_width": 0.01, "draws_per_pair": 1.0,
+    args = {"estimate": Estimate(value=0.1, stderr=0.02, ci_low=0.06, ci_high=0.14, judged_draws=400, drawn_draws=500), "target_half_width": 0.01, "draws_per_pair": 1.0,
             "replication": 1} | kwargs
     with pytest.raises(ValueError, match=match):
         mc.plan_to_half_width(**args)

@@ -120,8 +120,8 @@ def ceil(value):
 )
 # Found by Hypothesis: a target the sequence never reaches made judged_for_half_width inf and
 # math.ceil(inf) raised OverflowError; a tiny target made (h/h*)**2 raise OverflowError.
-@example(Estimate(0.0, 0.3, -0.5, 0.5, 100000, 100000, -1.0, 1.0), 1e-6, 1.0, 1, 0.0, 1, 0.95)
-@example(Estimate(0.0, 0.3, -0.5, 0.5, 10, 10, -1.0, 1.0), 1e-300, 1.0, 1, 0.0, None, 0.95)
+@example(Estimate(value=0.0, stderr=0.3, ci_low=-0.5, ci_high=0.5, judged_draws=100000, drawn_draws=100000, cs_low=-1.0, cs_high=1.0), 1e-6, 1.0, 1, 0.0, 1, 0.95)
+@example(Estimate(value=0.0, stderr=0.3, ci_low=-0.5, ci_high=0.5, judged_draws=10, drawn_draws=10, cs_low=-1.0, cs_high=1.0), 1e-300, 1.0, 1, 0.0, None, 0.95)
 def test_plans_follow_their_formulas_and_grow_as_the_target_shrinks(
     e, target, draws_per_pair, replication, cost, horizon, confidence
 ):
@@ -162,9 +162,9 @@ def test_plans_follow_their_formulas_and_grow_as_the_target_shrinks(
 
 def settles(value, half_width, margin):
     """Whether ``decide`` settles a sequence ``value ± half_width`` of the deciding metric."""
-    e = Estimate(value, math.nan, math.nan, math.nan, 1, 1, value - half_width, value + half_width)
+    e = Estimate(value=value, stderr=math.nan, ci_low=math.nan, ci_high=math.nan, judged_draws=1, drawn_draws=1, cs_low=value - half_width, cs_high=value + half_width)
     return (
-        decide(QualityEstimates("precision", 0.95, {"DeltaPrecision": e}), margin=margin).outcome != "not_enough_data"
+        decide(QualityEstimates(scheme="precision", confidence=0.95, estimates={"DeltaPrecision": e}), margin=margin).outcome != "not_enough_data"
     )
 
 
@@ -227,7 +227,7 @@ def test_settle_plan_is_reached_when_decide_settles_and_scales_with_the_class(
 def test_decide_and_interval_reading_read_the_bounds_as_documented(scheme, deciding, other, margin):
     names = metrics_for_scheme(scheme)
     metric = deciding_metric(scheme)
-    q = QualityEstimates(scheme, 0.95, {name: deciding if name == metric else other for name in names})
+    q = QualityEstimates(scheme=scheme, confidence=0.95, estimates={name: deciding if name == metric else other for name in names})
     assert metric in names and metric_direction(metric) == 1
     d = decide(q, margin=margin)
     e = q[metric]

@@ -21,7 +21,7 @@ N, HORIZON = 400, 2000
 def estimate_at(value, half_width, n=N, horizon=HORIZON):
     """An estimate whose sequence is ``value ± half_width`` after ``n`` judged draws."""
     se = half_width / mc.confidence_sequence_factor(judged=n, horizon=horizon, confidence=0.95)
-    return Estimate(value, se, value - 1.96 * se, value + 1.96 * se, n, n, value - half_width, value + half_width)
+    return Estimate(value=value, stderr=se, ci_low=value - 1.96 * se, ci_high=value + 1.96 * se, judged_draws=n, drawn_draws=n, cs_low=value - half_width, cs_high=value + half_width)
 
 
 def forecast(e, margin=0.0, **kwargs):
@@ -58,10 +58,10 @@ def test_verdicts_count_the_draws_of_every_class():
 
 
 def test_a_decided_or_empty_estimate():
-    assert forecast(estimate_at(0.05, 0.04)) == mc.Plan(0.0, 0.0, 0.0, True)
-    assert forecast(estimate_at(0.0, 0.01), margin=0.02) == mc.Plan(0.0, 0.0, 0.0, True)  # inside ±δ
-    assert math.isnan(forecast(Estimate(math.nan, math.nan, 0.0, 0.1, 0, 50)).verdicts)
-    assert math.isnan(forecast(Estimate(0.1, 0.02, 0.06, 0.14, 400, 500)).verdicts)  # no sequence stored
+    assert forecast(estimate_at(0.05, 0.04)) == mc.Plan(judged_draws=0.0, verdicts=0.0, cost=0.0, reached=True)
+    assert forecast(estimate_at(0.0, 0.01), margin=0.02) == mc.Plan(judged_draws=0.0, verdicts=0.0, cost=0.0, reached=True)  # inside ±δ
+    assert math.isnan(forecast(Estimate(value=math.nan, stderr=math.nan, ci_low=0.0, ci_high=0.1, judged_draws=0, drawn_draws=50)).verdicts)
+    assert math.isnan(forecast(Estimate(value=0.1, stderr=0.02, ci_low=0.06, ci_high=0.14, judged_draws=400, drawn_draws=500)).verdicts)  # no sequence stored
     assert forecast(estimate_at(0.01, 0.04)) == forecast(estimate_at(0.01, 0.04))  # deterministic
 
 
@@ -158,7 +158,7 @@ def test_the_settle_forecast_is_calibrated():
 def test_pairs_already_drawn_are_counted_before_a_new_batch():
     """Verdicts on the sample's waiting pairs bring its draws per pair (here 1.5), not a new
     batch's (here 20, a sample whose draws mostly repeat pairs): the forecast counts them first."""
-    e = mc.Estimate(0.05, 0.02, 0.01, 0.09, 400, 500, -0.02, 0.12)
+    e = mc.Estimate(value=0.05, stderr=0.02, ci_low=0.01, ci_high=0.09, judged_draws=400, drawn_draws=500, cs_low=-0.02, cs_high=0.12)
     common = {"estimate": e, "margin": 0.0, "horizon": 500, "draws_per_pair": 20.0, "replication": 1}
     new_only = mc.settle_plan(**common)
     waiting = mc.settle_plan(**common, pending_pairs=10_000, pending_draws_per_pair=1.5)
