@@ -11,7 +11,7 @@ Ideal cluster: weight(Base(i) ∩ Ideal(i)) and the like are sums over
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -143,14 +143,17 @@ def estimate_against_truth(*, value: float | None, low: float | None, high: floa
     >>> estimate_against_truth(value=0.5, low=0.4, high=0.6, exact=0.61)
     {'error': -0.10999999999999999, 'holds': False}
     """
-    known = lambda x: x is not None and math.isfinite(x)  # noqa: E731
     error = None
-    if known(value) and known(exact):
+    if _known(value) and _known(exact):
         error = 0.0 if _tie(value, exact) else value - exact
     holds = None
-    if known(low) and known(high) and known(exact):
+    if _known(low) and _known(high) and _known(exact):
         holds = low <= exact <= high or _tie(exact, low) or _tie(exact, high)
     return {"error": error, "holds": holds}
+
+
+def _known(x: float | None) -> TypeGuard[float]:
+    return x is not None and math.isfinite(x)
 
 
 def _tie(a: float, b: float) -> bool:

@@ -31,7 +31,7 @@ POINTWISE_METRICS: tuple[str, ...] = (
 )
 
 
-def cell_pointwise_metrics(population: Population) -> Mapping[str, np.ndarray]:
+def cell_pointwise_metrics(population: Population) -> _Pointwise:
     """Pointwise metrics of the items of each cell (JDD eqs 1-3, 37; MQM eqs 11-12).
 
     Each metric is computed when it is read, and not kept: at most one per-cell array at a
@@ -45,7 +45,7 @@ def cell_pointwise(w: Mapping[str, np.ndarray]) -> _Pointwise:
     return _Pointwise(w)
 
 
-class _Pointwise(Mapping):
+class _Pointwise(Mapping[str, np.ndarray]):
     """The :data:`POINTWISE_METRICS` of some cells, each computed when read (of the cells ``pick``)."""
 
     def __init__(self, sets: Mapping[str, np.ndarray], pick: np.ndarray | None = None):

@@ -58,7 +58,10 @@ class PairVerdicts:
         """Equivalent, not-equivalent and unsure verdicts of each pair ``{i, j}`` (0 for self pairs)."""
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         # Counts are int64, or fractional where they carry a posterior (metrics_core.rater_aware).
-        out = tuple(np.zeros(len(i), dtype=v.dtype) for v in (self.equivalent, self.not_equivalent, self.unsure))
+        equivalent, not_equivalent, unsure = (
+            np.zeros(len(i), dtype=v.dtype) for v in (self.equivalent, self.not_equivalent, self.unsure)
+        )
+        out = (equivalent, not_equivalent, unsure)
         if len(self.a) == 0:
             return out
         n = int(max(self.b.max(), i.max(initial=0), j.max(initial=0))) + 1

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import DTypeLike
 
 from ._validation import as_1d, is_arrow, positive_weights, same_length, weight_rescaling
 
@@ -206,6 +207,7 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
     groups = ((base_codes, len(base_labels)), (exp_codes, len(exp_labels)), (cell_codes, len(cell_base)))
     sizes = [np.bincount(codes, minlength=k) for codes, k in groups]
     exponent = 0
+    sums: list[np.ndarray]
     if weights is None:
         # A zero-stride view: no N-sized buffer, and weight sums are the counts.
         weight = np.broadcast_to(np.float64(1.0), (n,))
@@ -306,7 +308,7 @@ def _factorize_arrow(name: str, labels: Any, dtype: type = np.int64) -> tuple[np
     return codes, encoded.dictionary.to_numpy(zero_copy_only=False)
 
 
-def factorize_keys(keys: np.ndarray, key_range: int, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
+def factorize_keys(keys: np.ndarray, key_range: int, dtype: DTypeLike = np.int64) -> tuple[np.ndarray, np.ndarray]:
     """Factorise non-negative int64 keys; returns (codes of ``dtype``, the key of each code)."""
     if key_range <= _DENSE_RANGE_PER_ITEM * len(keys) + 1024:
         present = np.bincount(keys, minlength=key_range) > 0

@@ -218,7 +218,7 @@ def _bootstrap(
         unit_weight = np.zeros((size, n_units))
         for m in members:
             unit_weight[:, m] = rng.multinomial(len(m), np.full(len(m), 1.0 / len(m)), size=size)
-        rater_weight = np.ones((size, n_raters))
+        rater_weight: np.ndarray = np.ones((size, n_raters))
         if resample_raters and n_raters:  # no verdict yet: no rater to draw
             rater_weight = rng.multinomial(n_raters, np.full(n_raters, 1.0 / n_raters), size=size)
         fit = em_fit(

@@ -163,7 +163,8 @@ class RaterLayout:
         def share(classes: tuple[int, ...], v: np.ndarray, importance: np.ndarray | None = None) -> np.ndarray:
             """The mean of ``v`` over the judged draws of ``classes`` (one stratum), each class
             reweighted to its drawn draws (spec §5)."""
-            total, drawn_total = 0.0, 0.0
+            total: float | np.ndarray = 0.0
+            drawn_total: float | np.ndarray = 0.0
             for c in classes:
                 rows = (self.pair_class == c) & (self.stratum == stratum_of[c])
                 scale = 1.0 if importance is None else importance[rows]

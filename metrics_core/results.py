@@ -7,9 +7,9 @@ Undefined numbers (for example a rate of an empty class) are ``nan`` here and
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -38,6 +38,8 @@ class FlatResult:
     JSON value by its declared type: ``float`` through :func:`json_number` (NaN as None), ``int``
     and ``bool`` as Python's, others as they are."""
 
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # each subclass is a dataclass
+
     def as_dict(self) -> dict:
         return {f.name: _JSON_OF_TYPE.get(str(f.type), _as_is)(getattr(self, f.name)) for f in fields(self)}
 
@@ -46,7 +48,7 @@ def _as_is(value: Any) -> Any:
     return value
 
 
-_JSON_OF_TYPE = {"float": json_number, "int": int, "bool": bool}
+_JSON_OF_TYPE: dict[str, Callable[[Any], Any]] = {"float": json_number, "int": int, "bool": bool}
 
 
 @dataclass(frozen=True, kw_only=True)

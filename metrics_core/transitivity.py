@@ -188,8 +188,10 @@ def _triangles(rows: list[tuple[tuple[Hashable, Hashable], int, Any]]) -> tuple[
         if d != NOT_EQUIVALENT:
             continue
         for apex in _sorted(_common(equivalent_of, x, y)):
-            pairs = tuple(_judged(_ordered(p, q), decided, votes) for p, q in ((apex, x), (apex, y), (x, y)))
-            found.append(InconsistentTriangle(apex, x, y, pairs))
+            with_x, with_y, opposite = (
+                _judged(_ordered(p, q), decided, votes) for p, q in ((apex, x), (apex, y), (x, y))
+            )
+            found.append(InconsistentTriangle(apex, x, y, (with_x, with_y, opposite)))
     found.sort(key=lambda t: _sort_key((t.x, t.y, t.apex)))
     return found, closed
 
@@ -219,7 +221,8 @@ def _judged(pair: tuple[Hashable, Hashable], decided: dict, votes: dict) -> Judg
     )
 
 
-def _ordered(a: Hashable, b: Hashable) -> tuple[Hashable, Hashable]:
+def _ordered(a: Any, b: Any) -> tuple[Any, Any]:
+    """``(a, b)`` in order: by value when the two compare (ids of one type), else by their repr."""
     try:
         return (a, b) if a <= b else (b, a)
     except TypeError:

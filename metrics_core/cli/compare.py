@@ -16,6 +16,6 @@ def run_compare(args: argparse.Namespace) -> dict:
         "items": len(items),
         "dropped_items": int(items.dropped_items),
         "metrics": {
-            name: None if measures[name] is None else json_number(measures[name]) for name in EXTERNAL_MEASURES
+            name: None if (value := measures[name]) is None else json_number(value) for name in EXTERNAL_MEASURES
         },
     }

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypedDict
 
 import dask
 import dask.dataframe as dd
@@ -249,10 +249,21 @@ def cell_sets(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     }
 
 
-def cell_mass_inputs(frame: pd.DataFrame) -> dict[str, object]:
+class CellMassInputs(TypedDict):
+    """What the class-mass formulas of :mod:`metrics_core.masses` read of cells, as keywords."""
+
+    sets: dict[str, np.ndarray]
+    affected: np.ndarray
+    cell_size: np.ndarray
+
+
+def cell_mass_inputs(frame: pd.DataFrame) -> CellMassInputs:
     """What the class-mass formulas of :mod:`metrics_core.masses` read of rows of the cell table."""
-    columns = {name: frame[name].to_numpy() for name in ("affected", "cell_size")}
-    return {"sets": cell_sets(frame), **columns}
+    return {
+        "sets": cell_sets(frame),
+        "affected": frame["affected"].to_numpy(),
+        "cell_size": frame["cell_size"].to_numpy(),
+    }
 
 
 def _exact_column_sum(part: pd.DataFrame, name: str) -> int:

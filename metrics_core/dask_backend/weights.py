@@ -114,6 +114,12 @@ def _weight_part(part: pd.DataFrame) -> _WeightPart:
     )
 
 
+def _placed(weight: _Weight | None, start: int) -> _Weight:
+    """A partition's lightest or heaviest weight, placed in the dataset."""
+    assert weight is not None, "a partition with rows and no missing or bad weight has its extremes"
+    return weight.moved(start)
+
+
 def checked_weights(source: WeightSource, given: dd.DataFrame, parts: list[_WeightPart]) -> int:
     """Refuse the weights as the in-memory reader does (the first missing weight, else the first
     not positive and finite, a total past float64, a span past 2**200); else the power of two to
@@ -136,8 +142,8 @@ def checked_weights(source: WeightSource, given: dd.DataFrame, parts: list[_Weig
     if not np.isfinite(total):
         raise InputError(source.name, "the weights add up to more than a float64 holds: scale them down")
     # The first row of the lightest and of the heaviest weight, as numpy's argmin/argmax find them.
-    lightest = min((part.lightest.moved(start) for part, start in kept), key=lambda w: (w.value, w.row))
-    heaviest = min((part.heaviest.moved(start) for part, start in kept), key=lambda w: (-w.value, w.row))
+    lightest = min((_placed(part.lightest, start) for part, start in kept), key=lambda w: (w.value, w.row))
+    heaviest = min((_placed(part.heaviest, start) for part, start in kept), key=lambda w: (-w.value, w.row))
     heavier = weight_span_blame(lightest.value, heaviest.value, median=lambda: _median(given, starts[-1]))
     if heavier is not None:
         blamed, other = (heaviest, lightest) if heavier else (lightest, heaviest)

@@ -130,10 +130,12 @@ def _resample_class_shares(
     drawn draws of each stratum, a multinomial over all its drawn draws (which the point estimate
     reweights to). Resampling the prefix alone would centre the replicates on the prefix's class
     shares and vary them as if only the labelled draws had been drawn."""
+    class_drawn = draws.class_drawn
+    assert class_drawn is not None, "a labelled prefix keeps its classes' drawn draws"
     stratum_of = _STRATUM_OF[scheme]
     for stratum in sorted(set(stratum_of.values())):
         classes = [c for c in range(4) if stratum_of[c] == stratum]
-        drawn = np.array([draws.class_drawn[stratum * 4 + c] for c in classes], dtype=np.float64)
+        drawn = np.array([class_drawn[stratum * 4 + c] for c in classes], dtype=np.float64)
         total = drawn.sum()
         if total == 0:
             continue

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..results import Estimate
+from ..results import Estimate, QualityEstimates
 from .equations import diagram_arrays
 
 RANGE_STEP = 0.01  # largest step of the Recall_Base grid of a range
@@ -60,7 +60,7 @@ def percentile_union(replicates: np.ndarray, confidence: float) -> tuple[float, 
 
 
 def propagated_extremes(
-    quality: Mapping[str, Estimate],
+    quality: QualityEstimates,
     exact: Mapping[str, float],
     bounds: tuple[str, str],
     recall_bases: np.ndarray,
@@ -79,10 +79,11 @@ def propagated_extremes(
         axes[good] = _share_axis(quality[good], quality[bad], float(exact[rate]), bounds)
     d = quality["DeltaPrecision"]
     axes["DeltaPrecision"] = _axis(d.value, getattr(d, bounds[0]), getattr(d, bounds[1]))
-    if any(axis is None for axis in axes.values()):
+    split_axis, merge_axis, precision_axis = axes["GoodSplitRate"], axes["GoodMergeRate"], axes["DeltaPrecision"]
+    if split_axis is None or merge_axis is None or precision_axis is None:
         return {name: (math.nan, math.nan) for name in _OUTPUTS}
     split, merge, precision, recall_base = np.meshgrid(
-        axes["GoodSplitRate"], axes["GoodMergeRate"], axes["DeltaPrecision"], recall_bases, indexing="ij", sparse=True
+        split_axis, merge_axis, precision_axis, recall_bases, indexing="ij", sparse=True
     )
     arrays = diagram_arrays(
         affected_weight_fraction=exact["AffectedWeightFraction"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -152,6 +152,7 @@ class Draws:
         ``None`` to estimate from every draw. Rows without a labelled draw are left out; each
         class keeps its drawn draws for the reweighting."""
         mask = None
+        rows: np.ndarray | None  # None: every row of the sample, in order
         if isinstance(source, SampleContext):
             if vantage is not None:
                 raise ValueError("vantage needs the population; restrict a SampleContext where it is built")
@@ -170,6 +171,7 @@ class Draws:
         if len(rows) == len(sample):
             rows = None  # every row, in order
         # numpy releases the GIL: the rows' cells and the class totals are read while the rows are sorted.
+        gathering: Future[tuple[tuple[dict[str, np.ndarray], np.ndarray | None], dict]]
         with ThreadPoolExecutor(max_workers=1) as pool:
             if isinstance(source, SampleContext):
                 gathering = pool.submit(_context_ratios, source, sample.scheme)

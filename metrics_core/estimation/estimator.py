@@ -170,6 +170,7 @@ class _Weights:
         ``N_g (ȳ_g − m)²`` (``v_u² D_u`` summed times the labelled share ``n_g/N_g``). Centred at
         ``m`` as in §6, that term would be ``N_g²/n_g``: overstated by the unlabelled draws."""
         f = self.frame
+        assert f.labelled is not None, "a class of a labelled prefix"
         per_draw = self.unit_weight / f.unit_draws
         per_draw *= per_draw
         between = f.labelled * float(np.dot(per_draw, f.unit_draws))

@@ -140,10 +140,10 @@ def judged_units(
     keys = keys[order]
     tied = keys[1:] == keys[:-1]
     del keys
-    at = np.flatnonzero(tied)
+    first = np.flatnonzero(tied)
     del tied
-    index, position = order[at], order[at + 1]
-    del order, at
+    index, position = order[first], order[first + 1]
+    del order, first
     found = (index < m) & (position >= m)
     if not found.all():
         index, position = index[found], position[found]

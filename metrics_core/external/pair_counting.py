@@ -98,6 +98,7 @@ def _pair_masses(table: Contingency) -> tuple[float, float, float, float]:
         both = counts["both"]
         return float(both), float(counts["truth"] - both), float(counts["pred"] - both), float(counts["all"] - both)
     n_cells = len(table.weight)
+    assert table.pair_weight is not None, "weights not all 1 have their pair masses"
     return (
         float(table.pair_weight.sum()),
         float(pair_masses(table.row, table.shape[0], table.weight).sum()),

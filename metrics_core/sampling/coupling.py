@@ -169,15 +169,15 @@ def couple_sample(
             raise ValueError(f"{name} has {len(ids)} ids for a population of {size} items")
     maps = _Maps(item_positions(source_item_ids, item_ids), item_positions(item_ids, source_item_ids))
     parts, coupled, kept = [], 0, 0
-    for stratum, count in allocate_draws(scheme, n_draws, diff_share).items():
+    for code, count in allocate_draws(scheme, n_draws, diff_share).items():
         i, j, pair_class, n_kept, n_coupled = _stratum_draws(
-            pop, source_population, source_sample, maps, scheme, stratum, count, rng
+            pop, source_population, source_sample, maps, scheme, code, count, rng
         )
-        parts.append((i, j, pair_class, np.full(count, stratum, np.int8)))
+        parts.append((i, j, pair_class, np.full(count, code, np.int8)))
         coupled, kept = coupled + n_coupled, kept + n_kept
     i, j, pair_class, stratum = (np.concatenate(columns) for columns in zip(*parts))
-    diff_share = diff_share if scheme == "stratified" else None
-    sample = distinct_rows(scheme, pop.n_items, i, j, pair_class, stratum, None, diff_share, first_seen=True)
+    stratified_share = diff_share if scheme == "stratified" else None
+    sample = distinct_rows(scheme, pop.n_items, i, j, pair_class, stratum, None, stratified_share, first_seen=True)
     return CoupledSample(sample, coupled, kept)
 
 

@@ -55,12 +55,12 @@ def sample_pairs(
     if not pop.cell_affected().any():
         raise ValueError("nothing to sample: no item is affected (Base and Exp are identical)")
     parts = []
-    for stratum, count in allocate_draws(scheme, n_draws, diff_share).items():
-        classes = SCHEME_STRATA[scheme][stratum]
-        parts.append(draw_rows(pop, scheme, classes, count, rng) + (np.full(count, stratum, np.int8),))
+    for code, count in allocate_draws(scheme, n_draws, diff_share).items():
+        classes = SCHEME_STRATA[scheme][code]
+        parts.append(draw_rows(pop, scheme, classes, count, rng) + (np.full(count, code, np.int8),))
     i, j, pair_class, stratum = (np.concatenate(columns) for columns in zip(*parts))
-    diff_share = diff_share if scheme == "stratified" else None
-    return distinct_rows(scheme, pop.n_items, i, j, pair_class, stratum, None, diff_share, first_seen=False)
+    stratified_share = diff_share if scheme == "stratified" else None
+    return distinct_rows(scheme, pop.n_items, i, j, pair_class, stratum, None, stratified_share, first_seen=False)
 
 
 def sampling_arguments(

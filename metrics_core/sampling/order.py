@@ -240,9 +240,9 @@ def labelled_of_batches(
     counts = np.zeros(len(sample), dtype=np.int64)
     by_batch = []
     for b in sorted({int(k) for entry in batch_positions for k in entry}):
-        rows = [r for r, entry in enumerate(batch_positions) if b in entry or str(b) in entry]
-        lists = [batch_positions[r].get(b, batch_positions[r].get(str(b))) for r in rows]
-        rows = np.asarray(rows, dtype=np.int64)
+        entries = [(r, entry) for r, entry in enumerate(batch_positions) if b in entry or str(b) in entry]
+        lists = [entry[b] if b in entry else entry[str(b)] for _, entry in entries]
+        rows = np.array([r for r, _ in entries], dtype=np.int64)
         draws = np.array([len(p) for p in lists], dtype=np.int64)
         part = PairSample(
             sample.scheme, sample.i[rows], sample.j[rows], sample.pair_class[rows], sample.stratum[rows], draws
