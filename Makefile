@@ -9,7 +9,7 @@ LOCK := requirements/dev.lock
 CHROMIUM_PATH ?= /usr/bin/chromium
 export CHROMIUM_PATH
 
-.PHONY: test test-fast lint-js browser-check demo demo-reset install lock lock-upgrade bench clean
+.PHONY: test test-fast typecheck lint-js browser-check demo demo-reset install lock lock-upgrade bench clean
 
 # Exactly the locked versions (hashes checked), then the project itself without resolving again.
 $(STAMP): pyproject.toml $(LOCK)
@@ -31,6 +31,10 @@ lint-js: node_modules/.package-lock.json
 	npx --no-install eslint static/raterapp/js tests/js
 	node --test tests/js/
 
+# Type checks, as pyproject's [tool.mypy] says.
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
 browser-check:
 	@if [ ! -x "$(CHROMIUM_PATH)" ]; then \
 	  echo "make test: no Chromium at $(CHROMIUM_PATH). The browser tests (tests/browser, tests/deploy)"; \
@@ -49,6 +53,7 @@ browser-check:
 test: lint-js $(STAMP) browser-check
 	$(BIN)/ruff check metrics_core raterapp tests bench
 	$(BIN)/ruff format --check metrics_core raterapp bench
+	$(MAKE) --no-print-directory typecheck
 	$(BIN)/python -m pytest -n 3 --dist loadscope -m "not alone" --durations=25
 	$(BIN)/python -m pytest -m alone
 	DATABASE_URL=sqlite:///$(CURDIR)/.data/rating-loop.sqlite3 RATING_LOOP_ON_SQLITE=true $(BIN)/python -m pytest -n 2 -m rating_loop
@@ -57,6 +62,7 @@ test: lint-js $(STAMP) browser-check
 # pytest-xdist workers (tests/settings.py keeps their files, cache keys and queues apart).
 test-fast: lint-js $(STAMP)
 	$(BIN)/ruff check metrics_core raterapp tests bench
+	$(MAKE) --no-print-directory typecheck
 	$(BIN)/python -m pytest -n 2 -m "not slow and not browser"
 
 # Refresh the hashed locks after a change to pyproject.toml's dependencies: requirements/dev.lock
