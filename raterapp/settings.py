@@ -356,6 +356,10 @@ DERIVED_DEBOUNCE_SECONDS = env.seconds("DERIVED_DEBOUNCE_SECONDS", 2.0)
 RATER_AWARE_BOOTSTRAP_REPLICATES = env.int("RATER_AWARE_BOOTSTRAP_REPLICATES", default=200)
 # At most one refit per this many seconds: a burst of verdicts shares one (the fit takes seconds).
 RATER_AWARE_DEBOUNCE_SECONDS = env.seconds("RATER_AWARE_DEBOUNCE_SECONDS", 10.0)
+# Each rater's agreement with the others (the raters' lists): recomputed after the snapshots, in
+# each experiment and across all of them, at most once per this many seconds (it reads every
+# replicated verdict of its scope).
+RATER_AGREEMENT_DEBOUNCE_SECONDS = env.seconds("RATER_AGREEMENT_DEBOUNCE_SECONDS", 10.0)
 
 # Populations beyond one machine (metrics_core.dask_backend): with a scheduler address the
 # worker's preparation of Parquet items (upload or location) runs on that Dask cluster; without

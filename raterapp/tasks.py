@@ -118,6 +118,23 @@ def rater_aware_refresh_task(experiment_id: int) -> None:
         rater_aware_refresh(experiment_id=experiment_id)
 
 
+@shared_task(name=task_names.RATER_AGREEMENT_REFRESH, acks_late=True, time_limit=300, soft_time_limit=270, **RETRY)
+def rater_agreement_refresh_task(experiment_id: int) -> None:
+    """Recompute and store each rater's agreement with the others in the experiment."""
+    from raterapp.services.refresh.rater_agreement import rater_agreement_refresh
+
+    if _experiment_exists(experiment_id, "rater_agreement_refresh"):
+        rater_agreement_refresh(experiment_id=experiment_id)
+
+
+@shared_task(name=task_names.RATER_AGREEMENT_ALL_REFRESH, acks_late=True, time_limit=600, soft_time_limit=570, **RETRY)
+def rater_agreement_all_refresh_task() -> None:
+    """Recompute and store each rater's agreement with the others across all experiments."""
+    from raterapp.services.refresh.rater_agreement import rater_agreement_refresh
+
+    rater_agreement_refresh(experiment_id=None)
+
+
 def _experiment_exists(experiment_id: int, what: str) -> bool:
     """Whether the experiment of a refresh is still there: one deleted (by an admin) while its
     refresh waited in the queue leaves nothing to recompute."""

@@ -83,7 +83,9 @@ def _since(request) -> datetime | None:
 
 class RatersApi(ExportApi):
     """Every rater with their numbers and rater-quality flags (GET), or a new rater (POST: without
-    a password the answer carries a one-time link to choose one). Roles: admin."""
+    a password the answer carries a one-time link to choose one). The agreement columns are the
+    worker's, computed after the estimate snapshots (empty until first computed); with ``since``
+    they are computed from that window's verdicts. Roles: admin."""
 
     permission_classes = [IsAdmin]
     export_name = "raters"

@@ -9,6 +9,8 @@ PREPARATION_TASKS = [task_names.EXPERIMENT_PREPARE, task_names.SAMPLE_BATCH_DRAW
 LIVE_TASKS = [
     task_names.ESTIMATES_REFRESH,
     task_names.DERIVED_REFRESH,
+    task_names.RATER_AGREEMENT_REFRESH,
+    task_names.RATER_AGREEMENT_ALL_REFRESH,
     task_names.RATERS_AUTO_PAUSE,
     task_names.RECONCILE,
     task_names.PREPARATIONS_STALLED_REQUEUE,

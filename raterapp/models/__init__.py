@@ -7,7 +7,7 @@ judgement tasks, the verdicts and the estimate snapshots.
 """
 
 from .budgets import AppendOnly, BudgetChange, BudgetLedgerEntry, BudgetPool, ExperimentBudget, LedgerQuerySet
-from .estimates import DerivedEstimate, EstimateSnapshot, ImpactGroup, RaterAwareEstimate
+from .estimates import DerivedEstimate, EstimateSnapshot, ImpactGroup, RaterAgreement, RaterAwareEstimate
 from .experiments import (
     PREPARATION_STEPS,
     PREPARING,
@@ -49,6 +49,7 @@ __all__ = [
     "PairTask",
     "PairTaskQuerySet",
     "QuestionVersion",
+    "RaterAgreement",
     "RaterAwareEstimate",
     "RaterProfile",
     "RaterVerdictCount",

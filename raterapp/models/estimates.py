@@ -1,8 +1,10 @@
-"""Estimate snapshots, derived and rater-aware estimates, impact groups."""
+"""Estimate snapshots, derived and rater-aware estimates, the raters' agreement, impact groups."""
 
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 
 from .experiments import Experiment
 
@@ -65,6 +67,27 @@ class RaterAwareEstimate(models.Model):
     class Meta:
         ordering = ["experiment", "-created_at"]
         indexes = [models.Index(fields=["experiment", "created_at"], name="rater_aware_history")]
+
+
+class RaterAgreement(models.Model):
+    """Each rater's agreement with the other raters on the replicated (non-gold) pairs of one
+    experiment, or of all experiments (``experiment`` null), as the worker last computed it after
+    a snapshot (``services/refresh/rater_agreement.py``): the raters' lists read it, not every verdict.
+    One row per scope, replaced by each computation."""
+
+    experiment = models.ForeignKey(
+        Experiment, null=True, blank=True, on_delete=models.CASCADE, related_name="+", help_text="Null: all."
+    )
+    computed_at = models.DateTimeField(help_text="When the worker read the verdicts it was computed from.")
+    judgements = models.PositiveIntegerField(help_text="The replicated non-gold verdicts it was computed from.")
+    seconds = models.FloatField(help_text="How long the computation took.")
+    raters = models.JSONField(
+        help_text="Rater id → replicated_verdicts, mean_kappa, kappa_raters, majority_verdicts, majority_share "
+        "(metrics_core.rater_agreement); raters without replicated verdicts are left out."
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(Coalesce("experiment", Value(0)), name="rater_agreement_one_per_scope")]
 
 
 class ImpactGroup(models.Model):

@@ -14,7 +14,12 @@ Per rater, over the verdicts in scope (one experiment or all; since a moment or 
 - agreement with the other raters on replicated (non-gold) pairs, from
   ``metrics_core.rater_agreement``: the mean of Cohen's kappa against each other rater,
   weighted by the pairs they share, and the share of verdicts that agree with the majority
-  of the other raters. With ``since``, the other raters' verdicts count from then on too.
+  of the other raters. It reads every replicated verdict in scope, so the lists of raters (one
+  experiment or all, ever) read it as the worker stored it after the latest snapshot
+  (:class:`RaterAgreement`, ``services/refresh/rater_agreement.py``): empty until first computed,
+  as ``rater_agreement_computed_get`` tells. What the worker cannot have computed is read here:
+  with ``since`` (the other raters' verdicts count from then on too), from the verdicts in that
+  window; for raters given (one row), from the verdicts on the pairs they judged.
 - flags: ``too_fast`` (median seconds below ``RATER_MIN_SECONDS`` over at least
   ``RATER_MIN_TIMED_VERDICTS`` gaps) and ``low_gold_accuracy`` (accuracy below
   ``RATER_MIN_GOLD_ACCURACY`` on at least ``RATER_MIN_GOLD_ANSWERS`` sure gold answers).
@@ -35,7 +40,7 @@ from django.db.models import Count, F, Max, Q
 from metrics_core import agreement_summary, pairwise_cohens_kappa, rater_agreement
 from metrics_core.results import json_number
 from raterapp.access import RATER
-from raterapp.models import Experiment, Judgement, RaterProfile, Verdict, sampled_q
+from raterapp.models import Experiment, Judgement, RaterAgreement, RaterProfile, Verdict, sampled_q
 from raterapp.selectors.rater_aware import experiment_rater_fits_get
 from raterapp.selectors.rater_quality import gold_accuracy_row
 from raterapp.selectors.rating_access import experiment_rating_access_get
@@ -58,8 +63,9 @@ def rater_stats_list(
     The raters: those given (ids), else the members of the ``rater`` group and anyone with
     a verdict in scope, and for an experiment its assigned raters and anyone with a verdict
     in it. ``agreement=False`` leaves the agreement columns empty (the automatic pause needs only
-    speed and gold). For raters given, the agreement reads only the replicated verdicts on the
-    pairs they judged, which are all it depends on; else every replicated verdict in scope.
+    speed and gold). Without raters given or ``since``, the agreement is the worker's stored one;
+    for raters given, it reads only the replicated verdicts on the pairs they judged, which are all
+    it depends on; with ``since``, every replicated verdict in the window.
     """
     verdicts = _scope(Judgement.objects.all(), experiment=experiment, since=since)
     ids = set(raters) if raters is not None else _raters_of(experiment=experiment, verdicts=verdicts)
@@ -69,7 +75,9 @@ def rater_stats_list(
     counts = _counts(verdicts.filter(rater__in=ids))
     speed = _speed(rater_ids=ids, experiment=experiment, since=since)
     agree = {}
-    if agreement:
+    if agreement and raters is None and since is None:
+        agree = _agreement_stored(experiment=experiment)
+    elif agreement:
         agree = _agreement(experiment=experiment, since=since, of_raters=ids if raters is not None else None)
     profiles = {p.user_id: p for p in RaterProfile.objects.filter(user__in=ids)}
     confidence = experiment.confidence if experiment is not None else DEFAULT_CONFIDENCE
@@ -111,6 +119,19 @@ def rater_flags(row: dict) -> list[str]:
     if sure >= max(settings.RATER_MIN_GOLD_ANSWERS, 1) and row["gold_accuracy"] < settings.RATER_MIN_GOLD_ACCURACY:
         flags.append("low_gold_accuracy")
     return flags
+
+
+def rater_agreement_computed_get(*, experiment: Experiment | None = None) -> dict | None:
+    """When the stored agreement of the scope (one experiment, or all) was computed and from how
+    many replicated verdicts; ``None`` before the worker first computed it."""
+    return RaterAgreement.objects.filter(experiment=experiment).values("computed_at", "judgements").first()
+
+
+def rater_agreement_compute(*, experiment: Experiment | None) -> tuple[dict[int, dict], int]:
+    """Each rater's agreement (the columns of a stats row) from every replicated verdict in scope,
+    and how many verdicts that is: what the worker stores after a snapshot."""
+    columns = _replicated_rows(experiment=experiment, since=None)
+    return _agreement_rows(*columns), len(columns[0])
 
 
 def experiment_agreement_get(*, experiment: Experiment) -> dict:
@@ -291,6 +312,11 @@ def _agreement(
     the verdicts on the pairs they judged)."""
     rows = _agreement_rows(*_replicated_rows(experiment=experiment, since=since, of_raters=of_raters))
     return rows if of_raters is None else {rater: row for rater, row in rows.items() if rater in of_raters}
+
+
+def _agreement_stored(*, experiment: Experiment | None) -> dict[int, dict]:
+    stored = RaterAgreement.objects.filter(experiment=experiment).values_list("raters", flat=True).first()
+    return {int(rater): row for rater, row in (stored or {}).items()}
 
 
 def _agreement_rows(task: np.ndarray, rater: np.ndarray, verdict: np.ndarray) -> dict[int, dict]:

@@ -104,12 +104,35 @@ def debounce_cache():
 ESTIMATES_REFRESH = ExperimentRefresh(task_names.ESTIMATES_REFRESH, "estimates", "ESTIMATES_DEBOUNCE_SECONDS")
 DERIVED_REFRESH = ExperimentRefresh(task_names.DERIVED_REFRESH, "derived", "DERIVED_DEBOUNCE_SECONDS")
 RATER_AWARE_REFRESH = ExperimentRefresh(task_names.RATER_AWARE_REFRESH, "rater-aware", "RATER_AWARE_DEBOUNCE_SECONDS")
+RATER_AGREEMENT_REFRESH = ExperimentRefresh(
+    task_names.RATER_AGREEMENT_REFRESH, "rater-agreement", "RATER_AGREEMENT_DEBOUNCE_SECONDS"
+)
+# The agreement across all experiments: one run pending, whichever experiment's snapshot asked.
+RATER_AGREEMENT_ALL_PENDING = "rater-agreement-all-pending"
 
 
 def derived_refreshes_schedule(experiment_id: int) -> None:
-    """Schedule the recomputes that follow a snapshot: ΔRecall and IQ, and the rater-aware estimates."""
+    """Schedule the recomputes that follow a snapshot: ΔRecall and IQ, the rater-aware estimates,
+    and the raters' agreement in the experiment and across all experiments."""
     DERIVED_REFRESH.schedule(experiment_id)
     RATER_AWARE_REFRESH.schedule(experiment_id)
+    RATER_AGREEMENT_REFRESH.schedule(experiment_id)
+    rater_agreement_all_schedule()
+
+
+def rater_agreement_all_schedule() -> bool:
+    """Schedule the raters' agreement across all experiments unless it is pending; whether this call did."""
+    return task_schedule_once(
+        key=RATER_AGREEMENT_ALL_PENDING,
+        task=task_names.RATER_AGREEMENT_ALL_REFRESH,
+        args=[],
+        countdown=settings.RATER_AGREEMENT_DEBOUNCE_SECONDS,
+    )
+
+
+def rater_agreement_all_started() -> None:
+    """Called by that run as it starts: snapshots from now on schedule another."""
+    task_pending_clear(RATER_AGREEMENT_ALL_PENDING)
 
 
 # A rater's quality is checked at most once a minute after their verdicts.

@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from raterapp.models import AuditEntry, Judgement, PairTask, RaterProfile, Verdict
 from raterapp.services.accounts.raters import rater_pause
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.refresh.rater_agreement import rater_agreement_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -51,6 +52,7 @@ def _raters(admin, settings):
     rater_pause(actor=admin, rater=raters["dara"], reason="Asked for a week off")
     RaterProfile.objects.update_or_create(user=raters["ana"], defaults={"daily_quota": 200})
     UserFactory(username="eli", email="eli@raters.example", roles=["rater"])
+    rater_agreement_refresh(experiment_id=None)  # the worker's step after a snapshot: the page's agreement
     return raters
 
 

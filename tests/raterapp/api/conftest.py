@@ -9,6 +9,7 @@ from raterapp.services.judging import assignment_next, judgement_submit, pair_re
 from raterapp.services.judging.gold import gold_pair_create
 from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
+from raterapp.services.refresh.rater_agreement import rater_agreement_refresh
 from raterapp.services.refresh.rater_aware import rater_aware_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
@@ -62,6 +63,8 @@ def world(people, experiment):
     estimates_refresh(experiment_id=experiment.pk)
     derived_refresh(experiment_id=experiment.pk)
     rater_aware_refresh(experiment_id=experiment.pk)
+    rater_agreement_refresh(experiment_id=experiment.pk)
+    rater_agreement_refresh(experiment_id=None)
     pair = SampledPair.objects.filter(experiment=experiment, task=judged).first()
     pool = BudgetPool.objects.create(name="team pool", max_verdicts=1000)
     token, _ = api_token_create(actor=people["owner"])

@@ -37,6 +37,7 @@ from raterapp.services.accounts.raters import (
     rater_update,
 )
 from raterapp.services.judging import QueueClosed, assignment_next, judgement_submit, leases_renew
+from raterapp.services.refresh.rater_agreement import rater_agreement_refresh
 from raterapp.tasks import raters_auto_pause_task
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
@@ -449,6 +450,9 @@ def tasks(experiment):
 
 
 def stats_of(**scope):
+    """The rows of the scope, after the worker's step that follows a snapshot (the stored agreement)."""
+    experiment = scope.get("experiment")
+    rater_agreement_refresh(experiment_id=experiment.pk if experiment is not None else None)
     return {row["username"]: row for row in rater_stats_list(**scope)}
 
 

@@ -9,10 +9,14 @@ import uuid
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 
 from raterapp.models import RaterProfile
+from raterapp.selectors.raters import rater_stats_list
 from raterapp.services.accounts.raters import rater_pause
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.refresh.rater_agreement import rater_agreement_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
@@ -135,3 +139,35 @@ def test_hostile_user_name_and_reason_are_escaped(client, users):
     # In the embedded JSON too, the name cannot close the script element.
     names = [r["username"] for r in _config(content, "raters-data")]
     assert "<img src=x onerror=alert(1)>" in names
+
+
+def test_the_agreement_is_the_workers_and_until_it_is_computed_the_page_says_so(client, users, settings, tmp_path):
+    """The mean κ is what the worker stored after a snapshot (issue 36), on this page and the
+    overview: before its first computation the page says so, no number."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    experiment = experiment_prepared(owner=users["engineer"], replication=2, name="Dedup")
+    ann, bob = UserFactory(username="ann", roles=["rater"]), UserFactory(username="bob", roles=["rater"])
+    for k in range(4):
+        for rater in (ann, bob):
+            task = assignment_next(experiment=experiment, rater=rater)
+            verdict = "equivalent" if k % 2 or rater is ann else "not_equivalent"
+            judgement_submit(task=task, rater=rater, verdict=verdict, client_id=uuid.uuid4())
+    client.force_login(users["admin"])
+    kappa = re.compile(r'<td class="num" data-col="agreement" data-label="Mean κ">([^<]*)</td>')
+
+    for page in ("raters", "overview"):
+        content = client.get(reverse(page)).content.decode()
+        assert "The agreement is not computed yet: the worker computes it after the next estimate snapshot." in content
+    assert kappa.findall(_row(client.get(reverse("raters")).content.decode(), ann.pk)) == ["—"]
+
+    computed = rater_agreement_refresh(experiment_id=None)
+    (ann_row,) = rater_stats_list(raters=[ann.pk])  # from the verdicts, as the row partial reads it
+    assert ann_row["replicated_verdicts"] == 4 and ann_row["mean_kappa"] is not None
+    content = client.get(reverse("raters")).content.decode()
+    assert kappa.findall(_row(content, ann.pk)) == [f"{ann_row['mean_kappa']:.2f}"]
+    moment = timezone.localtime(computed.computed_at)
+    said = (
+        f'The agreement is the worker\'s, computed <time datetime="{moment.isoformat()}">'
+        f"{date_format(moment, 'j M Y, H:i')}</time> from 8 replicated verdicts, and again after each estimate snapshot."
+    )
+    assert said in content and said in client.get(reverse("overview")).content.decode()
