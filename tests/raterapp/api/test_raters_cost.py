@@ -1,9 +1,9 @@
-"""The raters' lists read no replicated verdict (issue 36): the raters page, the overview and the
-raters API cost the same queries at 10 and at 10,000 replicated verdicts, because the agreement
-columns are the worker's stored result (``services/refresh/rater_agreement.py``), not computed on
-every view. On PostgreSQL each query's rows are counted too: the only read that grows with the
-verdicts is the one the median seconds needs (each listed rater's verdict times), which the
-agreement never shared."""
+"""The raters' lists read no replicated verdict (issue 36): the raters page, the overview, the
+raters API and an experiment's raters cost the same queries at 10 and at 10,000 replicated
+verdicts, because the agreement columns are the worker's stored result
+(``services/refresh/rater_agreement.py``), not computed on every view. On PostgreSQL each query's
+rows are counted too: the only read that grows with the verdicts is the one the median seconds
+needs (each listed rater's verdict times), which the agreement never shared."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from tests.raterapp.factories import UserFactory
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 RATERS = 10
-URLS = ("/raters/", "/overview/", "/api/raters/")
+# Every rater, and one experiment's (the API's filter and the experiment's raters).
+URLS = ("/raters/", "/overview/", "/api/raters/", "/api/raters/?experiment={pk}", "/api/experiments/{pk}/raters/")
 # The median seconds' read: every verdict time of the listed raters, one row each.
 SPEED_READ = '"raterapp_judgement"."created_at"'
 
@@ -86,7 +87,7 @@ def test_the_raters_lists_cost_the_same_at_10_and_10000_replicated_verdicts():
         assert Judgement.objects.count() == total
         rater_agreement_refresh(experiment_id=experiment.pk)  # what the worker does after a snapshot
         rater_agreement_refresh(experiment_id=None)
-        costs[total] = {url: cost_of(client, url) for url in URLS}
+        costs[total] = {url: cost_of(client, url.format(pk=experiment.pk)) for url in URLS}
 
     for url in URLS:
         small, large = costs[10][url], costs[10_000][url]
