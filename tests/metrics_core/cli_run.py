@@ -1,8 +1,10 @@
-"""Running ``python -m metrics_core`` as users do, for the command-line tests."""
+"""Running ``python -m metrics_core`` as users do, for the command-line tests: its input files
+written, its output tables read, and a refusal checked."""
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import subprocess
@@ -10,6 +12,8 @@ import sys
 import warnings
 from pathlib import Path
 
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
 import pytest
 
 from metrics_core.cli import main
@@ -64,3 +68,24 @@ def write(path, text):
 
 def approx(value):
     return pytest.approx(value, rel=1e-12, abs=1e-15)
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def read_table(path):
+    return (pq.read_table(path) if path.suffix == ".parquet" else pcsv.read_csv(path)).to_pydict()
+
+
+def assert_refused(done, message, *must_not_exist):
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == f"metrics_core: error: {message}\n"
+    for path in must_not_exist:
+        assert not path.exists()
+        assert not list(path.parent.glob(f".{path.name}.*"))  # no temporary file left either

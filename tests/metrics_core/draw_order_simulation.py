@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import metrics_core as mc
-from tests.metrics_core.test_estimation_simulation import simulation_population
+from tests.metrics_core.helpers import simulation_population
 
 
 @dataclass(frozen=True)

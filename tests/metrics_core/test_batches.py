@@ -14,7 +14,7 @@ from scipy.stats import chisquare
 import metrics_core as mc
 from tests.metrics_core import reference as ref
 from tests.metrics_core.cli_run import run, run_json, write
-from tests.metrics_core.test_sampling_distribution import POPULATIONS
+from tests.metrics_core.helpers import POPULATIONS
 
 FIELDS = ("i", "j", "pair_class", "stratum", "draws")
 

@@ -13,7 +13,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core import Estimate
-from tests.metrics_core.test_derived import brute_force_truth, random_change
+from tests.metrics_core.helpers import brute_force_truth, random_change
 
 
 def random_populations(seed, count):

@@ -26,7 +26,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from metrics_core import IMPACT_METRICS
-from tests.metrics_core.cli_run import approx, run, run_json, write
+from tests.metrics_core.cli_run import approx, assert_refused, read_table, run, run_json, write
+from tests.metrics_core.helpers import TINY_JUDGEMENTS
 
 TINY = "item_id,base_cluster,exp_cluster\na,B1,E1\nb,B1,E1\nc,B1,E2\nd,B2,E2\n"
 TINY_METRICS = {
@@ -47,8 +48,6 @@ TINY_CLASSES = {
     ("c", "c"): "self", ("c", "a"): "split", ("c", "b"): "split", ("c", "d"): "merge",
     ("d", "d"): "self", ("d", "c"): "merge",
 }
-# Ideal {a,b},{c,d}: every split pair is a good split, every merge pair a good merge.
-TINY_JUDGEMENTS = "i,j,verdict\na,b,equivalent\nc,a,not_equivalent\nb,c,not_equivalent\nd,c,equivalent\n"
 
 JACCARD_KEYS = [
     "GoodSplitDistance", "BadSplitDistance", "GoodMergeDistance", "BadMergeDistance", "GoodDistance",
@@ -62,10 +61,6 @@ ESTIMATE_KEYS = [
     "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws", "cs_low", "cs_high", "unsure_low", "unsure_high",
 ]
 RANGE_KEYS = ["recall_base_low", "recall_base_high"]
-
-
-def read_table(path):
-    return (pq.read_table(path) if path.suffix == ".parquet" else pcsv.read_csv(path)).to_pydict()
 
 
 def numbers_in(obj):
@@ -324,15 +319,6 @@ def test_ids_with_leading_zeros_survive_sample_and_estimate(tmp_path):
 
 
 # ---------------------------------------------------------------------------- bad input: exit 2
-
-
-def assert_refused(done, message, *must_not_exist):
-    assert done.returncode == 2
-    assert done.stdout == ""
-    assert done.stderr == f"metrics_core: error: {message}\n"
-    for path in must_not_exist:
-        assert not path.exists()
-        assert not list(path.parent.glob(f".{path.name}.*"))  # no temporary file left either
 
 
 def test_impact_refuses_duplicate_ids_and_writes_nothing(tmp_path):

@@ -7,21 +7,13 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.rater_aware import estimate_quality_rater_aware
-from tests.metrics_core.cli_run import REPO, approx, run, run_json
+from tests.metrics_core.cli_run import REPO, approx, run, run_json, write_csv
+from tests.metrics_core.helpers import simulation_population
 
 from .rater_simulation import judged_experiment
-from .test_estimation_simulation import simulation_population
 
 SEED = 7
 N_BOOT = 60
-
-
-def write_csv(path, header, rows):
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from metrics_core import external_measures, impact_metrics, population_from_labels
-from tests.metrics_core.cli_run import approx, run, run_json, write
-from tests.metrics_core.test_cli import TINY_JUDGEMENTS, assert_refused, read_table
+from tests.metrics_core.cli_run import approx, assert_refused, read_table, run, run_json, write
+from tests.metrics_core.helpers import TINY_JUDGEMENTS
 
 # The tiny example of test_cli.py with two more items, so that every class has several pairs.
 LABELS = [("a", "B1", "E1"), ("b", "B1", "E1"), ("c", "B1", "E2"), ("d", "B2", "E2"), ("e", "B2", "E3"), ("f", "B3", "E3")]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import metrics_core as mc
-from tests.metrics_core.test_derived import random_change
+from tests.metrics_core.helpers import random_change
 
 
 def judged(seed, scheme):

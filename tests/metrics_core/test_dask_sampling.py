@@ -18,7 +18,7 @@ import metrics_core as mc
 from metrics_core import dask_backend
 from tests.metrics_core import reference as ref
 from tests.metrics_core.dask_run import items_frame, local_client, write_parts
-from tests.metrics_core.test_sampling_distribution import N_DRAWS, P_MIN, POPULATIONS
+from tests.metrics_core.helpers import N_DRAWS, P_MIN, POPULATIONS
 
 SCHEMES = mc.SCHEMES
 

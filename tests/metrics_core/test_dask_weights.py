@@ -16,9 +16,8 @@ import pytest
 import metrics_core as mc
 from metrics_core import dask_backend
 from metrics_core.io import InputError, read_items
-from tests.metrics_core.cli_run import approx, run, run_json
+from tests.metrics_core.cli_run import approx, assert_refused, run, run_json
 from tests.metrics_core.dask_run import items_frame, local_client, write_parts
-from tests.metrics_core.test_cli import assert_refused
 
 # test_cli_weights.py's six items: every class has several pairs.
 BASE = ["B1", "B1", "B1", "B2", "B2", "B3"]

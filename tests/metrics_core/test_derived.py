@@ -22,7 +22,13 @@ import metrics_core as mc
 from metrics_core.derived import bootstrap
 from metrics_core.estimation import Draws
 from tests.metrics_core.cli_run import run, run_json, write
-from tests.metrics_core.test_estimation_simulation import UNSURE_RATE, random_verdict_rows, simulation_population
+from tests.metrics_core.helpers import (
+    UNSURE_RATE,
+    brute_force_truth,
+    random_change,
+    random_verdict_rows,
+    simulation_population,
+)
 
 
 def close(value, expected):
@@ -396,73 +402,6 @@ def test_normal_limit_of_a_class_resamples_like_its_draws(scheme, monkeypatch):
 # ------------------------------------------------------------------------------------------
 # Against the truth of a known Ideal clustering (MQM §3.3)
 # ------------------------------------------------------------------------------------------
-def random_change(rng, n_items=400):
-    """Ideal, a Base with errors (split and over-merged Ideal clusters) and an Exp that changes Base.
-
-    The change mixes random numbers of good merges (re-joining Base's split fragments), bad
-    merges (joining unrelated clusters), good splits (undoing over-merges along Ideal lines)
-    and bad splits (random parts of clusters), so that changes are recall-positive,
-    recall-negative and about neutral. Half the populations have lognormal weights.
-    """
-    sizes = []
-    while sum(sizes) < n_items:
-        sizes.append(int(min(1 + rng.geometric(rng.uniform(0.1, 0.4)), 30)))
-    ideal = np.repeat(np.arange(len(sizes)), sizes)
-    base, next_label = ideal.copy(), len(sizes)
-    fragments = []
-    multi = [c for c in range(len(sizes)) if sizes[c] >= 2]
-    for c in rng.choice(multi, size=int(len(multi) * rng.uniform(0.1, 0.5)), replace=False):
-        members = np.flatnonzero(ideal == c)
-        moved = members[rng.random(len(members)) < rng.uniform(0.2, 0.5)]
-        if 0 < len(moved) < len(members):
-            base[moved] = next_label
-            fragments.append((int(c), next_label))
-            next_label += 1
-    labels = rng.permutation(np.unique(base))
-    over = []
-    for x, y in zip(labels[: 2 * int(len(labels) * rng.uniform(0.0, 0.15)) : 2], labels[1::2]):
-        over.append(base == y)
-        base[base == y] = x
-    exp = base.copy()
-    good_merges, bad_merges, good_splits, bad_splits = rng.integers(0, 12, size=4)
-    for c, fragment in fragments[:good_merges]:
-        exp[base == fragment] = exp[np.flatnonzero(ideal == c)[0]]
-    pool = rng.permutation(np.unique(base))
-    for x, y in zip(pool[: 2 * bad_merges : 2], pool[1 : 2 * bad_merges : 2]):
-        exp[base == y] = exp[np.flatnonzero(base == x)[0]]
-    for mask in over[:good_splits]:
-        exp[mask] = next_label
-        next_label += 1
-    for c in rng.permutation(np.unique(base))[:bad_splits]:
-        members = np.flatnonzero(base == c)
-        moved = members[rng.random(len(members)) < rng.uniform(0.2, 0.6)]
-        if 0 < len(moved) < len(members):
-            exp[moved] = next_label
-            next_label += 1
-    weights = rng.lognormal(0.0, 0.5, len(ideal)) if rng.random() < 0.5 else np.ones(len(ideal))
-    return base, exp, ideal, weights
-
-
-def brute_force_truth(base, exp, ideal, w):
-    """True ΔRecall(T) and IQ from N×N same-cluster matrices, and the true parameters of MQM §3.
-
-    Recall_C(i) = weight(C(i) ∩ Ideal(i)) / weight(Ideal(i)) (MQM eq 2), lifted as a weighted
-    mean; IQ = (JD(Base, Ideal) − JD(Exp, Ideal)) / JD(Base, Exp) (eqs 68-77). Also the true
-    Recall_Base(AffectedItems) and Precision_Base(AffectedItems).
-    """
-    same = lambda labels: labels[:, None] == labels[None, :]  # noqa: E731
-    b, e, i = same(base), same(exp), same(ideal)
-    mean = lambda values, where=slice(None): float(np.dot(w[where], values[where]) / w[where].sum())  # noqa: E731
-    recall = lambda c: ((c & i) @ w) / (i @ w)  # noqa: E731
-    jaccard_distance = lambda c, d: 1.0 - ((c & d) @ w) / ((c | d) @ w)  # noqa: E731
-    affected = ~(b == e).all(axis=1)
-    delta_recall = mean(recall(e)) - mean(recall(b))
-    iq = (mean(jaccard_distance(b, i)) - mean(jaccard_distance(e, i))) / mean(jaccard_distance(b, e))
-    recall_base = mean(recall(b), affected)
-    precision_base = mean(((b & i) @ w) / (b @ w), affected)
-    return delta_recall, iq, min(recall_base, 1.0), min(precision_base, 1.0)
-
-
 def fit(x, y):
     slope, intercept = np.polyfit(x, y, 1)
     return float(np.corrcoef(x, y)[0, 1]), float(intercept), float(slope)

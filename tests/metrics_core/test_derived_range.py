@@ -18,8 +18,13 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.derived.equations import diagram_arrays
-from tests.metrics_core.test_derived import brute_force_truth, random_change
-from tests.metrics_core.test_estimation_simulation import UNSURE_RATE, random_verdict_rows, simulation_population
+from tests.metrics_core.helpers import (
+    UNSURE_RATE,
+    brute_force_truth,
+    random_change,
+    random_verdict_rows,
+    simulation_population,
+)
 
 NAMES = mc.DERIVED_METRICS
 

@@ -16,8 +16,7 @@ from scipy.stats import binom
 
 import metrics_core as mc
 from tests.metrics_core.draw_order_simulation import DrawOrderRun, todays_delta_precision_stderr, todays_order, world
-from tests.metrics_core.test_derived import brute_force_truth
-from tests.metrics_core.test_estimation_simulation import simulation_population
+from tests.metrics_core.helpers import brute_force_truth, simulation_population
 
 N_DRAWS = 2000
 COVERED_METRICS = (

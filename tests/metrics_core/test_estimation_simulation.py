@@ -18,55 +18,20 @@ from scipy.stats import norm
 
 import metrics_core as mc
 from tests.metrics_core import reference as ref
+from tests.metrics_core.helpers import (
+    HAND_JACCARD_ROWS,
+    HAND_VERDICTS,
+    UNSURE_RATE,
+    estimates_of,
+    hand_population,
+    random_verdict_rows,
+    simulation_population,
+    verdicts_of,
+)
 
 Z95 = float(norm.ppf(0.975))
+a, b, c, d = 0, 1, 2, 3  # the hand population's first items (tests/metrics_core/helpers.py)
 
-# The hand population of test_impact_reference / test_gold:
-#   a=0 b=1 c=2 d=3 e=4, weights 1 1 2 4 8 (W = 16), Base {a,b,c}{d}{e}, Exp {a,b}{c,d}{e}.
-#   SplitDistance(T) = 3/32, MergeDistance(T) = 7/48, AffectedJaccardIndex(T) = 25/96,
-#   SplitRate(T) = 1/8, MergeRate(T) = 1/6; Σ w_ij over AllPairs = 3/32 + 25/96 + 7/48 = 1/2.
-HAND_BASE = ["B1", "B1", "B1", "B2", "B3"]
-HAND_EXP = ["E1", "E1", "E2", "E2", "E3"]
-HAND_WEIGHTS = [1.0, 1.0, 2.0, 4.0, 8.0]
-a, b, c, d = 0, 1, 2, 3
-
-# Verdicts (raters may show a pair either way round):
-#   {a,c}: equivalent + not_equivalent (two raters)     → value 1/2
-#   {b,c}: unsure                                        → unjudged
-#   {c,d}: equivalent                                    → value 1
-#   {a,b}: not_equivalent, not_equivalent, unsure        → value 0 (unsure verdicts do not count)
-HAND_VERDICTS = [
-    (a, c, "equivalent"),
-    (c, a, "not_equivalent"),
-    (b, c, "unsure"),
-    (d, c, "equivalent"),
-    (a, b, "not_equivalent"),
-    (b, a, "not_equivalent"),
-    (a, b, "unsure"),
-]
-
-
-def hand_population():
-    return mc.population_from_labels(HAND_BASE, HAND_EXP, HAND_WEIGHTS)
-
-
-def verdicts_of(rows):
-    i, j, v = zip(*rows)
-    return mc.verdicts_from_judgements(np.array(i), np.array(j), np.array(v))
-
-
-def estimates_of(pop, scheme, rows, verdict_rows, **kw):
-    i, j, draws = (np.array(x) for x in zip(*rows))
-    sample = mc.PairSample.from_columns(pop, scheme=scheme, i=i, j=j, draws=draws)
-    return mc.estimate_quality(pop, sample, verdicts_of(verdict_rows), **kw).estimates
-
-
-HAND_JACCARD_ROWS = [
-    (a, c, 5), (c, a, 3), (b, c, 1), (c, b, 1),
-    (c, d, 3), (d, c, 1),
-    (a, a, 2), (d, d, 3),
-    (a, b, 2), (b, a, 2),
-]
 # The rates from the same sample (see the docstring of test_hand_computed_jaccard_estimates).
 HAND_JACCARD_RATES = {
     "GoodSplitRate": F(1, 16),
@@ -270,40 +235,6 @@ def test_verdicts_from_judgements_counts_unordered_pairs():
 # ------------------------------------------------------------------------------------------
 # Against the reference estimator (spec §5-6) on random samples.
 # ------------------------------------------------------------------------------------------
-def class_of_pairs(pop_base, pop_exp, x, y):
-    """Class names of unordered pairs from cluster codes (symmetric; x != y)."""
-    same_b, same_e = pop_base[x] == pop_base[y], pop_exp[x] == pop_exp[y]
-    return np.where(same_b & same_e, "intersection", np.where(same_b, "split", "merge"))
-
-
-def random_verdict_rows(rng, pop, gold, x, y, *, unsure_rate, replicate_rate=0.2, extra_unsure_rate=0.05,
-                        consistent=True):
-    """Judgement rows for the unordered pairs ``(x, y)``.
-
-    Equivalent iff same gold label. A pair is unsure for all its raters with the class's rate;
-    a share of pairs gets 2-3 raters (consistent verdicts unless ``consistent`` is False), and a
-    few judged pairs also get one extra unsure verdict. Rows are shown in a random orientation.
-    """
-    x, y = np.asarray(x), np.asarray(y)
-    cls = class_of_pairs(pop.base, pop.exp, x, y)
-    rate = np.vectorize(unsure_rate.get)(cls) if len(cls) else np.zeros(0)
-    unsure = rng.random(len(x)) < rate
-    eq = np.asarray(gold)[x] == np.asarray(gold)[y]
-    raters = 1 + (rng.random(len(x)) < replicate_rate) * (1 + (rng.random(len(x)) < 0.5))
-    idx = np.repeat(np.arange(len(x)), raters)
-    verdict = np.where(unsure[idx], "unsure", np.where(eq[idx], "equivalent", "not_equivalent")).astype(object)
-    if not consistent:
-        flip = (~unsure[idx]) & (rng.random(len(idx)) < 0.2)
-        verdict[flip] = np.where(eq[idx][flip], "not_equivalent", "equivalent")
-    extra = np.flatnonzero((~unsure) & (rng.random(len(x)) < extra_unsure_rate))
-    idx = np.concatenate([idx, extra])
-    verdict = np.concatenate([verdict, np.full(len(extra), "unsure", dtype=object)])
-    swap = rng.random(len(idx)) < 0.5
-    i = np.where(swap, y[idx], x[idx])
-    j = np.where(swap, x[idx], y[idx])
-    return i, j, verdict
-
-
 def sample_rows(sample):
     return [
         (int(i), int(j), mc.PAIR_CLASSES[cl], mc.STRATA[s], int(dr))
@@ -440,65 +371,6 @@ def test_vantage_of_everything_is_the_overall_estimate():
 # ------------------------------------------------------------------------------------------
 SIM_REPS = 2000
 SIM_DRAWS = 300
-UNSURE_RATE = {"split": 0.05, "merge": 0.30, "intersection": 0.10}
-
-
-def simulation_population(seed=2024, n_items=300):
-    """~300 items; Base and Exp derived from a known Ideal clustering.
-
-    Base = Ideal with errors: some Ideal clusters split in two (under-merged), some pairs of
-    Ideal clusters merged (over-merged). Exp = Base with changes: some of Base's split-up
-    clusters merged back (good merges) and some unrelated clusters merged (bad merges); some
-    over-merged clusters split along Ideal lines (good splits) and some pure clusters split at
-    random (bad splits).
-    """
-    rng = np.random.default_rng(seed)
-    sizes = []
-    while sum(sizes) < n_items:
-        sizes.append(int(min(1 + rng.geometric(0.12), 40)))
-    ideal = np.repeat(np.arange(len(sizes)), sizes)
-    n = len(ideal)
-    k = len(sizes)
-    base = ideal.copy()
-    next_label = k
-    multi = [cl for cl in range(k) if sizes[cl] >= 2]
-    split_in_base = rng.choice(multi, size=len(multi) // 3, replace=False)
-    halves = {}
-    for cl in split_in_base:
-        members = np.flatnonzero(ideal == cl)
-        moved = members[rng.permutation(len(members))[: max(1, len(members) // 3)]]
-        base[moved] = next_label
-        halves[int(cl)] = next_label
-        next_label += 1
-    untouched = [cl for cl in range(k) if cl not in halves]
-    order = rng.permutation(untouched)
-    over_merged = []
-    for x, y in zip(order[: 12 : 2], order[1:12:2]):
-        base[base == y] = x
-        over_merged.append((int(x), int(y)))
-    exp = base.copy()
-    # Good merges: re-join half of the Base splits.
-    for cl in list(halves)[: len(halves) // 2]:
-        exp[base == halves[cl]] = cl
-    # Good splits: undo half of the over-merges along Ideal lines.
-    for _x, y in over_merged[: len(over_merged) // 2]:
-        exp[ideal == y] = next_label
-        next_label += 1
-    # Bad merges: merge pairs of clusters of different Ideal clusters.
-    pure = [int(cl) for cl in order[12:]]
-    for x, y in zip(pure[:8:2], pure[1:8:2]):
-        exp[base == y] = x
-    # ... and merge the over-merged clusters that stay over-merged with another cluster, so that
-    # affected items also have non-equivalent stable pairs (AffectedBadIndex > 0).
-    for (x, _), other in zip(over_merged[len(over_merged) // 2 :], pure[8:]):
-        exp[base == other] = x
-    # Bad splits: split pure clusters at random.
-    for cl in [cl for cl in order[20:] if sizes[cl] >= 4][:4]:
-        members = np.flatnonzero(base == cl)
-        exp[members[rng.random(len(members)) < 0.4]] = next_label
-        next_label += 1
-    weights = rng.lognormal(0.0, 0.5, n)
-    return mc.population_from_labels(base, exp, weights), ideal
 
 
 def run_simulation(pop, gold, scheme, reps, seed, vantage):

@@ -11,7 +11,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core import Estimate
-from tests.metrics_core.test_estimation_simulation import simulation_population
+from tests.metrics_core.helpers import drawn_once, judge, simulation_population
 
 
 def test_fixed_plan_by_hand():
@@ -90,19 +90,6 @@ def test_plan_validates(kwargs, match):
 # ---- against a simulation -------------------------------------------------------------------
 
 BATCH, EARLY, HORIZON, TARGET_DRAWS, SEEDS = 50, 300, 2000, 1500, 24
-
-
-def judge(sample, gold):
-    a, b = mc.pairs_for_judgement(sample, rng=np.random.default_rng(0))
-    return len(a), mc.verdicts_from_judgements(a, b, np.where(gold[a] == gold[b], "equivalent", "not_equivalent"))
-
-
-def drawn_once(sample):
-    """Non-self unordered pairs drawn exactly once (Good–Turing: n / this = draws per new pair)."""
-    keep = sample.pair_class != mc.PAIR_CLASSES.index("self")
-    low, high = np.minimum(sample.i[keep], sample.j[keep]), np.maximum(sample.i[keep], sample.j[keep])
-    _, pair = np.unique(low * (sample.i.max() + 1) + high, return_inverse=True)
-    return int((np.bincount(pair, weights=sample.draws[keep]) == 1).sum())
 
 
 def grow_until_reached(pop, gold, seed, targets):

@@ -18,9 +18,9 @@ import metrics_core as mc
 from metrics_core.dawid_skene import fit_dawid_skene
 from metrics_core.rater_aware import estimate_quality_rater_aware
 from metrics_core.rater_units import RaterLayout, RaterUnits
+from tests.metrics_core.helpers import simulation_population
 
 from .rater_simulation import SENSITIVITY, SPECIFICITY, judged_experiment, raw_and_rater_aware, verdicts_on
-from .test_estimation_simulation import simulation_population
 
 
 @pytest.fixture(scope="module")

@@ -26,11 +26,10 @@ from metrics_core.estimation.draws import labelled_counts
 from metrics_core.estimation.labelled import labelled_draws_by_metric
 from metrics_core.rater_aware import estimate_quality_rater_aware
 from metrics_core.rater_units import RaterLayout, RaterUnits
-from tests.metrics_core.cli_run import run_json
+from tests.metrics_core.cli_run import run_json, write_csv
+from tests.metrics_core.helpers import simulation_population
 
 from .rater_simulation import REPLICATION, gold_pairs, verdicts_on
-from .test_cli_raters import write_csv
-from .test_estimation_simulation import simulation_population
 
 NUMBERS = ("value", "stderr", "ci_low", "ci_high", "cs_low", "cs_high", "unsure_low", "unsure_high")
 

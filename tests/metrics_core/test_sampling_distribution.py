@@ -16,44 +16,7 @@ from scipy.stats import chisquare
 
 import metrics_core as mc
 from tests.metrics_core import reference as ref
-
-N_DRAWS = 200_000
-P_MIN = 0.001
-
-
-def enumerable_populations():
-    """``{name: (base, exp, weights)}``: small populations with every kind of pair."""
-    rng = np.random.default_rng(20240917)
-    pops = {
-        # Base {0,1,2,3}{4,5}{6}; Exp {0,1}{2,3,4}{5}{6}: splits, merges, intersections, an
-        # unaffected item.
-        "mixed": (
-            [0, 0, 0, 0, 1, 1, 2],
-            [0, 0, 1, 1, 1, 2, 3],
-            rng.uniform(0.5, 2.0, 7),
-        ),
-        # Item 0: weight(Base(0)) = weight({0,1}) = 3 = weight({0,2}) = weight(Exp(0)), so its
-        # self pair has u = 0 and must never be drawn by the precision scheme. Items 3-5 add a
-        # split of a three-item cluster.
-        "precision_zero": (
-            ["x", "x", "y", "z", "z", "z"],
-            ["p", "q", "p", "r", "r", "s"],
-            [1.0, 2.0, 2.0, 1.0, 1.5, 0.7],
-        ),
-    }
-    # A random one, redrawn until its affected items see at least three different unions
-    # Base(i) ∪ Exp(i) (otherwise 1/weight(U) would not be tested).
-    while True:
-        base = ref.perturb(rng, ref.random_labels(rng, 11, 4), 4)
-        exp = ref.perturb(rng, base, 4)
-        rp = ref.RefPopulation(base.tolist(), exp.tolist())
-        if len({rp.U(i) for i in rp.affected_items}) >= 3:
-            break
-    pops["random"] = (base.tolist(), exp.tolist(), rng.uniform(0.5, 2.0, 11))
-    return pops
-
-
-POPULATIONS = enumerable_populations()
+from tests.metrics_core.helpers import N_DRAWS, P_MIN, POPULATIONS
 
 
 def observed(sample):

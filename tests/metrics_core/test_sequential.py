@@ -12,7 +12,7 @@ from scipy.stats import norm
 
 import metrics_core as mc
 from tests.metrics_core import reference as ref
-from tests.metrics_core.test_estimation_simulation import (
+from tests.metrics_core.helpers import (
     HAND_JACCARD_ROWS,
     HAND_VERDICTS,
     estimates_of,

@@ -12,8 +12,7 @@ from scipy.stats import binom
 
 import metrics_core as mc
 from metrics_core import Estimate
-from tests.metrics_core.test_estimation_simulation import simulation_population
-from tests.metrics_core.test_planning import drawn_once, judge
+from tests.metrics_core.helpers import drawn_once, judge, simulation_population
 
 N, HORIZON = 400, 2000
 

@@ -13,12 +13,7 @@ import numpy as np
 import pytest
 
 import metrics_core as mc
-from tests.metrics_core.test_estimation_simulation import (
-    HAND_JACCARD_ROWS,
-    HAND_VERDICTS,
-    estimates_of,
-    hand_population,
-)
+from tests.metrics_core.helpers import HAND_JACCARD_ROWS, HAND_VERDICTS, estimates_of, hand_population
 
 
 def test_hand_computed_unsure_ranges():
