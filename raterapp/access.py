@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -24,7 +24,7 @@ RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)
 
 
-def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
+def user_roles(user: User | AnonymousUser) -> set[str]:
     """The user's roles, looked up once per user object (that is, once per request)."""
     if not user.is_authenticated:
         return set()
@@ -33,7 +33,7 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
     roles = getattr(user, "_raterapp_roles", None)
     if roles is None:
         roles = frozenset(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
-        user._raterapp_roles = roles
+        user._raterapp_roles = roles  # type: ignore[attr-defined]  # kept on the request's user object
     return set(roles)
 
 

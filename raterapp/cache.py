@@ -28,13 +28,13 @@ class SharedConnectionPool(ConnectionPool):
     handshake and a CLIENT SETINFO each) and dropped them. redis-py's pools are thread-safe and
     start afresh in a forked child."""
 
-    _pools: dict[tuple, ConnectionPool] = {}
-    _lock = threading.Lock()
+    _pools: dict[tuple, SharedConnectionPool] = {}
+    _pools_lock = threading.Lock()  # not ConnectionPool's own _lock, each pool's
 
     @classmethod
-    def from_url(cls, url: str, **kwargs) -> ConnectionPool:
+    def from_url(cls, url: str, **kwargs) -> SharedConnectionPool:
         key = (url, tuple(sorted((name, repr(value)) for name, value in kwargs.items())))
-        with cls._lock:
+        with cls._pools_lock:
             if key not in cls._pools:
                 cls._pools[key] = super().from_url(url, **kwargs)
             return cls._pools[key]
@@ -47,10 +47,10 @@ class _SharedClientCacheClient(RedisCacheClient):
     keeps one."""
 
     def get_client(self, key=None, *, write=False):
-        pool = self._get_connection_pool(write)
+        pool = self._get_connection_pool(write)  # type: ignore[attr-defined]  # Django's, not in its stubs
         client = getattr(pool, "_raterapp_client", None)
         if client is None:
-            client = pool._raterapp_client = self._client(connection_pool=pool)
+            client = pool._raterapp_client = self._client(connection_pool=pool)  # type: ignore[attr-defined]  # ditto
         return client
 
 

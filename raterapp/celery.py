@@ -32,8 +32,8 @@ def _broker_closed_is_a_connection_error() -> None:
             raise redis.exceptions.ConnectionError("the broker connection was closed")
         return connparams(self, asynchronous=asynchronous)
 
-    _connparams.closed_is_connection_error = True
-    Channel._connparams = _connparams
+    _connparams.closed_is_connection_error = True  # type: ignore[attr-defined]  # marks kombu as patched
+    Channel._connparams = _connparams  # type: ignore[method-assign]  # the patch itself
 
 
 _broker_closed_is_a_connection_error()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from django import forms
 from django.conf import settings
@@ -39,6 +40,7 @@ def _file_field(kind: str, *, label: str) -> forms.FileField:
 
 class ExperimentCreateForm(forms.Form):
     FILE_KINDS = tuple(UploadedFile.Kind.values)
+    file_errors: list[str]  # the service's refusals of the uploads, when it refused them (views/experiments.py)
 
     name = forms.CharField(max_length=200)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
@@ -231,7 +233,7 @@ class AssignRatersForm(forms.Form):
 
     def __init__(self, *args, raters=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["raters"].choices = [(r.pk, r.get_username()) for r in raters]
+        cast(forms.ChoiceField, self.fields["raters"]).choices = [(r.pk, r.get_username()) for r in raters]
 
 
 class ConsoleBudgetForm(forms.Form):
@@ -253,7 +255,9 @@ class PoolAttachForm(forms.Form):
 
     def __init__(self, *args, experiments=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["experiment"].choices = [("", "Choose an experiment")] + [(e.pk, e.name) for e in experiments]
+        cast(forms.ChoiceField, self.fields["experiment"]).choices = [("", "Choose an experiment")] + [
+            (e.pk, e.name) for e in experiments
+        ]
 
 
 class PoolEditForm(forms.Form):

@@ -128,7 +128,7 @@ REDIS_CHANNEL_PREFIX = env.str("REDIS_CHANNEL_PREFIX", default="")
 FILESYSTEM_BROKER_URL = "filesystem://localhost/"
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or FILESYSTEM_BROKER_URL)
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, str | float] = {
         "data_folder_in": str(DATA_DIR / "broker"),
         "data_folder_out": str(DATA_DIR / "broker"),
         "processed_folder": str(DATA_DIR / "broker-processed"),

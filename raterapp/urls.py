@@ -14,7 +14,7 @@ from raterapp.views import rating
 
 # The admin's sign-in explains a lockout as the app's does; the app's admins may use it.
 admin.site.login_form = AdminRoleLoginForm
-admin.site.has_permission = admin_site_has_permission
+admin.site.has_permission = admin_site_has_permission  # type: ignore[method-assign]  # the one site's, replaced
 handler400 = "raterapp.views.errors.bad_request"
 handler403 = "raterapp.views.errors.permission_denied"
 handler404 = "raterapp.views.errors.page_not_found"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
+from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -14,6 +16,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from metrics_core.io import FORMULA_START
@@ -92,7 +95,8 @@ class ExperimentReadApi(APIView):
     ``get`` (with its schema, :func:`read_schema`) answers with :meth:`answer`."""
 
     permission_classes = [IsEngineerOrAdmin]
-    body_serializer = None
+    read: Callable[..., Any]  # the view's selector
+    body_serializer: type[BaseSerializer] | None = None
     many = False
     missing = ""
 
@@ -111,6 +115,7 @@ class ExperimentRowsApi(generics.ListAPIView):
     sees as an engineer (own or granted) or admin; 404 otherwise."""
 
     permission_classes = [IsEngineerOrAdmin]
+    rows: Callable[..., Any]  # the view's selector
 
     def get_queryset(self):
         return self.rows(experiment=self.experiment())
@@ -177,7 +182,7 @@ class ExportApi(APIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
     permission_classes = [IsEngineerOrAdmin]
     export_name = "export"
-    csv_fields: tuple[str, ...] = ()
+    csv_fields: tuple[str, ...] | None = ()  # None: the first row's keys
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -54,6 +54,7 @@ def api_exception_handler(exc, context):
         request = context.get("request")
         logger.warning("%s: the database is out of reach: %s: %s", request and request.path, type(exc).__name__, exc)
         response = exception_handler(DatabaseUnavailable(), context)
+        assert response is not None, "DRF answers every APIException"
         response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
         return response
     return exception_handler(exc, context)

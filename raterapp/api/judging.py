@@ -89,7 +89,7 @@ def _leased_pair(experiment, rater, holding) -> dict:
     return {"pair": _pair_data(_pair(task, rater)), "reason": None}
 
 
-def _judgement_data(judgement, progress: dict) -> dict:
+def _judgement_data(judgement, progress: dict | None) -> dict:
     return {
         "id": judgement.pk,
         "task": judgement.task_id,
@@ -218,7 +218,7 @@ class PairReportCreateApi(APIView):
         data = PairReportCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         report, created = pair_report_create(task=task, rater=request.user, **data.validated_data)
-        report.progress = _progress(request, task.experiment)
+        report.progress = _progress(request, task.experiment)  # type: ignore[attr-defined]  # for the serializer
         return Response(PairReportSerializer(report).data, status=201 if created else 200)
 
 

@@ -23,5 +23,5 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
     """``?limit=`` up to API_MAX_PAGE_SIZE rows a page."""
 
     @property
-    def max_limit(self) -> int:
+    def max_limit(self) -> int:  # type: ignore[override]  # DRF reads an attribute; this one follows the settings
         return settings.API_MAX_PAGE_SIZE

@@ -59,6 +59,7 @@ class ExperimentChanges:
         return self
 
     async def __aexit__(self, *exc_info) -> None:
+        assert self._subscription is not None, "entered"
         await _leave(self._subscription, self)
 
     async def changed(self, *, within: float) -> bool:

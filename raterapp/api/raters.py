@@ -19,6 +19,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer, access_rater_for_admin
@@ -74,8 +75,8 @@ def _since(request) -> datetime | None:
     if not value:
         return None
     moment = parse_datetime(value)
-    if moment is None and parse_date(value) is not None:
-        moment = datetime.combine(parse_date(value), time.min)
+    if moment is None and (day := parse_date(value)) is not None:
+        moment = datetime.combine(day, time.min)
     if moment is None:
         raise ValidationError({"since": "Give an ISO date or date-time."})
     return timezone.make_aware(moment) if timezone.is_naive(moment) else moment
@@ -149,6 +150,10 @@ def _table_schema(body):
 class _ExperimentTableApi(ExperimentReadApi, ExportApi):
     """The experiment's numbers as ``body_serializer`` (JSON), or one of their tables as CSV:
     the rows of ``body[table]`` as ``row_serializer``."""
+
+    body_serializer: type[BaseSerializer]
+    row_serializer: type[BaseSerializer]
+    table: str
 
     def body(self, experiment):
         found = self.read(experiment=experiment)

@@ -11,6 +11,8 @@ so making one needs a signed-in session. Admins also list and revoke any user's 
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib.auth import get_user_model
 from django.http import Http404
 from django.utils import timezone
@@ -35,7 +37,16 @@ class ApiTokenSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ApiToken
-        fields = ("id", "name", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at", "status")
+        fields: tuple[str, ...] = (
+            "id",
+            "name",
+            "prefix",
+            "created_at",
+            "expires_at",
+            "last_used_at",
+            "revoked_at",
+            "status",
+        )
 
     def get_status(self, token) -> str:
         if token.revoked_at is not None:
@@ -58,7 +69,7 @@ class ApiTokenCreateSerializer(serializers.Serializer):
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:
-            raise serializers.ValidationError({**exc.detail, **unknown}) from None
+            raise serializers.ValidationError({**cast(dict, exc.detail), **unknown}) from None
         if unknown:
             raise serializers.ValidationError(unknown)
         return value
@@ -84,7 +95,7 @@ class ApiTokensApi(APIView):
         if isinstance(request.successful_authenticator, HashedTokenAuthentication):
             raise exceptions.PermissionDenied("A token cannot make tokens: sign in to make one.")
         token, key = api_token_create(actor=request.user, **validated(ApiTokenCreateSerializer, request.data))
-        token.key = key  # on this answer only
+        token.key = key  # type: ignore[attr-defined]  # on this answer only
         return Response(ApiTokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
 
 

@@ -47,7 +47,7 @@ def sampled_q(prefix: str = "") -> Q:
     return Q(**{f"{prefix}gold_answer": ""})
 
 
-class PairTaskQuerySet(models.QuerySet):
+class PairTaskQuerySet(models.QuerySet["PairTask"]):
     def sampled(self) -> PairTaskQuerySet:
         """The pairs the sample drew: those that count in estimates."""
         return self.filter(sampled_q())
@@ -92,6 +92,8 @@ class PairTask(models.Model):
     pair_key = models.CharField(max_length=64, blank=True, help_text="reuse_keys.pair_key of its item ids.")
 
     objects = PairTaskQuerySet.as_manager()
+    # Not a column: the rater's lease, on a task the rating loop hands out (services/judging/queue.py).
+    lease: Lease | None
 
     class Meta:
         ordering = ["experiment", "rank"]

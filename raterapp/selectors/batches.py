@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from django.db.models import Sum
 
@@ -46,7 +48,7 @@ def sample_batch_plan_get(*, experiment: Experiment, draws: int) -> dict:
     """What a batch of ``draws`` draws is expected to add (new pairs to judge, the batch's
     ``new_pairs`` once drawn; verdicts; cost), beside the budget it would spend from."""
     share = sample_new_pair_share(experiment=experiment)
-    budget = ExperimentBudget.objects.filter(experiment=experiment).values(
+    budget: Mapping[str, Any] = ExperimentBudget.objects.filter(experiment=experiment).values(
         "max_verdicts", "spent", "cost_per_verdict"
     ).first() or {"max_verdicts": None, "spent": 0, "cost_per_verdict": 0}
     expected = batch_expectation(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
@@ -33,7 +34,7 @@ def budget_summary_get(*, budget: ExperimentBudget) -> dict:
         "remaining": None if budget.max_verdicts is None else max(budget.max_verdicts - budget.spent, 0),
         "held": live,
         "paused": budget.paused,
-        "pool": pool_summary_get(pool=budget.pool) if budget.pool_id else None,
+        "pool": pool_summary_get(pool=cast(BudgetPool, budget.pool)) if budget.pool_id else None,
         "plan": budget_plan_get(experiment=experiment, cost_per_verdict=float(budget.cost_per_verdict)),
     }
 

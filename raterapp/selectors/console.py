@@ -3,6 +3,8 @@ with their experiments and spend, the audit log of budgets and what admins did t
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.db.models import Prefetch, QuerySet
 
@@ -54,7 +56,7 @@ def pools_with_experiments() -> list[dict]:
 
 def _with_spend(budget: ExperimentBudget) -> Experiment:
     experiment = budget.experiment
-    experiment.spent = budget.spent
+    experiment.spent = budget.spent  # type: ignore[attr-defined]  # for the template
     return experiment
 
 
@@ -88,7 +90,7 @@ def console_actions_recent(
         )
     reports = reports.select_related("resolved_by", "task__experiment").order_by("-resolved_at")[:limit]
     retired = retired.select_related("retired_by", "experiment").order_by("-retired_at")[:limit]
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "when": report.resolved_at,
             "who": report.resolved_by,

@@ -9,7 +9,9 @@ numbers come from metrics_core, this module only arranges them.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 from django.db.models import Count, OuterRef, Subquery, Sum
@@ -335,7 +337,7 @@ def _progress(experiment: Experiment, snapshot: EstimateSnapshot | None, totals:
 
 def _budget_left(experiment: Experiment) -> dict:
     """The judgement budget: its limit (None: none) and the verdicts it still pays for."""
-    budget = (
+    budget: Mapping[str, Any] = (
         ExperimentBudget.objects.filter(experiment=experiment)
         .values("max_verdicts", "spent", "cost_per_verdict")
         .first()

@@ -7,6 +7,8 @@ latest snapshot; metrics_core turns ΔPrecision and ΔRecall into absolute quali
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.db.models import OuterRef, Subquery
 
 from metrics_core import (
@@ -79,7 +81,7 @@ def recall_base_assumption(payload: dict) -> str:
         return f"at the ground truth's Recall_Base {_percent(low)}%"
     if low == high:
         return f"assuming Recall_Base {_percent(low)}%"
-    return f"assuming Recall_Base {_percent(low)}–{_percent(high)}%"
+    return f"assuming Recall_Base {_percent(low)}–{_percent(cast(float, high))}%"
 
 
 def derived_cell_text(latest: dict | None) -> str | None:
@@ -173,14 +175,16 @@ def calibration_panel_get(*, experiment: Experiment, quality: QualityEstimates |
         return None
     rows = []
     for name in metrics_for_scheme(quality.scheme) if quality is not None else ():
-        if name in quality and name in ground_truth["quality"]:
-            rows.append({"metric": name, **_estimate_beside(quality[name].as_dict(), ground_truth["quality"][name])})
+        if name in cast(QualityEstimates, quality) and name in ground_truth["quality"]:
+            beside = _estimate_beside(cast(QualityEstimates, quality)[name].as_dict(), ground_truth["quality"][name])
+            rows.append({"metric": name, **beside})
     calibration = (derived.payload.get("calibration") if derived is not None else None) or None
     derived_rows = []
     if calibration is not None:
-        assumption = recall_base_assumption(derived.payload)
+        payload = cast(DerivedEstimate, derived).payload  # the calibration's
+        assumption = recall_base_assumption(payload)
         for name in ("DeltaRecall", "IQ"):
-            estimate = derived.payload["estimates"][name]
+            estimate = payload["estimates"][name]
             beside = _estimate_beside(estimate, calibration["truth"][name])
             derived_rows.append({"metric": name, **beside, "assumption": assumption})
     return {"quality": rows, "derived": derived_rows, "calibration": calibration, "truth": ground_truth["truth"]}

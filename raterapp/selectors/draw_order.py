@@ -9,6 +9,7 @@ included) or its task is retired (an excluded broken pair). The counts come from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -43,7 +44,7 @@ def labelled_prefix_get(*, experiment: Experiment, judged: JudgedSample) -> Labe
     judged_key = np.minimum(judged.i, judged.j).astype(np.int64) * n + np.maximum(judged.i, judged.j)
     retired = np.array([retired_at is not None for _, retired_at in rows], dtype=bool)
     resolved = np.isin(key, judged_key) | retired | (sample.pair_class == SELF)
-    counts, by_batch = labelled_of_batches(sample, [positions for positions, _ in rows], resolved)
+    counts, by_batch = labelled_of_batches(sample, [cast(dict, positions) for positions, _ in rows], resolved)
     waiting = waiting_verdicts(sample, counts, judged.i, judged.j)
     return Labelled(counts, {"draws": int(counts.sum()), "waiting_verdicts": waiting, "by_batch": by_batch})
 
@@ -67,7 +68,7 @@ def pairs_export_rows(*, experiment: Experiment) -> list[dict]:
     out = []
     for row, by_batch in zip(rows, stored, strict=True):
         for batch in sorted(by_batch or {}, key=int):
-            positions = by_batch[batch]
+            positions = cast(dict, by_batch)[batch]
             share = row["jaccard_contribution"] * len(positions) / row["draws"]
             out.append(row | {"draws": len(positions), "jaccard_contribution": share, "batch": int(batch),
                               "positions": " ".join(str(p) for p in positions)})  # fmt: skip

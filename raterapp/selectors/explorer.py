@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from django.db.models import Count, Q, QuerySet
@@ -125,7 +126,7 @@ def explorer_clusters_list(*, experiment: Experiment, side: str, limit: int = 10
             "MergeDistance": group["metrics"].get("MergeDistance"),
             "contribution": float(share),
         }
-        for group, share in zip(groups, shares.tolist(), strict=True)
+        for group, share in zip(groups, cast(np.ndarray, shares).tolist(), strict=True)
     ]
     clusters.sort(key=lambda c: (-c["contribution"], c["label"]))
     return {"side": side, "jaccard_distance": overall, "clusters": clusters[:limit]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, time
+from typing import Any, TypeGuard
 
 from django.conf import settings
 from django.db import connection
@@ -23,6 +24,7 @@ from raterapp.models import (
     Lease,
     PairReport,
     PairTask,
+    PairTaskQuerySet,
     RaterProfile,
     RaterVerdictCount,
 )
@@ -51,7 +53,7 @@ def _side_bit(task_id: int, rater_id: int) -> int:
     return hashlib.blake2b(f"{task_id}:{rater_id}".encode(), key=key, digest_size=1).digest()[0] & 1
 
 
-_UNREAD = object()
+_UNREAD: Any = object()
 
 
 def rater_quota_left(
@@ -149,7 +151,7 @@ def _counts_params(*, rater, experiment: Experiment | None, session_start: datet
     }
 
 
-def _has_quota(profile: RaterProfile | None) -> bool:
+def _has_quota(profile: RaterProfile | None) -> TypeGuard[RaterProfile]:
     return profile is not None and (profile.daily_quota is not None or profile.total_quota is not None)
 
 
@@ -166,7 +168,7 @@ def today_start() -> datetime:
     return timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
 
 
-def tasks_open_to_rater(rater) -> QuerySet[PairTask]:
+def tasks_open_to_rater(rater) -> PairTaskQuerySet:
     """Tasks the rater has neither judged nor reported."""
     return PairTask.objects.exclude(Exists(Judgement.objects.filter(task=OuterRef("pk"), rater=rater))).exclude(
         Exists(PairReport.objects.filter(task=OuterRef("pk"), rater=rater))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any, cast
 
 from django.db.models import Count
 from django.db.models.functions import TruncDate, TruncHour
@@ -40,7 +41,7 @@ def spend_overview_get(*, days: int = 14) -> dict:
         .values_list("hour", "n")
         .order_by()
     )
-    hourly = [
+    hourly: list[dict[str, Any]] = [
         {"hour": hour, "n": per_hour.get(hour, 0)} for hour in (first_hour + timedelta(hours=k) for k in range(24))
     ]
     day_labels = [(since + timedelta(days=k)).date().isoformat() for k in range(days)]
@@ -85,11 +86,11 @@ def _budget_row(budget: ExperimentBudget) -> dict:
         "status_label": experiment.get_status_display(),
         "max_verdicts": budget.max_verdicts,
         "spent": budget.spent,
-        "remaining": max(budget.max_verdicts - budget.spent, 0) if limited else None,
+        "remaining": max(cast(int, budget.max_verdicts) - budget.spent, 0) if limited else None,
         "cost_per_verdict": float(budget.cost_per_verdict),
         "spent_cost": float(budget.spent * budget.cost_per_verdict),
         "paused": budget.paused,
-        "pool": budget.pool.name if budget.pool_id else None,
+        "pool": cast(BudgetPool, budget.pool).name if budget.pool_id else None,
     }
 
 

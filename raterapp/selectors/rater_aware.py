@@ -7,6 +7,8 @@ pair of a triangle the link that opens it in the pair explorer.
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
@@ -125,7 +127,7 @@ def experiment_rater_quality_rows(*, panel: dict | None, transitivity: dict | No
     fits = {row["rater"]: row for row in (panel or {}).get("raters", [])}
     counts = {row["rater"]: row for row in (transitivity or {}).get("raters", [])}
     rows = []
-    for rater in sorted(fits.keys() | counts.keys(), key=lambda r: (fits.get(r) or counts.get(r))["username"]):
+    for rater in sorted(fits.keys() | counts.keys(), key=lambda r: (fits.get(r) or counts[r])["username"]):
         fit, count = fits.get(rater, {}), counts.get(rater, {})
         rows.append(
             {
@@ -149,7 +151,7 @@ def rater_confusion_list(*, rater) -> list[dict]:
         if stored.experiment_id in seen:
             continue
         seen.add(stored.experiment_id)
-        for row in stored.payload["raters"]:
+        for row in cast(dict, stored.payload)["raters"]:  # payload__isnull=False
             if row["rater"] == rater.pk:
                 rows.append(
                     {

@@ -100,7 +100,7 @@ def rater_home_rows(*, rater, standing: dict | None = None) -> list[dict]:
     for row in rows:
         open_to_rater, mine, remaining, holding, closed = row[width:]
         if not open_to_rater:
-            blocked = QueueClosedReason.NOT_ASSIGNED
+            blocked: str | None = QueueClosedReason.NOT_ASSIGNED
         elif standing["paused"]:
             blocked = QueueClosedReason.RATER_PAUSED
         elif holding:

@@ -29,8 +29,9 @@ Every number comes from numpy or metrics_core; this module moves rows into array
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -121,7 +122,7 @@ def rater_flags(row: dict) -> list[str]:
     return flags
 
 
-def rater_agreement_computed_get(*, experiment: Experiment | None = None) -> dict | None:
+def rater_agreement_computed_get(*, experiment: Experiment | None = None) -> Mapping[str, Any] | None:
     """When the stored agreement of the scope (one experiment, or all) was computed and from how
     many replicated verdicts; ``None`` before the worker first computed it."""
     return RaterAgreement.objects.filter(experiment=experiment).values("computed_at", "judgements").first()
@@ -222,7 +223,7 @@ def _raters_of(*, experiment: Experiment | None, verdicts) -> set[int]:
     return judged | set(get_user_model().objects.filter(groups__name=RATER).values_list("pk", flat=True))
 
 
-def _profile_fields(user: dict, profile: RaterProfile | None) -> dict:
+def _profile_fields(user: Mapping[str, Any], profile: RaterProfile | None) -> dict:
     return {
         "email": user["email"],
         "is_active": user["is_active"],

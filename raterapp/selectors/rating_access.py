@@ -14,7 +14,8 @@ rater may rate it, and for budget while its budget or its pool is paused or has 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q
@@ -100,7 +101,7 @@ def experiment_waiting_get(*, experiment: Experiment) -> dict | None:
     return experiments_waiting_of(experiments=[experiment]).get(experiment.pk)
 
 
-def _waiting(experiment: Experiment, access: dict, budget: dict | None) -> dict | None:
+def _waiting(experiment: Experiment, access: dict, budget: Mapping[str, Any] | None) -> dict | None:
     reasons = []
     raters = not access["available"]
     if raters:
@@ -124,7 +125,7 @@ def _waiting(experiment: Experiment, access: dict, budget: dict | None) -> dict 
     }
 
 
-def _budget_reason(budget: dict | None) -> str:
+def _budget_reason(budget: Mapping[str, Any] | None) -> str:
     if budget is None:
         return ""
     if budget["paused"]:

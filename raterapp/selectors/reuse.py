@@ -4,6 +4,7 @@ verdicts reused and what they saved at the experiment's cost per verdict."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import cast
 
 from django.db.models import Count
 
@@ -44,4 +45,9 @@ def _coupled_to(experiment: Experiment) -> dict | None:
     )
     if batch is None:
         return None
-    return {"id": batch.coupled_to_id, "name": batch.coupled_to.name, "kept": batch.coupled_kept, "draws": batch.draws}
+    return {
+        "id": batch.coupled_to_id,
+        "name": cast(Experiment, batch.coupled_to).name,
+        "kept": batch.coupled_kept,
+        "draws": batch.draws,
+    }

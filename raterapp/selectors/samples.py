@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from metrics_core import (
 from raterapp.models import Experiment, Item, Judgement, PairTask, ReusedVerdict, SampledPair, sampled_q
 from raterapp.population_files import ExperimentCache, population_for_experiment, population_version
 
-PAIR_FIELDS = (
+PAIR_FIELDS: tuple[str, ...] = (
     "i",
     "j",
     "pair_class",
@@ -59,7 +60,7 @@ class JudgedSample:
 
     @property
     def source(self) -> Population | SampleContext:
-        return self.population if self.population is not None else self.context
+        return self.population if self.population is not None else cast(SampleContext, self.context)
 
     @property
     def n_positions(self) -> int:

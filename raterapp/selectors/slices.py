@@ -8,6 +8,9 @@ ones with the number of verdicts they came from, and shows them as pending until
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from raterapp.models import DerivedEstimate, Experiment, ImpactGroup
 from raterapp.selectors.experiments import estimate_snapshot_latest
 
@@ -87,7 +90,7 @@ def experiment_slices_get(*, experiment: Experiment, attribute: str) -> dict:
     }
 
 
-def _slice_estimates_latest(*, experiment: Experiment) -> dict | None:
+def _slice_estimates_latest(*, experiment: Experiment) -> Mapping[str, Any] | None:
     return (
         DerivedEstimate.objects.filter(experiment=experiment, slices__isnull=False)
         .order_by("-created_at", "-pk")
@@ -96,7 +99,7 @@ def _slice_estimates_latest(*, experiment: Experiment) -> dict | None:
     )
 
 
-def _computed_from(stored: dict | None) -> dict | None:
+def _computed_from(stored: Mapping[str, Any] | None) -> dict | None:
     if stored is None:
         return None
     return {"derived": stored["pk"], "created_at": stored["created_at"].isoformat(), "judgements": stored["judgements"]}

@@ -11,9 +11,12 @@ the errors listed at the top (focused, each linking to its field) and beside the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404
+from django.forms import Form
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
@@ -49,6 +52,7 @@ VIA = BudgetChange.Via.PAGE
 class ConsolePageMixin(AdminPageMixin):
     nav_active = "console"
     tab = ""
+    show: Callable[..., HttpResponse]  # each page's own
 
     def page_context(self, **extra) -> dict:
         tabs = [{"key": key, "label": label, "url": reverse(name)} for key, label, name in TABS]
@@ -94,7 +98,9 @@ class GoldPageView(ConsolePageMixin, View):
             answer_form = forms.pop("answer_form", None)
             for task in gold:
                 form = answer_form if answer_task == task.pk else None
-                task.answer_form = form or GoldAnswerForm(initial={"answer": task.gold_answer}, prefix=f"t{task.pk}")
+                task.answer_form = form or GoldAnswerForm(  # type: ignore[attr-defined]  # for the template
+                    initial={"answer": task.gold_answer}, prefix=f"t{task.pk}"
+                )
             context |= {
                 "gold": gold,
                 "active_gold": sum(1 for task in gold if task.retired_at is None),
@@ -112,7 +118,7 @@ class GoldPageView(ConsolePageMixin, View):
         action = request.POST.get("action")
         back = reverse("console-gold") + f"?experiment={experiment.pk}"
         if action == "add":
-            form = GoldPairForm(request.POST, prefix="gold")
+            form: Form = GoldPairForm(request.POST, prefix="gold")
             if form.is_valid():
                 try:
                     task = gold_pair_create(experiment=experiment, actor=request.user, **form.cleaned_data)
@@ -176,7 +182,7 @@ class ReportsPageView(ConsolePageMixin, View):
         if not resolved:
             for report in reports:
                 bound = form if failed_report == report.pk else None
-                report.form = bound or ReportResolveForm(prefix=f"r{report.pk}")
+                report.form = bound or ReportResolveForm(prefix=f"r{report.pk}")  # type: ignore[attr-defined]  # for the template
         context = {"reports": reports, "resolved": resolved, **extra}
         return render(request, "raterapp/console/reports.html", self.page_context(**context), status=status)
 

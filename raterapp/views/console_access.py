@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.forms import Form
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -48,13 +49,13 @@ class AssignmentsPageView(ConsolePageMixin, View):
             assigned = {user.pk for user in experiment.assigned_raters.all()}
             choices = [rater for rater in raters if rater.pk not in assigned]
             failed = failed_experiment == experiment.pk
-            experiment.access = access[experiment.pk]
-            experiment.waiting = waiting.get(experiment.pk)
-            experiment.assign_form = (assign_form if failed else None) or AssignRatersForm(
+            experiment.access = access[experiment.pk]  # type: ignore[attr-defined]  # for the template
+            experiment.waiting = waiting.get(experiment.pk)  # type: ignore[attr-defined]  # for the template
+            experiment.assign_form = (assign_form if failed else None) or AssignRatersForm(  # type: ignore[attr-defined]  # for the template
                 raters=choices, prefix=f"e{experiment.pk}"
             )
             proposed = experiment.budget.max_verdicts or experiment.requested_verdicts
-            experiment.budget_form = (budget_form if failed else None) or ConsoleBudgetForm(
+            experiment.budget_form = (budget_form if failed else None) or ConsoleBudgetForm(  # type: ignore[attr-defined]  # for the template
                 initial={"max_verdicts": proposed}, prefix=f"b{experiment.pk}"
             )
         context = {
@@ -159,7 +160,7 @@ class PoolsPageView(ConsolePageMixin, View):
     def post(self, request):
         action = request.POST.get("action")
         if action == "create":
-            form = PoolCreateForm(request.POST, prefix="pool")
+            form: Form = PoolCreateForm(request.POST, prefix="pool")
             if form.is_valid():
                 try:
                     pool = pool_create(actor=request.user, via=VIA, **form.cleaned_data)

@@ -6,13 +6,16 @@ admins did to pairs follow, under the same filters. Roles: admins, as every cons
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
 from urllib.parse import urlencode
 
 from django import forms
+from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.views import View
 
+from raterapp.models import Experiment
 from raterapp.selectors.audit import KINDS, audit_actors_list, audit_entries_list, audit_experiments_list
 from raterapp.selectors.console import budget_changes_recent, console_actions_recent
 
@@ -28,15 +31,24 @@ ALL_KINDS = (
 )
 
 
+class _Filter(TypedDict):
+    actor_id: int | None
+    experiment_id: int | None
+
+
 class AuditFilterForm(forms.Form):
     kind = forms.ChoiceField(label="Kind", choices=ALL_KINDS, required=False)
-    actor = forms.ModelChoiceField(label="Who", queryset=None, required=False, empty_label="Anyone")
-    experiment = forms.ModelChoiceField(label="Experiment", queryset=None, required=False, empty_label="Any")
+    actor: forms.ModelChoiceField[User] = forms.ModelChoiceField(
+        label="Who", queryset=None, required=False, empty_label="Anyone"
+    )
+    experiment: forms.ModelChoiceField[Experiment] = forms.ModelChoiceField(
+        label="Experiment", queryset=None, required=False, empty_label="Any"
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["actor"].queryset = audit_actors_list()
-        self.fields["experiment"].queryset = audit_experiments_list()
+        cast(forms.ModelChoiceField, self.fields["actor"]).queryset = audit_actors_list()
+        cast(forms.ModelChoiceField, self.fields["experiment"]).queryset = audit_experiments_list()
 
 
 class AuditPageView(ConsolePageMixin, View):
@@ -46,7 +58,7 @@ class AuditPageView(ConsolePageMixin, View):
         form = AuditFilterForm(request.GET or None)
         chosen = form.cleaned_data if form.is_valid() else {}
         kind = chosen.get("kind") or ""
-        ids = {
+        ids: _Filter = {
             "actor_id": chosen["actor"].pk if chosen.get("actor") else None,
             "experiment_id": chosen["experiment"].pk if chosen.get("experiment") else None,
         }

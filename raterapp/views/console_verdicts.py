@@ -6,6 +6,7 @@ from the audit log. Roles: admins, as every console page."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import cast
 
 from django import forms
 from django.contrib import messages
@@ -39,12 +40,13 @@ class VerdictRangeForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["rater"].choices = [("", "Choose a rater")] + [
+        cast(forms.ChoiceField, self.fields["rater"]).choices = [("", "Choose a rater")] + [
             (str(r.pk), r.get_username()) for r in raters_list(active_only=False)
         ]
 
     def clean(self):
         data = super().clean()
+        assert data is not None, "Form.clean returns cleaned_data"
         if data.get("since") and data.get("until") and data["until"] <= data["since"]:
             self.add_error("until", "The end of the range must come after its start.")
         return data

@@ -7,7 +7,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
 def error_summary(form) -> list[dict]:
     """The form's errors for the summary at the top: each with the id of its field to link to."""
-    rows = []
+    rows: list[dict] = []
     for name, errors in form.errors.items():
         if name == NON_FIELD_ERRORS or name not in form.fields:
             rows.extend({"href": "", "text": str(error)} for error in errors)

@@ -26,7 +26,7 @@ class RolePageMixin(LoginRequiredMixin):
         return super().dispatch(request, *args, **kwargs)
 
     def page_context(self, **extra) -> dict:
-        roles = getattr(self, "roles", set())
+        roles: set[str] = getattr(self, "roles", set())
         return {"nav_roles": {role: True for role in roles}, "nav_active": self.nav_active, **extra}
 
 

@@ -97,7 +97,7 @@ class ExperimentCreateSerializer(serializers.Serializer):
 class WaitingSerializer(serializers.Serializer):
     raters = serializers.BooleanField(help_text="No active, unpaused rater may rate it.")
     budget = serializers.BooleanField(help_text="Its budget (or its pool) has no verdict left.")
-    label = serializers.CharField(help_text="'Waiting for raters', 'Waiting for budget' or both.")
+    label = serializers.CharField(help_text="'Waiting for raters', 'Waiting for budget' or both.")  # type: ignore[assignment]  # a field named label: the stubs see Serializer's own Field.label
     reasons = serializers.ListField(child=serializers.CharField())
     who = serializers.CharField(help_text="Who can act: an admin.")
     fix_url = serializers.CharField(help_text="The admin console's page where they do.")
@@ -116,7 +116,7 @@ class ExperimentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Experiment
-        fields = (
+        fields: tuple[str, ...] = (
             "id", "name", "description", "kind", "engine", "items_location", "catalogue_location", "question",
             "guidelines", "owner",
             "scheme", "n_draws", "diff_share", "replication", "seed", "confidence", "gold_rate",

@@ -88,7 +88,7 @@ class ExplorerClusterMemberSerializer(serializers.Serializer):
 
 class ExplorerClusterSerializer(serializers.Serializer):
     side = serializers.ChoiceField(choices=CLUSTER_SIDES)
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named label: the stubs see Serializer's own Field.label
     items = serializers.IntegerField(allow_null=True, help_text="Items in the cluster (null: not known here).")
     weight = serializers.FloatField(allow_null=True)
     complete = serializers.BooleanField(
@@ -135,7 +135,7 @@ class ExplorerClustersQuerySerializer(serializers.Serializer):
 
 
 class ExplorerClusterImpactSerializer(serializers.Serializer):
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named label: the stubs see Serializer's own Field.label
     items = serializers.IntegerField()
     affected_items = serializers.IntegerField()
     weight = serializers.FloatField()

@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from raterapp.access import ADMIN, has_role, user_with_roles_from_row, user_with_roles_sql
+from raterapp.db.fields import max_length_of
 from raterapp.db.rows import column_count, columns, instance_from_row, table
 from raterapp.models import ApiToken, AuditEntry
 from raterapp.services.audit import audit_record
@@ -39,7 +40,7 @@ def api_token_create(*, actor, name: str = "", ttl_days: int | None = None) -> t
     if actor is None or not actor.is_authenticated or not actor.is_active:
         raise PermissionDenied("Sign in to make a token.")
     name = (name or "").strip()
-    if len(name) > ApiToken._meta.get_field("name").max_length:
+    if len(name) > max_length_of(ApiToken, "name"):
         raise ValidationError({"name": "At most 100 characters."})
     ttl_days = settings.API_TOKEN_TTL_DAYS if ttl_days is None else ttl_days
     if isinstance(ttl_days, bool) or not isinstance(ttl_days, int) or not 1 <= ttl_days <= MAX_TTL_DAYS:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import time
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -79,7 +80,14 @@ class LockoutModelBackend(ModelBackend):
         return user if self.user_can_authenticate(user) else None
 
 
-class _LockoutMessage:
+# What the mixin is mixed into, for the type checker; a plain mixin at run time.
+if TYPE_CHECKING:
+    _SignInForm = AuthenticationForm
+else:
+    _SignInForm = object
+
+
+class _LockoutMessage(_SignInForm):
     """A sign-in form saying that (and how long) a username is locked out."""
 
     def clean(self):

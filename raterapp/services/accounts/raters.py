@@ -21,6 +21,7 @@ the change, so a refused or rolled-back change leaves no entry.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
@@ -28,12 +29,14 @@ from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
+from django.db.models import Field
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from raterapp.access import ADMIN, RATER, has_role, require_role
+from raterapp.db.fields import max_length_of
 from raterapp.db.locks import rater_lock
 from raterapp.models import AuditEntry, Experiment, Lease, RaterProfile
 from raterapp.services.accounts.api_tokens import api_tokens_revoke_all
@@ -56,11 +59,11 @@ def rater_create(*, actor, username: str, email: str, password: str | None = Non
     User = get_user_model()
     username = (username or "").strip()
     email = (email or "").strip()
-    errors = {}
-    username_field = User._meta.get_field(User.USERNAME_FIELD)
+    errors: dict[str, str | list[str]] = {}
+    username_field = cast(Field, User._meta.get_field(User.USERNAME_FIELD))
     if not username:
         errors["username"] = "Give a user name."
-    elif len(username) > username_field.max_length:
+    elif len(username) > max_length_of(User, User.USERNAME_FIELD):
         errors["username"] = f"At most {username_field.max_length} characters."
     elif not all(_passes(validator, username) for validator in username_field.validators):
         errors["username"] = "Letters, digits and @ . + - _ only."
@@ -252,8 +255,8 @@ def experiment_open_to_all_set(*, actor, experiment: Experiment, open_to_all: bo
     it changed."""
     require_role(actor, ADMIN, ADMINS_ONLY)
     with transaction.atomic():
-        changed = Experiment.objects.filter(pk=experiment.pk).exclude(open_to_all_raters=open_to_all)
-        changed = changed.update(open_to_all_raters=open_to_all, updated_at=timezone.now())
+        changing = Experiment.objects.filter(pk=experiment.pk).exclude(open_to_all_raters=open_to_all)
+        changed = changing.update(open_to_all_raters=open_to_all, updated_at=timezone.now())
         experiment.open_to_all_raters = open_to_all
         if changed and not open_to_all and not experiment.assigned_raters.exists():
             Lease.objects.filter(task__experiment=experiment).delete()  # open to nobody now

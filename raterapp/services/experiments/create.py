@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files import File
 from django.db import transaction
 
@@ -16,7 +16,7 @@ from raterapp.services.experiments.spec import ExperimentSpec
 from raterapp.services.outbox import outbox_add
 
 
-def experiment_create(*, owner: AbstractBaseUser, spec: ExperimentSpec, files: Mapping[str, File]) -> Experiment:
+def experiment_create(*, owner: User, spec: ExperimentSpec, files: Mapping[str, File]) -> Experiment:
     """Create an experiment from ``spec`` (checked with these ``files`` by ``experiment_spec``)
     and its uploads, and enqueue its preparation once committed.
 
@@ -35,7 +35,7 @@ def experiment_create(*, owner: AbstractBaseUser, spec: ExperimentSpec, files: M
     return experiment
 
 
-def _experiment_row(*, owner: AbstractBaseUser, spec: ExperimentSpec) -> Experiment:
+def _experiment_row(*, owner: User, spec: ExperimentSpec) -> Experiment:
     fields = {key: value for key, value in asdict(spec).items() if key != "workspace"}
     if fields["question"] is None:  # the model's default question
         del fields["question"]

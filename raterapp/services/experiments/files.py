@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.files import File
@@ -73,7 +73,7 @@ def uploads_removed_on_failure() -> Iterator[list[UploadedFile]]:
 def uploads_save(*, experiment: Experiment, files: Mapping[str, File], stored: list[UploadedFile]) -> None:
     """Stream each file to the media storage (in chunks), then record it; ``stored`` collects them."""
     for kind, upload in files.items():
-        original_name = os.path.basename(upload.name)
+        original_name = os.path.basename(cast(str, upload.name))  # an upload has its name
         row = UploadedFile(experiment=experiment, kind=kind, original_name=original_name, size=upload.size)
         row.file.save(original_name, upload, save=False)
         stored.append(row)

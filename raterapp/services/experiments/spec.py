@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from raterapp.db.fields import max_length_of
 from raterapp.models import Experiment, UploadedFile, Workspace
 from raterapp.services.experiments.budgets import MAX_REPLICATION
 from raterapp.services.experiments.files import engine_for, file_problems, format_problems
@@ -98,7 +99,7 @@ def experiment_spec(
         confidence=confidence,
     )
     workspace = (workspace or "").strip()
-    if len(workspace) > Workspace._meta.get_field("name").max_length:
+    if len(workspace) > max_length_of(Workspace, "name"):
         errors["workspace"] = ["a workspace name has at most 200 characters"]
     items_location = (items_location or "").strip()
     catalogue_location = (catalogue_location or "").strip()

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,7 +27,12 @@ from raterapp.services.preparation.catalogue import catalogue_head_check, catalo
 from raterapp.services.preparation.item_labels import item_labels_fit_check
 
 Kind = UploadedFile.Kind
-TABLE_OF = {Kind.ITEMS: "items", Kind.BASE: "clustering", Kind.EXP: "clustering", Kind.GROUND_TRUTH: "clustering"}
+TABLE_OF: dict[str, str] = {
+    Kind.ITEMS: "items",
+    Kind.BASE: "clustering",
+    Kind.EXP: "clustering",
+    Kind.GROUND_TRUTH: "clustering",
+}
 TABLE_OF[Kind.WEIGHTS] = "weights"
 
 
@@ -48,7 +53,7 @@ def upload_content_problems(*, files: Mapping[str, Any], kind: str) -> list[str]
 
 
 # The Item field each column of a file is stored in.
-STORED_AS = {
+STORED_AS: dict[str, dict[str, str]] = {
     Kind.ITEMS: {"item_id": "item_id", "base_cluster": "base_cluster", "exp_cluster": "exp_cluster"},
     Kind.BASE: {"item_id": "item_id", "cluster_id": "base_cluster"},
     Kind.EXP: {"item_id": "item_id", "cluster_id": "exp_cluster"},
@@ -100,7 +105,7 @@ def _item_ids(heads: dict[str, Head], kind: str) -> pa.Array | None:
     clusterings = [Kind.BASE] if kind == Experiment.Kind.ABSOLUTE else [Kind.BASE, Kind.EXP]
     if any(key not in heads or heads[key].problems for key in clusterings):
         return None
-    ids = heads[Kind.BASE].item_ids
+    ids = cast(pa.Array, heads[Kind.BASE].item_ids)  # a head that passed has its ids
     if kind != Experiment.Kind.ABSOLUTE:
         ids = ids.filter(pc.is_in(ids, value_set=heads[Kind.EXP].item_ids))
     return ids

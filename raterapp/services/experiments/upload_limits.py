@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 
@@ -136,8 +136,8 @@ def _expanded_bytes_past(source: Any, *, metadata: Any, limit: int) -> int:
     for chunk in text:
         chunk.longest = _longest_in_dictionary(reader, chunk)
         chunk.high = chunk.values * (chunk.longest + OFFSET) + chunk.uncompressed
-    high = sum(chunk.high for chunk in chunks)
-    for chunk in sorted(text, key=lambda chunk: chunk.high - chunk.low, reverse=True):
+    high = sum(cast(int, chunk.high) for chunk in chunks)  # every chunk's, now
+    for chunk in sorted(text, key=lambda chunk: cast(int, chunk.high) - chunk.low, reverse=True):
         if high <= limit:
             return 0
         counted = 0
@@ -145,7 +145,7 @@ def _expanded_bytes_past(source: Any, *, metadata: Any, limit: int) -> int:
             counted += part
             if low + max(0, counted - chunk.low) > limit:
                 return low + max(0, counted - chunk.low)
-        low, high = low + counted - chunk.low, high + counted - chunk.high
+        low, high = low + counted - chunk.low, high + counted - cast(int, chunk.high)
     return 0 if high <= limit else low
 
 

@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import cast
 
 from raterapp.models import Experiment
 
@@ -34,7 +35,7 @@ def uploads_local_open(*, experiment: Experiment) -> Iterator[dict[str, LocalUpl
             try:
                 path = row.file.path
             except NotImplementedError:
-                path = os.path.join(folder, row.kind + os.path.splitext(row.file.name)[1])
+                path = os.path.join(folder, row.kind + os.path.splitext(cast(str, row.file.name))[1])
                 with row.file.open("rb") as source, open(path, "wb") as target:
                     shutil.copyfileobj(source, target, 1 << 20)
             uploads[row.kind] = LocalUpload(row.kind, path, row.original_name)

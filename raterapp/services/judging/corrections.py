@@ -117,14 +117,14 @@ def judgements_void(
         if anchor is not None:
             serialise_writers_on_sqlite(anchor)  # SQLite: write first, then read (a no-op elsewhere)
         rater_lock(rater.pk)
-        judgements = Judgement.objects.select_related("task").filter(rater=rater).order_by("task_id")
+        query = Judgement.objects.select_related("task").filter(rater=rater).order_by("task_id")
         if judgement_id is not None:
-            judgements = judgements.filter(pk=judgement_id)
+            query = query.filter(pk=judgement_id)
         else:
-            judgements = judgements.filter(created_at__gte=since, created_at__lt=until)
+            query = query.filter(created_at__gte=since, created_at__lt=until)
             if experiment_id is not None:
-                judgements = judgements.filter(task__experiment_id=experiment_id)
-        judgements = list(judgements[: MAX_VOIDED + 1])
+                query = query.filter(task__experiment_id=experiment_id)
+        judgements = list(query[: MAX_VOIDED + 1])
         if not judgements:
             raise ValidationError("No verdict matches: nothing was voided.")
         if len(judgements) > MAX_VOIDED:

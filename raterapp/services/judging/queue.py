@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from datetime import timedelta
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -99,7 +100,7 @@ def leases_renew(*, rater, task_ids: Iterable[int]) -> tuple[list[Lease], list[i
         if task is None:
             lost.append(task_id)
         else:
-            renewed.append(task.lease)
+            renewed.append(cast(Lease, task.lease))
     return renewed, lost
 
 

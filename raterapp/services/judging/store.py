@@ -108,7 +108,7 @@ def queue_next(*, experiment_id: int, rater, now: datetime, after: int | None) -
     task = models.PairTask.from_db(connection.alias, TASK_COLUMNS, row[:n])
     attributes = models.Item._meta.get_field("attributes")
     for field, values in (("item_a", row[n : n + m]), ("item_b", row[n + m :])):
-        values = (*values[:-1], attributes.from_db_value(values[-1], None, connection))
+        values = (*values[:-1], attributes.from_db_value(values[-1], None, connection))  # type: ignore[arg-type]  # no expression: a row's value, as Django's loads read it
         setattr(task, field, models.Item.from_db(connection.alias, CARD_COLUMNS, values))
     return task
 

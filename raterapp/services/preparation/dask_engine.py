@@ -22,6 +22,7 @@ from django.conf import settings
 from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, ImpactTable, PairSample
 from metrics_core import dask_backend as dk
 from metrics_core.io import InputError
+from raterapp.db.fields import max_length_of
 from raterapp.models import Experiment, ImpactGroup, Item
 from raterapp.services.preparation.catalogue import catalogue_location_check, catalogue_read_for, catalogue_rows_for
 from raterapp.services.preparation.impact_groups import MAX_SLICE_VALUES, TOP_CLUSTERS, impact_group_rows
@@ -170,7 +171,7 @@ def dask_sample(run, *, rows_delete) -> None:
 def _require_fitting(location: str, rows: pd.DataFrame) -> None:
     """The sampled items' ids and clusters must fit the database columns they are stored in."""
     for column in ("item_id", "base_cluster", "exp_cluster"):
-        limit = Item._meta.get_field(column).max_length
+        limit = max_length_of(Item, column)
         text = rows[column].astype(str)
         too_long = text.str.len() > limit
         if too_long.any():

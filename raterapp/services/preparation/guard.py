@@ -26,7 +26,7 @@ from raterapp.models import Experiment
 try:
     import resource
 except ImportError:  # Windows: no cap there
-    resource = None
+    resource = None  # type: ignore[assignment]  # the module, or None where it does not exist
 
 logger = logging.getLogger(__name__)
 MIB = 1024 * 1024

@@ -18,6 +18,7 @@ from metrics_core import (
     impact_per_exp_cluster,
 )
 from metrics_core.results import json_number
+from raterapp.db.fields import max_length_of
 from raterapp.models import Experiment, ImpactGroup
 from raterapp.population_files import population_attributes, population_for_experiment
 
@@ -50,12 +51,12 @@ def impact_groups_build(
 
 def _sliceable(name: str, values: pa.Array) -> bool:
     """Few distinct values, each short enough to be a stored label (missing values count as '')."""
-    if len(name) > ImpactGroup._meta.get_field("dimension").max_length:
+    if len(name) > max_length_of(ImpactGroup, "dimension"):
         return False
     if pc.count_distinct(values, mode="all").as_py() > MAX_SLICE_VALUES:
         return False
     longest = pc.max(pc.utf8_length(values)).as_py() or 0
-    return longest <= ImpactGroup._meta.get_field("label").max_length
+    return longest <= max_length_of(ImpactGroup, "label")
 
 
 def impact_group_rows(

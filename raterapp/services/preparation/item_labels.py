@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metrics_core.io import InputError
+from raterapp.db.fields import max_length_of
 from raterapp.models import Item
 
 
@@ -15,7 +16,7 @@ def item_labels_fit_check(*, path: str, columns: Mapping[str, pa.Array]) -> None
     """``columns`` by the ``Item`` field they are stored in (``item_id``, ``base_cluster``,
     ``exp_cluster``); :class:`InputError` naming the first value longer than its field."""
     for column, values in columns.items():
-        limit = Item._meta.get_field(column).max_length
+        limit = max_length_of(Item, column)
         if pa.types.is_integer(values.type):
             continue
         too_long = pc.greater(pc.utf8_length(values), limit)

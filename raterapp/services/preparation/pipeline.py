@@ -236,7 +236,7 @@ def _engine_of(experiment: Experiment) -> tuple[dict[str, Callable[[_Run], None]
         return _STEP_OF, contextlib.nullcontext()
     from raterapp.services.preparation import dask_engine
 
-    steps = {
+    steps: dict[str, Callable[[_Run], None]] = {
         Status.VALIDATING: dask_engine.dask_validate,
         Status.COMPUTING_IMPACT: dask_engine.dask_impact,
         Status.SAMPLING: lambda run: dask_engine.dask_sample(run, rows_delete=_rows_delete),

@@ -102,7 +102,8 @@ def sampled_rows_build(
     sampled = sampled_items_at(experiment=experiment, ids=ids, population=population, positions=positions)
     rows = sampled_rows_assemble(experiment=experiment, catalogue=catalogue, items=sampled, sample=sample)
     on_progress(0.8)
-    return replace(rows, coupled_to_id=drawn.coupled_to and drawn.coupled_to.pk, coupled_kept=drawn.kept)
+    coupled_to_id = None if drawn.coupled_to is None else drawn.coupled_to.pk
+    return replace(rows, coupled_to_id=coupled_to_id, coupled_kept=drawn.kept)
 
 
 def sampled_items_at(*, experiment: Experiment, ids: np.ndarray, population, positions: np.ndarray) -> SampledItems:

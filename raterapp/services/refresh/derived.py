@@ -63,16 +63,16 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
     slices = slice_estimates_compute(
         experiment=experiment, judged=judged, labelled_draws=None if labelled is None else labelled.counts
     )
-    derived = DerivedEstimate.objects.create(
+    stored = DerivedEstimate.objects.create(
         experiment=experiment,
         judgements=len(judged.verdict),
         seconds=time.monotonic() - started,
         payload=payload,
         slices=slices,
     )
-    message = {"derived": derived.pk, "experiment": experiment_id}
+    message = {"derived": stored.pk, "experiment": experiment_id}
     transaction.on_commit(lambda: experiment_change_publish(experiment_id=experiment_id, message=message), robust=True)
-    return derived
+    return stored
 
 
 def _numbers(stored: dict) -> dict[str, float]:

@@ -8,11 +8,13 @@ estimates of the ``MAX_ESTIMATED_SLICES`` heaviest values of every attribute.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
-from metrics_core import estimate_quality_by_slice
+from metrics_core import Population, estimate_quality_by_slice
 from raterapp.models import Experiment
 from raterapp.population_files import population_attributes
 from raterapp.selectors.dashboard import metric_readings
@@ -48,7 +50,7 @@ def _slice_quality(experiment: Experiment, judged: JudgedSample, column, labels:
     values = pc.fill_null(column, "").to_numpy(zero_copy_only=False)
     codes = pd.Index(labels).get_indexer(values).astype(np.int64)  # -1: a value not estimated
     by_slice = estimate_quality_by_slice(
-        judged.population,
+        cast(Population, judged.population),  # in memory: slice_estimates_compute saw to it
         judged.sample,
         judged.verdicts,
         slice_of_item=codes,

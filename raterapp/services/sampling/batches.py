@@ -172,7 +172,7 @@ def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
     sample, task_a, task_b, row_positions, _ = sample_tasks_ordered(
         experiment=experiment, sample=sample, batch=batch.index
     )
-    coupled_to = drawn.coupled_to and drawn.coupled_to.pk
+    coupled_to = None if drawn.coupled_to is None else drawn.coupled_to.pk
     return _BatchRows(sample, new_items, task_a, task_b, coupled_to, drawn.kept, row_positions)
 
 
@@ -207,7 +207,8 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
         for pair, v, p in SampledPair.objects.filter(experiment=experiment).values_list("pk", "vantage", "partner")
     }
     sample, more, created = rows.sample, {}, []
-    row_positions = rows.row_positions or [None] * len(sample)
+    unordered: list[dict | None] = [None] * len(sample)
+    row_positions = rows.row_positions or unordered
     for i, j, code, stratum, draws, positions in zip(
         sample.i.tolist(),
         sample.j.tolist(),

@@ -26,8 +26,9 @@ def tasks_reuse_apply(*, experiment: Experiment, tasks: Sequence[PairTask], item
         task.question_version_id = experiment.question_version_id
     sources = verdict_sources_find(experiment=experiment, keys=[task.pair_key for task in tasks])
     for task in tasks:
-        task._reused_sources = sources.get(task.pair_key, [])
-        task.wanted = max(task.wanted - len(task._reused_sources), 0)
+        reused = sources.get(task.pair_key, [])
+        task._reused_sources = reused  # type: ignore[attr-defined]  # kept on the task until they are copied
+        task.wanted = max(task.wanted - len(reused), 0)
 
 
 def reused_verdicts_record(*, experiment: Experiment, tasks: Iterable[PairTask], batch_size: int = 1000) -> int:
