@@ -37,3 +37,7 @@ class ExperimentFactory(factory.django.DjangoModelFactory):
             from raterapp.services.experiments.budgets import budget_create
 
             budget_create(experiment=self)
+
+
+def make_raters(n):
+    return UserFactory.create_batch(n, roles=["rater"])

@@ -3,19 +3,26 @@
 What the preparation pipeline stores, without going through uploads: the population
 Parquet, the exact impact, the Item rows of sampled items, the SampledPair rows, the
 PairTasks in rank order and the record of batch 0 (sample with ``default_rng(seed)``, task order with
-``default_rng(seed + 1)``, as the pipeline does).
+``default_rng(seed + 1)``, as the pipeline does). ``draw_order_experiment`` saves that sample again in
+draw order; ``experiment_of`` is an experiment of any number of pairs, its rows only (no population).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pyarrow as pa
+from django.db import connection
 
 from metrics_core import PAIR_CLASSES, STRATA, impact_metrics, pairs_for_judgement, sample_pairs
-from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
+from raterapp.models import Experiment, ExperimentBudget, ImpactGroup, Item, PairTask, SampleBatch, SampledPair
 from raterapp.population_files import population_for_experiment, population_write
 from raterapp.services.experiments.budgets import budget_create
+from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.preparation.impact_groups import impact_groups_build
+from raterapp.services.preparation.sampled_rows import SampledRows, sample_tasks_ordered, sampled_rows_save
 
 # Base {0..5} {6..9} {10, 11}; Exp splits the first, merges the others: every pair class occurs.
 BASE = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
@@ -119,3 +126,51 @@ def sample_of(experiment: Experiment):
         population, n_draws=experiment.n_draws, scheme=experiment.scheme, rng=np.random.default_rng(experiment.seed)
     )
     return population, sample
+
+
+def draw_order_experiment(owner):
+    """The prepared experiment's sample saved again through ``sampled_rows_save``, in draw order."""
+    experiment = experiment_prepared(owner=owner, n_draws=300, seed=11)
+    population, sample = sample_of(experiment)
+    items = [
+        Item(experiment_id=experiment.pk, item_id=i.item_id, position=i.position, title=i.title, weight=i.weight)
+        for i in Item.objects.filter(experiment=experiment).order_by("position")
+    ]
+    positions = np.array([item.position for item in items], dtype=np.int64)
+    SampledPair.objects.filter(experiment=experiment).delete()
+    PairTask.objects.filter(experiment=experiment).delete()
+    Item.objects.filter(experiment=experiment).delete()
+    SampleBatch.objects.filter(experiment=experiment).delete()
+    Experiment.objects.filter(pk=experiment.pk).update(task_order=Experiment.TaskOrder.DRAW)
+    experiment.refresh_from_db()
+    # The rows are stored sorted by first position (as metrics_core sample writes them); ``sample``
+    # stays as drawn, the order its draw positions are dealt in.
+    stored, task_a, task_b, row_positions, _ = sample_tasks_ordered(experiment=experiment, sample=sample, batch=0)
+    rows = SampledRows(experiment, items, positions, stored, task_a, task_b, row_positions=row_positions)
+    sampled_rows_save(rows=rows, batch_size=100)
+    return experiment, population, sample
+
+
+def experiment_of(n_pairs: int, owner) -> Experiment:
+    """An experiment in rating, open to all raters, of ``n_pairs`` tasks over as few items as hold them."""
+    experiment = Experiment.objects.create(
+        name=f"{n_pairs} pairs", owner=owner, status=Experiment.Status.RATING, open_to_all_raters=True, gold_rate=0
+    )
+    ExperimentBudget.objects.update_or_create(experiment=experiment, defaults={"max_verdicts": None})
+    n_items = math.ceil((1 + math.sqrt(1 + 8 * n_pairs)) / 2)
+    items = Item.objects.bulk_create(
+        Item(experiment=experiment, item_id=f"i{k}", position=k, title=f"Item {k}", base_cluster="b", exp_cluster="e",
+             weight=1.0)
+        for k in range(n_items)
+    )  # fmt: skip
+    ranks = np.random.default_rng(n_pairs).permutation(n_pairs)
+    pairs = itertools.islice(itertools.combinations(items, 2), n_pairs)
+    PairTask.objects.bulk_create(
+        (PairTask(experiment=experiment, item_a=a, item_b=b, rank=int(r), wanted=1) for (a, b), r in zip(pairs, ranks)),
+        batch_size=10_000,
+    )
+    experiment_progress_recount(experiment_id=experiment.pk)  # as the services that add tasks do
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE raterapp_pairtask")
+    return experiment

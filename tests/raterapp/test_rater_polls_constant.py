@@ -17,8 +17,9 @@ from rest_framework.test import APIClient
 
 from raterapp.models import ApiToken, BudgetPool, Experiment, ExperimentBudget, Lease, PairTask, RaterProfile
 from raterapp.services.judging import assignment_next, judgement_submit
-from tests.raterapp.api.test_judging_cost import client_with_token, experiment_of
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.api import client_with_token
+from tests.raterapp.prepared import experiment_of
 
 pytestmark = pytest.mark.django_db
 

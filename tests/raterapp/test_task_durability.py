@@ -9,7 +9,7 @@ from django.conf import settings
 
 from raterapp.celery import app
 from raterapp.tasks import experiment_prepare_task, preparations_stalled_requeue_task
-from tests.raterapp.test_settings import settings_loaded
+from tests.raterapp.helpers.settings import settings_loaded
 
 
 def test_tasks_are_acknowledged_late_and_given_back_when_their_worker_dies():

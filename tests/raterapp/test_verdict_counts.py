@@ -14,8 +14,9 @@ from raterapp.selectors.judging import rater_progress_get
 from raterapp.selectors.rater_home import rater_summary_get
 from raterapp.services.accounts.raters import rater_quota_set
 from raterapp.services.judging import judgement_undo
-from tests.raterapp.api.test_judging_cost import client_with_token, experiment_of
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.api import client_with_token
+from tests.raterapp.prepared import experiment_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,7 +6,7 @@ import re
 from raterapp.models import Experiment, SampleBatch
 from raterapp.selectors import batches
 from raterapp.services.refresh.estimates import estimates_refresh
-from tests.raterapp.api.test_dashboard import judge, raters
+from tests.raterapp.helpers.dashboard import judge, raters
 from tests.raterapp.prepared import experiment_prepared
 
 

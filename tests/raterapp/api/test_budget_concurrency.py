@@ -4,21 +4,18 @@ spent, and the spent counter equals the verdicts stored. Both doors are raced: a
 pair (the lease check) and submitting verdicts on pairs leased before the budget was lowered
 (the conditional update)."""
 
-import threading
 import uuid
 from collections import Counter
 
 import pytest
 from django.db import connection
-from rest_framework.test import APIClient
 
 from raterapp.models import ExperimentBudget, Judgement, PairTask
 from raterapp.selectors.budgets import budget_ledger_mismatches_get
 from raterapp.services.experiments.budgets import budget_update
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.concurrency import client_of, post, race
 from tests.raterapp.prepared import experiment_prepared
-
-from .test_judging_concurrency import post
 
 pytestmark = pytest.mark.rating_loop
 
@@ -30,29 +27,6 @@ def crowd() -> tuple[int, int]:
     """(raters, verdicts left): 100 and 10 on PostgreSQL (CI); SQLite serialises writers and
     times out under that load, so it gets a smaller race of the same shape."""
     return (100, 10) if connection.vendor == "postgresql" else (8, 3)
-
-
-def race(raters, action):
-    """Run ``action(rater)`` for every rater at the same moment; their results, in order."""
-    start = threading.Barrier(len(raters))
-    results = [None] * len(raters)
-
-    def run(k, rater):
-        start.wait()
-        results[k] = action(rater)
-
-    threads = [threading.Thread(target=run, args=(k, rater)) for k, rater in enumerate(raters)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results
-
-
-def client_of(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def set_limit(experiment, admin, max_verdicts):

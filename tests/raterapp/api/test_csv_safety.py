@@ -13,10 +13,8 @@ from raterapp.models import ImpactGroup, Item
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.exports import CSV_EXPORTS, csv_rows, export
 from tests.raterapp.prepared import BASE, experiment_prepared
-
-from .test_exports import csv_rows, export
-from .test_security_baseline import CSV_EXPORTS
 
 
 def test_a_rater_comment_cannot_become_a_spreadsheet_formula(people, client_of):

@@ -4,7 +4,6 @@ precision target and closing rating."""
 
 import json
 import math
-import uuid
 from datetime import timedelta
 
 import numpy as np
@@ -17,39 +16,15 @@ import metrics_core as mc
 from metrics_core.agreement import agreement_summary
 from raterapp.models import EstimateSnapshot, Experiment, ExperimentBudget, Judgement
 from raterapp.selectors.dashboard import MIN_JUDGED_DRAWS
-from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.metrics_core.cli_run import run_json
-from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.dashboard import GOLD, judge, raters
 from tests.raterapp.prepared import BASE, EXP, experiment_prepared, sample_of
-
-# The truth the simulated raters answer from: the first Base cluster is two people.
-GOLD = [0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 3, 3]
 
 
 def url(experiment, tail=""):
     return f"/api/experiments/{experiment.pk}/{tail}"
-
-
-def judge(experiment, raters, *, limit=None, gold=GOLD):
-    """Raters judge until nothing is left (or ``limit`` verdicts), answering from GOLD, every 5th unsure."""
-    submitted = []
-    for rater in raters:
-        while (limit is None or len(submitted) < limit) and (
-            task := assignment_next(experiment=experiment, rater=rater)
-        ) is not None:
-            a, b = task.item_a.position, task.item_b.position
-            verdict = "equivalent" if gold[a] == gold[b] else "not_equivalent"
-            if len(submitted) % 5 == 4:
-                verdict = "unsure"
-            judgement_submit(task=task, rater=rater, verdict=verdict, client_id=uuid.uuid4())
-            submitted.append((a, b, verdict))
-    return submitted
-
-
-def raters(n):
-    return [UserFactory(roles=["rater"]) for _ in range(n)]
 
 
 @pytest.fixture

@@ -1,5 +1,3 @@
-import csv
-import io
 import json
 import uuid
 
@@ -17,18 +15,10 @@ from raterapp.services.judging.report_resolution import pair_report_resolve
 from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.prepared import BASE, EXP, experiment_prepared
-from tests.raterapp.services.test_draw_order import draw_order_experiment
+from tests.raterapp.helpers.exports import csv_rows, export
+from tests.raterapp.prepared import BASE, EXP, draw_order_experiment, experiment_prepared
 
 GOLD = [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 3, 3]
-
-
-def export(client, experiment, what, fmt):
-    return client.get(f"/api/experiments/{experiment.pk}/exports/{what}/", {"format": fmt})
-
-
-def csv_rows(response):
-    return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
 @pytest.fixture

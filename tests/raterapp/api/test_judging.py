@@ -10,22 +10,10 @@ from rest_framework.test import APIClient
 from raterapp.models import Experiment, Item, Judgement, Lease, PairTask
 from raterapp.selectors.judging import CARD_FIELDS
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.api import next_pair, next_task, submit
 from tests.raterapp.prepared import experiment_prepared
 
 pytestmark = pytest.mark.rating_loop
-
-
-def next_pair(client, experiment, holding=()):
-    return client.post(f"/api/experiments/{experiment.pk}/next-pair/", {"holding": list(holding)}, format="json")
-
-
-def next_task(client, experiment, holding=()):
-    return next_pair(client, experiment, holding).json()["pair"]["task"]
-
-
-def submit(client, task, verdict="equivalent", client_id=None, **extra):
-    body = {"task": task, "verdict": verdict, "client_id": str(client_id or uuid.uuid4()), **extra}
-    return client.post("/api/judgements/", body, format="json")
 
 
 def test_next_pair_gives_two_cards_and_nothing_that_tells_their_clusters(client_of, experiment):

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from raterapp.models import Judgement, Lease, PairTask
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.concurrency import post
 from tests.raterapp.prepared import experiment_prepared
 
 pytestmark = pytest.mark.rating_loop
@@ -31,19 +32,6 @@ def raters_at_once() -> int:
 # 72 items in clusters of 6; Exp shifts every cluster boundary by 3: many split and merge pairs.
 BASE = [k // 6 for k in range(72)]
 EXP = [(k + 3) // 6 for k in range(72)]
-
-
-# Like a server with this many workers: requests beyond it wait for a free one. Each request
-# holds a database connection, and PostgreSQL's default max_connections is 100.
-SERVER_SLOTS = threading.BoundedSemaphore(40)
-
-
-def post(client, url, body):
-    with SERVER_SLOTS:
-        try:
-            return client.post(url, body, format="json")
-        finally:
-            connection.close()
 
 
 def overcommitted_tasks(experiment_id) -> list:

@@ -3,48 +3,22 @@ the same constant number of queries at 1k and at 100k pairs, and none of them ag
 scans the experiment's tasks (on PostgreSQL: no sequential scan of the task table in any plan)."""
 
 import itertools
-import math
 import re
 import uuid
 
-import numpy as np
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from raterapp.models import Experiment, ExperimentBudget, Item, Judgement, PairTask
-from raterapp.services.accounts.api_tokens import api_token_create
-from raterapp.services.judging.progress import experiment_progress_recount
+from raterapp.models import Experiment, Judgement
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.api import client_with_token
+from tests.raterapp.prepared import experiment_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 ROUNDS = 3  # next-pair then submit, per rater
-
-
-def experiment_of(n_pairs: int, owner) -> Experiment:
-    experiment = Experiment.objects.create(
-        name=f"{n_pairs} pairs", owner=owner, status=Experiment.Status.RATING, open_to_all_raters=True, gold_rate=0
-    )
-    ExperimentBudget.objects.update_or_create(experiment=experiment, defaults={"max_verdicts": None})
-    n_items = math.ceil((1 + math.sqrt(1 + 8 * n_pairs)) / 2)
-    items = Item.objects.bulk_create(
-        Item(experiment=experiment, item_id=f"i{k}", position=k, title=f"Item {k}", base_cluster="b", exp_cluster="e",
-             weight=1.0)
-        for k in range(n_items)
-    )  # fmt: skip
-    ranks = np.random.default_rng(n_pairs).permutation(n_pairs)
-    pairs = itertools.islice(itertools.combinations(items, 2), n_pairs)
-    PairTask.objects.bulk_create(
-        (PairTask(experiment=experiment, item_a=a, item_b=b, rank=int(r), wanted=1) for (a, b), r in zip(pairs, ranks)),
-        batch_size=10_000,
-    )
-    experiment_progress_recount(experiment_id=experiment.pk)  # as the services that add tasks do
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE raterapp_pairtask")
-    return experiment
 
 
 def rating_loop_queries(experiment: Experiment, rater_client: APIClient) -> dict[str, list[list[str]]]:
@@ -61,12 +35,6 @@ def rating_loop_queries(experiment: Experiment, rater_client: APIClient) -> dict
         assert response.status_code == 201, response.content
         captured["submit"].append([q["sql"] for q in queries.captured_queries])
     return captured
-
-
-def client_with_token(rater) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(actor=rater)[1]}")
-    return client
 
 
 # An aggregate whose own FROM is the tasks table: no "(" between them, so that a count over another

@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 from raterapp.models import Judgement, Lease, PairTask
-from tests.raterapp.api.test_judging import next_pair, next_task, submit
+from tests.raterapp.helpers.api import next_pair, next_task, submit
 
 pytestmark = pytest.mark.rating_loop
 

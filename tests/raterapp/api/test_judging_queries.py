@@ -13,8 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from raterapp.models import ApiToken, Judgement, OutboxMessage
-from tests.raterapp.api.test_judging_cost import client_with_token, experiment_of
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.api import client_with_token
+from tests.raterapp.prepared import experiment_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,9 +15,8 @@ from rest_framework.test import APIClient
 from raterapp.models import Judgement, Lease, PairTask, RaterProfile
 from raterapp.selectors.budgets import budget_ledger_mismatches_get
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.concurrency import post
 from tests.raterapp.prepared import experiment_prepared
-
-from .test_judging_concurrency import post
 
 pytestmark = pytest.mark.rating_loop
 

@@ -7,9 +7,9 @@ from raterapp.models import RaterAwareEstimate
 from raterapp.selectors.rater_aware import experiment_transitivity_get
 from raterapp.services.refresh.estimates import estimates_refresh
 from raterapp.tasks import rater_aware_refresh_task
+from tests.raterapp.factories import make_raters
+from tests.raterapp.helpers.judging import judge_with_errors
 from tests.raterapp.prepared import experiment_prepared
-from tests.raterapp.services.test_judging import make_raters
-from tests.raterapp.services.test_rater_aware import judge_with_errors
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from rest_framework.settings import api_settings
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 
-from tests.raterapp.api.test_judging_cost import experiment_of
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.test_settings import env_example, settings_loaded
+from tests.raterapp.helpers.settings import env_example, settings_loaded
+from tests.raterapp.prepared import experiment_of
 
 JS = Path(__file__).resolve().parents[3] / "static" / "raterapp" / "js"
 SCOPES = ("rater_poll", "rating", "user")

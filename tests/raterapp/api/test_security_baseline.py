@@ -19,22 +19,10 @@ from raterapp.services.experiments.locations import allowed_location_problems
 from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.exports import CSV_EXPORTS
 from tests.raterapp.prepared import BASE, EXP, experiment_prepared
 
 PREFIXES = FORMULA_START  # =, +, -, @, tab, CR
-E = "/api/experiments/{e}/"
-CSV_EXPORTS = [
-    E + "exports/pairs/?format=csv",
-    E + "exports/judgements/?format=csv",
-    E + "exports/estimates/?format=csv",
-    E + "exports/impact/?format=csv",
-    E + "explorer/pairs/?format=csv",
-    E + "estimates/convergence/?format=csv",
-    E + "slices/?format=csv&attribute=colour",
-    E + "raters/?format=csv",
-    E + "agreement/?format=csv",
-    "/api/raters/?format=csv&since=2026-01-01",
-]
 
 
 def hostile(k: int) -> str:

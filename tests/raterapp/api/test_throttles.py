@@ -47,7 +47,7 @@ def test_behind_one_proxy_callers_are_told_apart_by_the_address_it_saw(three_a_m
 
 
 def test_the_default_follows_https(tmp_path):
-    from tests.raterapp.test_settings import settings_loaded
+    from tests.raterapp.helpers.settings import settings_loaded
 
     for environment, proxies in (({}, 0), ({"HTTPS": "true"}, 1), ({"HTTPS": "true", "API_NUM_PROXIES": "2"}, 2)):
         loaded = settings_loaded({"SECRET_KEY": "k", **environment}, "REST_FRAMEWORK", tmp_path=tmp_path)

@@ -11,8 +11,8 @@ from django.db import transaction
 from raterapp.models import AuditEntry, Judgement, RetractedJudgement
 from raterapp.services.judging import assignment_next, judgement_submit
 from tests.raterapp.api.conftest import ROLES
-from tests.raterapp.api.test_roles import TABLE, database_state, url_of
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.roles import TABLE, database_state, url_of
 
 pytestmark = pytest.mark.rating_loop
 

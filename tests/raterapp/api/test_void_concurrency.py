@@ -14,10 +14,8 @@ from raterapp.selectors.budgets import budget_ledger_mismatches_get
 from raterapp.services.experiments.budgets import budget_update, pool_create
 from raterapp.services.judging.progress import experiment_progress_recount
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.concurrency import client_of, post, race
 from tests.raterapp.prepared import experiment_prepared
-
-from .test_budget_concurrency import client_of, race
-from .test_judging_concurrency import post
 
 pytestmark = pytest.mark.rating_loop
 

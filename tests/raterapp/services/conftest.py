@@ -1,8 +1,11 @@
 from datetime import timedelta
 
+import numpy as np
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
+from raterapp.models import Experiment
 from tests.raterapp.factories import UserFactory
 
 
@@ -31,3 +34,20 @@ def clock(monkeypatch):
     c = Clock()
     monkeypatch.setattr(timezone, "now", lambda: c.now)
     return c
+
+
+@pytest.fixture
+def truth():
+    """A fixed verdict per pair of items (by position): the same whichever experiment asks."""
+    return np.random.default_rng(0).random(300) < 0.5
+
+
+@pytest.fixture
+def no_pending_keys(db):
+    """The derived, rater-aware and estimates refreshes' pending keys outlive test transactions (the
+    cache is Redis): forget them after the test. Not autouse: a module asks for it with
+    ``pytest.mark.usefixtures``; a module with an autouse fixture of this name keeps its own."""
+    yield
+    for experiment_id in Experiment.objects.values_list("pk", flat=True):
+        for key in ("derived", "rater-aware", "estimates"):
+            cache.delete(f"{key}-pending:{experiment_id}")

@@ -3,6 +3,7 @@
 import contextlib
 import io
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -50,3 +51,15 @@ def experiment_made(*, owner, files: dict, checked: bool = True, **parameters):
     with contextlib.nullcontext() if checked else unchecked:
         spec = experiment_spec(files=files, **parameters)
     return experiment_create(owner=owner, spec=spec, files=files)
+
+
+def random_files(tmp_path, *, n: int = 300, seed: int = 5) -> tuple[dict, str]:
+    """n items in about n/6 Base clusters; Exp moves a fifth of them. Returns the uploads and the items path."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, n // 6, n)
+    exp = np.where(rng.random(n) < 0.2, rng.integers(0, n // 6, n), base)
+    lines = ["item_id,base_cluster,exp_cluster"] + [f"i{k},b{base[k]},e{exp[k]}" for k in range(n)]
+    path = tmp_path / "items.csv"
+    path.write_text("\n".join(lines) + "\n")
+    catalogue = "item_id,title,shop\n" + "".join(f"i{k},Item {k},s{k % 3}\n" for k in range(n))
+    return {"items": upload("items.csv", path.read_text()), "catalogue": upload("catalogue.csv", catalogue)}, str(path)

@@ -25,12 +25,9 @@ from raterapp.services import outbox
 from raterapp.services.sampling import coupled as coupled_sampling
 from raterapp.services.sampling.batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.services import test_verdict_reuse
-from tests.raterapp.services.files import upload
-from tests.raterapp.services.test_preparation import prepared, random_files
-from tests.raterapp.services.test_verdict_reuse import judge_all, keys_of, verdict_of
-
-truth = test_verdict_reuse.truth  # the fixture: a fixed verdict per pair of items
+from tests.raterapp.helpers.preparation import prepared
+from tests.raterapp.helpers.reuse import judge_all, keys_of, verdict_of
+from tests.raterapp.services.files import random_files, upload
 
 DRAWS = 400
 

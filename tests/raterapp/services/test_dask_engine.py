@@ -19,8 +19,8 @@ from raterapp.services.preparation.pipeline import experiment_prepare
 from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.metrics_core.dask_run import write_parts
+from tests.raterapp.factories import make_raters
 from tests.raterapp.services.files import experiment_made, parquet_bytes, upload
-from tests.raterapp.services.test_judging import make_raters
 
 Status = Experiment.Status
 pytestmark = pytest.mark.usefixtures("media")

@@ -14,9 +14,9 @@ from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
 from raterapp.services.scheduling import DERIVED_REFRESH
 from raterapp.tasks import derived_refresh_task
+from tests.raterapp.factories import make_raters
+from tests.raterapp.helpers.judging import GOLD, judge_everything
 from tests.raterapp.prepared import experiment_prepared, sample_of
-from tests.raterapp.services.test_estimates import GOLD, judge_everything
-from tests.raterapp.services.test_judging import make_raters
 
 pytestmark = pytest.mark.usefixtures("media")
 

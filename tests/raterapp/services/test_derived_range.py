@@ -10,9 +10,9 @@ from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_li
 from raterapp.selectors.derived import derived_cell_text, recall_base_assumption
 from raterapp.services.experiments.control import experiment_recall_base_set
 from raterapp.services.refresh.derived import derived_refresh
+from tests.raterapp.factories import make_raters
+from tests.raterapp.helpers.judging import GOLD, judge_everything
 from tests.raterapp.prepared import experiment_prepared, sample_of
-from tests.raterapp.services.test_estimates import GOLD, judge_everything
-from tests.raterapp.services.test_judging import make_raters
 
 pytestmark = pytest.mark.usefixtures("media")
 

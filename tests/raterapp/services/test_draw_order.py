@@ -15,37 +15,13 @@ from metrics_core import (
     verdicts_from_judgements,
 )
 from metrics_core.estimation.labelled import labelled_draws_by_metric
-from raterapp.models import Experiment, Item, PairTask, SampleBatch, SampledPair
+from raterapp.models import Experiment, PairTask
 from raterapp.services.judging import assignment_next, judgement_submit
-from raterapp.services.preparation.sampled_rows import SampledRows, sample_tasks_ordered, sampled_rows_save
 from raterapp.services.refresh.estimates import estimates_refresh
-from tests.raterapp.prepared import BASE, experiment_prepared, sample_of
-from tests.raterapp.services.test_judging import make_raters
+from tests.raterapp.factories import make_raters
+from tests.raterapp.prepared import BASE, draw_order_experiment, experiment_prepared, sample_of
 
 pytestmark = pytest.mark.usefixtures("media")
-
-
-def draw_order_experiment(owner):
-    """The prepared experiment's sample saved again through ``sampled_rows_save``, in draw order."""
-    experiment = experiment_prepared(owner=owner, n_draws=300, seed=11)
-    population, sample = sample_of(experiment)
-    items = [
-        Item(experiment_id=experiment.pk, item_id=i.item_id, position=i.position, title=i.title, weight=i.weight)
-        for i in Item.objects.filter(experiment=experiment).order_by("position")
-    ]
-    positions = np.array([item.position for item in items], dtype=np.int64)
-    SampledPair.objects.filter(experiment=experiment).delete()
-    PairTask.objects.filter(experiment=experiment).delete()
-    Item.objects.filter(experiment=experiment).delete()
-    SampleBatch.objects.filter(experiment=experiment).delete()
-    Experiment.objects.filter(pk=experiment.pk).update(task_order=Experiment.TaskOrder.DRAW)
-    experiment.refresh_from_db()
-    # The rows are stored sorted by first position (as metrics_core sample writes them); ``sample``
-    # stays as drawn, the order its draw positions are dealt in.
-    stored, task_a, task_b, row_positions, _ = sample_tasks_ordered(experiment=experiment, sample=sample, batch=0)
-    rows = SampledRows(experiment, items, positions, stored, task_a, task_b, row_positions=row_positions)
-    sampled_rows_save(rows=rows, batch_size=100)
-    return experiment, population, sample
 
 
 def test_tasks_are_made_and_offered_in_first_position_order(users):

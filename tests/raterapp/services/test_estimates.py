@@ -15,12 +15,11 @@ from raterapp.services.refresh.estimates import estimate_snapshot_as_dict, estim
 from raterapp.services.refresh.live import experiment_channel
 from raterapp.services.scheduling import ESTIMATES_REFRESH
 from raterapp.tasks import estimates_refresh_task
+from tests.raterapp.factories import make_raters
+from tests.raterapp.helpers.judging import judge_everything
 from tests.raterapp.prepared import experiment_prepared, sample_of
-from tests.raterapp.services.test_judging import make_raters
 
 pytestmark = pytest.mark.usefixtures("media")
-
-GOLD = [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 3, 3]
 
 
 @pytest.fixture(autouse=True)
@@ -36,21 +35,6 @@ def no_pending_keys(db):
 def apply_async():
     with mock.patch.object(estimates_refresh_task, "apply_async") as patched:
         yield patched
-
-
-def judge_everything(experiment, raters):
-    """Every rater judges until nothing is left; verdicts from GOLD, every 7th unsure.
-    Returns the (a, b, verdict) positions and verdicts as submitted."""
-    submitted = []
-    for rater in raters:
-        while (task := assignment_next(experiment=experiment, rater=rater)) is not None:
-            a, b = task.item_a.position, task.item_b.position
-            verdict = "equivalent" if GOLD[a] == GOLD[b] else "not_equivalent"
-            if len(submitted) % 7 == 3:
-                verdict = "unsure"
-            judgement_submit(task=task, rater=rater, verdict=verdict, client_id=uuid.uuid4())
-            submitted.append((a, b, verdict))
-    return submitted
 
 
 @pytest.mark.parametrize("scheme", ["jaccard", "stratified", "precision"])

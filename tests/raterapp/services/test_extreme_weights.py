@@ -7,8 +7,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from raterapp.models import Experiment, PairTask
-from tests.raterapp.services.files import upload
-from tests.raterapp.services.test_preparation import prepared, random_files
+from tests.raterapp.helpers.preparation import prepared
+from tests.raterapp.services.files import random_files, upload
 
 
 def _weighted(tmp_path, weight_of) -> dict:

@@ -10,23 +10,11 @@ from django.utils import timezone
 
 from raterapp.models import Judgement, Lease, PairTask
 from raterapp.services.judging import JudgementRefused, assignment_next, judgement_submit
-from tests.raterapp.factories import UserFactory
+from tests.raterapp.factories import make_raters
+from tests.raterapp.helpers.judging import state
 from tests.raterapp.prepared import experiment_prepared
 
 pytestmark = [pytest.mark.usefixtures("media"), pytest.mark.rating_loop]
-
-
-def make_raters(n):
-    return UserFactory.create_batch(n, roles=["rater"])
-
-
-def state(experiment):
-    """Everything judging may change, to assert that a refused action changed nothing."""
-    return (
-        list(PairTask.objects.filter(experiment=experiment).order_by("pk").values_list("pk", "verdicts")),
-        sorted(Judgement.objects.filter(task__experiment=experiment).values_list("pk", "task", "rater", "verdict")),
-        sorted(Lease.objects.filter(task__experiment=experiment).values_list("task", "rater", "expires_at")),
-    )
 
 
 def submit(task, rater, verdict="equivalent", client_id=None):

@@ -24,8 +24,8 @@ from raterapp.services.judging import (
 )
 from raterapp.services.judging.gold import experiment_gold_rate_set, gold_pair_create
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.judging import state
 from tests.raterapp.prepared import experiment_prepared
-from tests.raterapp.services.test_judging import state
 
 pytestmark = [pytest.mark.usefixtures("media"), pytest.mark.rating_loop]
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 from raterapp.models import Judgement, Lease, PairReport, PairTask
 from raterapp.selectors.judging import task_queue_for_rater
 from raterapp.services.judging.store import queue_next
+from tests.raterapp.factories import make_raters
 from tests.raterapp.prepared import experiment_prepared
-from tests.raterapp.services.test_judging import make_raters
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="queue_next is PostgreSQL's")
 

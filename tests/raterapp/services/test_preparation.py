@@ -5,60 +5,19 @@ from django.core.files.storage import default_storage
 from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, draw_positions, pairs_in_draw_order, sample_pairs
 from metrics_core.io import InputError, read_items
 from raterapp.models import Experiment, ImpactGroup, Item, PairTask, SampledPair
-from raterapp.population_files import population_storage_name
 from raterapp.services.preparation import pipeline as preparation
 from raterapp.services.preparation.pipeline import experiment_prepare
-from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, experiment_made, parquet_bytes, tiny_files, upload
+from tests.raterapp.helpers.preparation import assert_nothing_left, created, prepared, rows_of
+from tests.raterapp.services.files import (
+    CATALOGUE_CSV,
+    ITEMS_CSV,
+    parquet_bytes,
+    random_files,
+    tiny_files,
+    upload,
+)
 
 Status = Experiment.Status
-
-
-def created(owner, *, files=None, checked=True, **params) -> Experiment:
-    params = {"seed": 7, "n_draws": 50, **params}
-    return experiment_made(owner=owner, name="change", files=files or tiny_files(), checked=checked, **params)
-
-
-def prepared(owner, **kwargs) -> Experiment:
-    experiment = created(owner, **kwargs)
-    experiment_prepare(experiment_id=experiment.pk)
-    experiment.refresh_from_db()
-    return experiment
-
-
-def rows_of(experiment: Experiment) -> dict:
-    """Every row the preparation stores, by natural keys (primary keys differ between runs)."""
-    mine = {"experiment": experiment}
-    return {
-        "items": list(
-            Item.objects.filter(**mine)
-            .order_by("position")
-            .values_list("item_id", "position", "title", "description", "image_url", "url", "attributes", "base_cluster", "exp_cluster", "weight")
-        ),
-        "pairs": sorted(
-            SampledPair.objects.filter(**mine).values_list("vantage__item_id", "partner__item_id", "pair_class", "stratum", "draws", "task__rank")
-        ),
-        "tasks": list(PairTask.objects.filter(**mine).order_by("rank").values_list("rank", "item_a__item_id", "item_b__item_id", "wanted", "verdicts")),
-        "groups": sorted(ImpactGroup.objects.filter(**mine).values_list("dimension", "label", "items", "affected_items", "weight", "metrics")),
-    }
-
-
-def assert_nothing_left(experiment: Experiment) -> None:
-    for model in (Item, SampledPair, PairTask, ImpactGroup):
-        assert model.objects.filter(experiment=experiment).count() == 0, model.__name__
-    assert not default_storage.exists(population_storage_name(experiment_id=experiment.pk))
-    assert (experiment.population_file, experiment.items_count, experiment.dropped_items, experiment.impact) == ("", None, None, None)
-
-
-def random_files(tmp_path, *, n: int = 300, seed: int = 5) -> tuple[dict, str]:
-    """n items in about n/6 Base clusters; Exp moves a fifth of them. Returns the uploads and the items path."""
-    rng = np.random.default_rng(seed)
-    base = rng.integers(0, n // 6, n)
-    exp = np.where(rng.random(n) < 0.2, rng.integers(0, n // 6, n), base)
-    lines = ["item_id,base_cluster,exp_cluster"] + [f"i{k},b{base[k]},e{exp[k]}" for k in range(n)]
-    path = tmp_path / "items.csv"
-    path.write_text("\n".join(lines) + "\n")
-    catalogue = "item_id,title,shop\n" + "".join(f"i{k},Item {k},s{k % 3}\n" for k in range(n))
-    return {"items": upload("items.csv", path.read_text()), "catalogue": upload("catalogue.csv", catalogue)}, str(path)
 
 
 # ---------------------------------------------------------------------------- success

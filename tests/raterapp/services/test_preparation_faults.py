@@ -25,7 +25,7 @@ from raterapp.services.preparation.control import (
 )
 from raterapp.services.preparation.pipeline import experiment_prepare
 from raterapp.tasks import experiment_prepare_task
-from tests.raterapp.services.test_preparation import assert_nothing_left, created, prepared, rows_of
+from tests.raterapp.helpers.preparation import assert_nothing_left, created, prepared, rows_of
 
 Status = Experiment.Status
 # Where each step can break: a function the step calls, patched in raterapp.services.preparation.pipeline.

@@ -5,8 +5,8 @@ from django.core.exceptions import ValidationError
 
 from metrics_core import impact_metrics, population_from_labels, quality_from_gold, truth_from_gold
 from raterapp.models import Experiment, Item
+from tests.raterapp.helpers.preparation import assert_nothing_left, created, prepared
 from tests.raterapp.services.files import CATALOGUE_CSV, tiny_files, upload
-from tests.raterapp.services.test_preparation import assert_nothing_left, created, prepared
 
 Status = Experiment.Status
 GROUND_TRUTH_CSV = "item_id,cluster_id\na,x\nb,x\nc,y\nd,y\ne,z\n"  # e is in no clustering: ignored

@@ -2,65 +2,28 @@
 gives on the experiment's verdicts, rater ids and gold answers; the selectors arrange it (raters
 by name, explorer links) without computing anything; the derived refresh schedules it."""
 
-import uuid
 from unittest import mock
 
 import numpy as np
 import pytest
-from django.core.cache import cache
 
 from metrics_core import estimate_quality_rater_aware, transitivity_report
-from raterapp.models import Experiment, Judgement, PairTask, RaterAwareEstimate, SampledPair
+from raterapp.models import Judgement, PairTask, RaterAwareEstimate, SampledPair
 from raterapp.selectors.rater_aware import (
     experiment_rater_quality_rows,
     experiment_transitivity_get,
     rater_aware_panel_get,
     rater_confusion_list,
 )
-from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.judging.gold import gold_pair_create
 from raterapp.services.outbox import EFFECTS, Kind
 from raterapp.services.refresh.rater_aware import rater_aware_refresh
 from raterapp.tasks import rater_aware_refresh_task
+from tests.raterapp.factories import make_raters
+from tests.raterapp.helpers.judging import GOLD, judge_with_errors
 from tests.raterapp.prepared import experiment_prepared, sample_of
-from tests.raterapp.services.test_estimates import GOLD
-from tests.raterapp.services.test_judging import make_raters
 
-pytestmark = pytest.mark.usefixtures("media")
-
-
-@pytest.fixture(autouse=True)
-def no_pending_keys(db):
-    yield
-    for experiment_id in Experiment.objects.values_list("pk", flat=True):
-        for key in ("derived", "rater-aware", "estimates"):
-            cache.delete(f"{key}-pending:{experiment_id}")
-
-
-def judge_with_errors(experiment, raters):
-    """Each rater judges until nothing is left, answering from GOLD but wrong on a fixed fifth
-    of the pairs: the first two raters on the same fifth (so that the majority is wrong there
-    and triangles break), the third on another. Returns one dict per verdict, in order."""
-    submitted = []
-    for k, rater in enumerate(raters):
-        while (task := assignment_next(experiment=experiment, rater=rater)) is not None:
-            a, b = task.item_a.position, task.item_b.position
-            right = GOLD[a] == GOLD[b]
-            said = right != ((a * 31 + b * 17 + (k // 2) * 2) % 5 == 0)
-            verdict = "equivalent" if said else "not_equivalent"
-            judgement_submit(task=task, rater=rater, verdict=verdict, client_id=uuid.uuid4())
-            submitted.append(
-                {
-                    "a": a,
-                    "b": b,
-                    "item_a": task.item_a.item_id,
-                    "item_b": task.item_b.item_id,
-                    "verdict": verdict,
-                    "rater": rater.pk,
-                    "gold": task.gold_answer,
-                }
-            )
-    return submitted
+pytestmark = pytest.mark.usefixtures("no_pending_keys", "media")
 
 
 @pytest.fixture

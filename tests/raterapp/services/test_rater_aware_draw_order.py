@@ -13,12 +13,10 @@ from raterapp.models import Experiment, Judgement, PairTask
 from raterapp.selectors.samples import judged_sample_get
 from raterapp.services.refresh.estimates import estimates_refresh
 from raterapp.services.refresh.rater_aware import rater_aware_refresh
-from tests.raterapp.prepared import BASE
-from tests.raterapp.services.test_draw_order import draw_order_experiment
-from tests.raterapp.services.test_judging import make_raters
-from tests.raterapp.services.test_rater_aware import no_pending_keys  # noqa: F401 - an autouse fixture
+from tests.raterapp.factories import make_raters
+from tests.raterapp.prepared import BASE, draw_order_experiment
 
-pytestmark = pytest.mark.usefixtures("media")
+pytestmark = pytest.mark.usefixtures("no_pending_keys", "media")
 
 
 def judge(task, rater, *, wrong=False):

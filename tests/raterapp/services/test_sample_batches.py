@@ -26,7 +26,8 @@ from raterapp.services import outbox
 from raterapp.services.sampling import batches as sample_batches
 from raterapp.services.sampling.batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.services.test_preparation import prepared, random_files
+from tests.raterapp.helpers.preparation import prepared
+from tests.raterapp.services.files import random_files
 
 Status = Experiment.Status
 

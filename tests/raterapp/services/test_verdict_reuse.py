@@ -29,42 +29,11 @@ from raterapp.services.refresh.estimates import estimates_refresh
 from raterapp.services.refresh.rater_aware import rater_aware_refresh
 from raterapp.services.sampling.batches import sample_batch_draw, sample_batch_request
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.services.test_preparation import prepared, random_files
+from tests.raterapp.helpers.preparation import prepared
+from tests.raterapp.helpers.reuse import judge_all, keys_of, verdict_of
+from tests.raterapp.services.files import random_files
 
 pytestmark = pytest.mark.rating_loop
-
-
-@pytest.fixture
-def truth():
-    """A fixed verdict per pair of items (by position): the same whichever experiment asks."""
-    return np.random.default_rng(0).random(300) < 0.5
-
-
-def verdict_of(truth, a: int, b: int) -> str:
-    return "equivalent" if truth[a] == truth[b] else "not_equivalent"
-
-
-def judge_all(experiment, rater, truth, *, start: int = 0) -> int:
-    """One verdict of ``rater`` on every task that still wants one; the count given."""
-    tasks = list(PairTask.objects.filter(experiment=experiment, wanted__gt=0).select_related("item_a", "item_b"))
-    Judgement.objects.bulk_create(
-        Judgement(
-            task=t,
-            rater=rater,
-            client_id=f"00000000-0000-0000-0000-{start + k:012d}",
-            verdict=verdict_of(truth, t.item_a.position, t.item_b.position),
-        )
-        for k, t in enumerate(tasks)
-    )
-    PairTask.objects.filter(pk__in=[t.pk for t in tasks]).update(verdicts=1)
-    return len(tasks)
-
-
-def keys_of(experiment) -> set[str]:
-    return {
-        pair_key(a, b)
-        for a, b in PairTask.objects.filter(experiment=experiment).values_list("item_a__item_id", "item_b__item_id")
-    }
 
 
 def in_workspace(engineer, tmp_path, **params):

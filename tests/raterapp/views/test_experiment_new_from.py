@@ -11,9 +11,8 @@ from django.urls import reverse
 
 from raterapp.models import Experiment, UploadedFile, Workspace
 from tests.raterapp.factories import ExperimentFactory
+from tests.raterapp.helpers.experiment_form import FORM
 from tests.raterapp.services.files import CATALOGUE_CSV, upload
-
-from .test_experiments import FORM
 
 pytestmark = pytest.mark.django_db
 

@@ -10,22 +10,10 @@ from django.urls import reverse
 from raterapp.models import Experiment, UploadedFile
 from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.factories import ExperimentFactory
+from tests.raterapp.helpers.experiment_form import _post
 from tests.raterapp.services.files import CATALOGUE_CSV, ITEMS_CSV, upload
 
 pytestmark = pytest.mark.django_db
-
-FORM = {
-    "name": "Checkout dedup v2",
-    "description": "Merge near-duplicate offers",
-    "question": "Same product?",
-    "guidelines": "Compare titles.",
-    "scheme": "jaccard",
-    "n_draws": "50",
-    "diff_share": "0.5",
-    "replication": "1",
-    "seed": "7",
-    "confidence": "0.95",
-}
 
 
 @pytest.fixture
@@ -106,12 +94,6 @@ def test_nav_shows_admin_link_to_admins_only(client, users):
     assert reverse("admin:index") not in client.get(reverse("experiment-list")).content.decode()
     client.force_login(users["admin"])
     assert reverse("admin:index") in client.get(reverse("experiment-list")).content.decode()
-
-
-def _post(client, files: dict, **fields):
-    data = {**FORM, **fields}
-    data.update(files)
-    return client.post(reverse("experiment-new"), data)
 
 
 def test_upload_without_files_shows_the_problem_and_creates_nothing(client, users):

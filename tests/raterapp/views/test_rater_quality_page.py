@@ -11,8 +11,8 @@ from django.urls import reverse
 from raterapp.models import RaterAwareEstimate
 from raterapp.selectors.rater_aware import experiment_transitivity_get
 from raterapp.services.refresh.rater_aware import rater_aware_refresh
-from tests.raterapp.services.test_judging import make_raters
-from tests.raterapp.services.test_rater_aware import judge_with_errors
+from tests.raterapp.factories import make_raters
+from tests.raterapp.helpers.judging import judge_with_errors
 
 ROLE_TABLE = [
     ("anonymous", 302),

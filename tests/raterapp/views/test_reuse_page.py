@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from raterapp.models import Experiment, ExperimentBudget, Judgement, PairTask, ReusedVerdict, Workspace
 from raterapp.services.preparation.pipeline import experiment_prepare
+from tests.raterapp.helpers.experiment_form import _post
 from tests.raterapp.services.files import experiment_made, tiny_files
-from tests.raterapp.views.test_experiments import _post
 
 pytestmark = pytest.mark.django_db
 
