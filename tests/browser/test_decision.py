@@ -4,44 +4,21 @@ decision, live, once it clears; the list says the same. Screenshots for a person
 
 from __future__ import annotations
 
-import uuid
-
-import numpy as np
 import pytest
 from rest_framework.test import APIClient
 
 import metrics_core as mc
-from raterapp.services.judging import assignment_next, judgement_submit
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared, sample_of
 
 from .conftest import record_problems, sign_in
+from .helpers import _judge, _population
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
-
-
-def _population(n=240, seed=3):
-    """Base over-merges pairs of true clusters and splits some items off; Exp puts about half of
-    the items back in their true cluster: a clear improvement."""
-    rng = np.random.default_rng(seed)
-    gold = np.arange(n) // 4
-    base = np.where(rng.random(n) < 0.25, gold + 1000, gold // 2)
-    exp = np.where(rng.random(n) < 0.5, gold + 5000, base)
-    return base.tolist(), exp.tolist(), gold
-
-
-def _judge(experiment, gold, rater, limit=None):
-    k = 0
-    while (limit is None or k < limit) and (task := assignment_next(experiment=experiment, rater=rater)) is not None:
-        same = gold[task.item_a.position] == gold[task.item_b.position]
-        verdict = "unsure" if k % 11 == 10 else "equivalent" if same else "not_equivalent"
-        judgement_submit(task=task, rater=rater, verdict=verdict, client_id=uuid.uuid4())
-        k += 1
-    return k
 
 
 def test_the_headline_reads_the_right_decision_once_the_sequence_clears(browser, live_server, screenshots_dir):

@@ -6,7 +6,6 @@ follow every step itself (polling the API) to reach "Rating" without a reload.
 
 from __future__ import annotations
 
-import csv
 import re
 
 import pytest
@@ -14,12 +13,12 @@ from django.contrib.auth.models import Group, User
 
 from metrics_core.io import HEAD_ROWS
 from raterapp.models import Experiment
+from tests.browser.helpers import READY_TIMEOUT_MS, _files
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
-READY_TIMEOUT_MS = 120_000
 
 # Records every status the step list shows, and proves the document was never reloaded.
 WATCH = """() => {
@@ -31,24 +30,6 @@ WATCH = """() => {
     if (section.dataset.status !== last) window.__statuses.push(section.dataset.status);
   }).observe(section, { attributes: true, attributeFilter: ["data-status"] });
 }"""
-
-
-def _files(tmp_path) -> tuple[str, str]:
-    """60 items in 12 Base clusters; Exp splits some and merges others."""
-    items, catalogue = tmp_path / "items.csv", tmp_path / "catalogue.csv"
-    with open(items, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["item_id", "base_cluster", "exp_cluster", "weight"])
-        for k in range(60):
-            base = k // 5
-            exp = base if base % 3 else (k // 10) * 100 + (k % 2)
-            writer.writerow([f"item-{k:03d}", f"B{base}", f"E{exp}", 1 + (k % 3) / 2])
-    with open(catalogue, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["item_id", "title", "description", "colour"])
-        for k in range(60):
-            writer.writerow([f"item-{k:03d}", f"Product {k}", f"<b>not bold</b> {k}", ["red", "blue"][k % 2]])
-    return str(items), str(catalogue)
 
 
 def _shoot(page, path, size):

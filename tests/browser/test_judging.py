@@ -12,55 +12,21 @@ import re
 import pytest
 
 from raterapp.models import Judgement, PairReport, PairTask, RaterProfile, RetractedJudgement
+from tests.browser.helpers import (
+    JUDGE,
+    LAPTOP,
+    PHONE,
+    VERDICT_OF_KEY,
+    _open_page,
+    _sign_in,
+    _task_on_screen,
+    _wait_for_other_task,
+)
 from tests.e2e.conftest import wait_for
-
-from .conftest import record_problems, serve_portraits
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LAPTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
 KEYS = ["1", "2", "3", "e", "n", "u", "2", "1"]
-VERDICT_OF_KEY = {
-    "1": "equivalent",
-    "e": "equivalent",
-    "2": "not_equivalent",
-    "n": "not_equivalent",
-    "3": "unsure",
-    "u": "unsure",
-}
-JUDGE = "document.getElementById('judge')"
-
-
-def _open_page(browser, live_server, problems, *, dialogs=None):
-    context = browser.new_context(viewport=LAPTOP)
-    serve_portraits(context)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    record_problems(page, problems, expected=lambda url: url.startswith("https://img.example/5."))  # missing on purpose
-    if dialogs is not None:
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    return context, page
-
-
-def _sign_in(page, live_server, username, password, *, lands_on):
-    """Signs in from the front door, which sends a rater on to their page; Enter submits."""
-    page.goto(f"{live_server.url}/")
-    assert "/login/" in page.url
-    page.get_by_label("User name", exact=True).fill(username)
-    page.get_by_label("Password", exact=True).fill(password)
-    page.get_by_label("Password", exact=True).press("Enter")
-    page.wait_for_url(re.compile(lands_on))
-
-
-def _task_on_screen(page) -> int:
-    page.wait_for_function(f"{JUDGE}.dataset.state === 'pair'")
-    return int(page.evaluate(f"{JUDGE}.dataset.task"))
-
-
-def _wait_for_other_task(page, task: int) -> int:
-    page.wait_for_function(f"{JUDGE}.dataset.state !== 'pair' || {JUDGE}.dataset.task !== '{task}'")
-    return _task_on_screen(page)
 
 
 def _titles(page) -> tuple[str, str]:

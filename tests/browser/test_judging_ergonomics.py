@@ -14,10 +14,7 @@ import time
 import pytest
 
 from raterapp.models import ExperimentBudget, Item, Judgement, PairTask, RetractedJudgement
-from tests.e2e.conftest import wait_for
-from tests.raterapp.factories import UserFactory
-
-from .test_judging import (
+from tests.browser.helpers import (
     JUDGE,
     LAPTOP,
     PHONE,
@@ -27,6 +24,8 @@ from .test_judging import (
     _task_on_screen,
     _wait_for_other_task,
 )
+from tests.e2e.conftest import wait_for
+from tests.raterapp.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,7 +15,7 @@ from tests.raterapp.factories import UserFactory
 from tests.raterapp.prepared import experiment_prepared
 
 from .conftest import record_problems, sign_in
-from .test_decision import LAPTOP, _judge, _population
+from .helpers import LAPTOP, _judge, _population
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

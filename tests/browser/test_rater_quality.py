@@ -11,10 +11,9 @@ from rest_framework.test import APIClient
 
 from raterapp.services.refresh.estimates import estimates_refresh
 from raterapp.services.refresh.rater_aware import rater_aware_refresh
-from tests.raterapp.factories import UserFactory
+from tests.raterapp.factories import UserFactory, make_raters
+from tests.raterapp.helpers.judging import judge_with_errors
 from tests.raterapp.prepared import experiment_prepared
-from tests.raterapp.services.test_judging import make_raters
-from tests.raterapp.services.test_rater_aware import judge_with_errors
 
 from .conftest import record_problems, settle, sign_in
 

@@ -23,7 +23,7 @@ from django.contrib.auth.models import Group, User
 from raterapp.models import Experiment, Judgement
 
 from .conftest import record_problems, settle, sign_in
-from .test_experiment_upload import READY_TIMEOUT_MS, _files
+from .helpers import READY_TIMEOUT_MS, _files
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -18,6 +18,17 @@ from pathlib import Path
 
 import psutil
 
+# What the demo must not inherit from the test run: the services, Django's test settings, make's own state.
+NOT_INHERITED = {
+    "DATABASE_URL",
+    "REDIS_URL",
+    "CELERY_BROKER_URL",
+    "DJANGO_SETTINGS_MODULE",
+    "MAKEFLAGS",
+    "MFLAGS",
+    "MAKELEVEL",
+}
+
 
 def free_port() -> int:
     with socket.socket() as s:

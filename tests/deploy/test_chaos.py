@@ -47,9 +47,9 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from raterapp.services.accounts.api_tokens import api_token_create
 from tests.e2e.conftest import _database_url
+from tests.raterapp.helpers.preparation import rows_of
 from tests.raterapp.prepared import experiment_prepared
 from tests.raterapp.services.files import experiment_made
-from tests.raterapp.services.test_preparation import rows_of
 
 from .compose_services import (
     COMPOSE_DATABASE_URL,

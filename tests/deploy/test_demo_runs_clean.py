@@ -33,6 +33,7 @@ import pytest
 from tests.browser.conftest import SCREENSHOTS, record_problems, settle
 
 from .processes import (
+    NOT_INHERITED,
     Session,
     assert_logs_clean,
     command_line,
@@ -44,7 +45,6 @@ from .processes import (
     tasks_succeeded,
     wait_until,
 )
-from .test_demo_stops import NOT_INHERITED  # what the demo must not inherit from the test run
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_SECONDS = 60

@@ -20,19 +20,19 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .processes import Session, assert_logs_clean, command_line, free_port, http_status, kill_all, running, wait_until
+from .processes import (
+    NOT_INHERITED,
+    Session,
+    assert_logs_clean,
+    command_line,
+    free_port,
+    http_status,
+    kill_all,
+    running,
+    wait_until,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-# What the demo must not inherit from the test run: the services, Django's test settings, make's own state.
-NOT_INHERITED = {
-    "DATABASE_URL",
-    "REDIS_URL",
-    "CELERY_BROKER_URL",
-    "DJANGO_SETTINGS_MODULE",
-    "MAKEFLAGS",
-    "MFLAGS",
-    "MAKELEVEL",
-}
 READY = "The demo is ready at http://127.0.0.1:{port}/: sign in as engineer or admin to follow the experiment, or as rater to judge pairs, password abcde-demo. Ctrl-C stops it."
 
 

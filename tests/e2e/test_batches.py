@@ -6,43 +6,11 @@ estimates equal ``python -m metrics_core estimate`` on the batches the command l
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import uuid
 
 import numpy as np
-import pytest
 
-from raterapp.models import PairTask
-
-from .conftest import ROOT, wait_for
-from .test_rating_loop import _client, _population, _user
-
-
-def _cli(tmp_path, *args):
-    run = subprocess.run(
-        [sys.executable, "-m", "metrics_core", *args],
-        cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": ""},
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    return run.stdout
-
-
-def _close(value):
-    """Equal to rounding (the app sums in another order); undefined numbers (null) exactly."""
-    return None if value is None else pytest.approx(value, rel=1e-9, abs=1e-12)
-
-
-def _judge_everything(rater, experiment_id, truth):
-    judged = 0
-    while (pair := rater.post(f"/api/experiments/{experiment_id}/next-pair/").json())["pair"] is not None:
-        task = PairTask.objects.select_related("item_a", "item_b").get(pk=pair["pair"]["task"])
-        same = truth[task.item_a.item_id] == truth[task.item_b.item_id]
-        verdict = "unsure" if judged % 17 == 3 else ("equivalent" if same else "not_equivalent")
-        answer = {"task": task.pk, "verdict": verdict, "client_id": str(uuid.uuid4())}
-        assert rater.post("/api/judgements/", answer, format="json").status_code == 201
-        judged += 1
-    return judged
+from .conftest import wait_for
+from .helpers import _cli, _client, _close, _judge_everything, _population, _user
 
 
 def test_a_top_up_batch_through_the_api_equals_the_command_line_batches(celery_worker_process, tmp_path):

@@ -29,8 +29,8 @@ from raterapp.models import Experiment
 from raterapp.services.preparation.control import preparations_stalled_requeue
 from raterapp.services.preparation.pipeline import experiment_prepare
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.preparation import rows_of
 from tests.raterapp.services.files import experiment_made, tiny_files
-from tests.raterapp.services.test_preparation import rows_of
 
 from .conftest import celery_worker_started, queue_of, wait_for
 

@@ -5,7 +5,6 @@ same files."""
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
@@ -13,45 +12,11 @@ import uuid
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Group, User
-from rest_framework.test import APIClient
 
 from raterapp.models import PairTask
-from raterapp.services.accounts.api_tokens import api_token_create
 
 from .conftest import ROOT, wait_for
-
-
-def _population(tmp_path, rng):
-    """60 items: Base and Exp derived from a known Ideal clustering; weights vary."""
-    n = 60
-    ideal = rng.integers(0, 15, n)
-    base = np.where(rng.random(n) < 0.25, rng.integers(0, 15, n), ideal)
-    exp = np.where(rng.random(n) < 0.25, rng.integers(0, 15, n), ideal)
-    ids = [f"item-{k:03d}" for k in range(n)]
-    with open(tmp_path / "items.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["item_id", "base_cluster", "exp_cluster", "weight"])
-        for k in range(n):
-            writer.writerow([ids[k], f"B{base[k]}", f"E{exp[k]}", f"{rng.uniform(0.5, 3):.3f}"])
-    with open(tmp_path / "catalogue.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["item_id", "title", "description", "colour"])
-        for k in range(n):
-            writer.writerow([ids[k], f"Product {k}", f"<b>description</b> {k}", ["red", "blue"][k % 2]])
-    return dict(zip(ids, ideal.tolist()))
-
-
-def _client(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(actor=user)[1]}")
-    return client
-
-
-def _user(name: str, role: str) -> User:
-    user = User.objects.create_user(name, password="pw")
-    user.groups.add(Group.objects.get_or_create(name=role)[0])
-    return user
+from .helpers import _client, _population, _user
 
 
 @pytest.mark.slow

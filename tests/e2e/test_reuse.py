@@ -17,8 +17,7 @@ from raterapp.models import BudgetLedgerEntry, ExperimentBudget, Judgement, Pair
 from raterapp.reuse_keys import pair_key
 
 from .conftest import wait_for
-from .test_batches import _cli, _close, _judge_everything
-from .test_rating_loop import _client, _population, _user
+from .helpers import _cli, _client, _close, _judge_everything, _population, _user
 
 
 def _variant(tmp_path, rng) -> None:
