@@ -4,7 +4,13 @@ import os
 
 import pytest
 
-from tests.metrics_core.dask_run import local_client
+# The helper modules whose functions assert (tests/test_test_imports.py keeps helpers out of test
+# modules): pytest rewrites their asserts as a test module's, so that a failing one shows its values.
+pytest.register_assert_rewrite(
+    "tests.browser.helpers", "tests.e2e.helpers", "tests.metrics_core.cli_run", "tests.raterapp.helpers"
+)
+
+from tests.metrics_core.dask_run import local_client  # noqa: E402 - after the rewrite is registered
 
 
 @pytest.fixture(scope="session")
