@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import connection
 
 from raterapp.services.accounts.api_tokens import api_token_create
-from raterapp.services.live import experiment_channel
+from raterapp.services.refresh.live import experiment_channel
 from tests.browser.asgi_server import asgi_server_started
 from tests.e2e.conftest import wait_for
 from tests.raterapp.factories import UserFactory
