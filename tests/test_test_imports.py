@@ -18,8 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {
     "tests/raterapp/test_asgi.py: from tests.raterapp.test_settings import env_example",
     "tests/raterapp/test_asgi_fair_turns.py: from tests.raterapp.test_asgi import _scope, _views_counted",
-    "tests/raterapp/test_no_handler_subclass.py: from tests.raterapp.test_asgi import COMPOSE",
-    "tests/raterapp/test_no_handler_subclass.py: from tests.raterapp.test_settings import env_example",
 }
 
 
