@@ -19,6 +19,7 @@ page can say so without redoing the arithmetic.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -100,30 +101,7 @@ def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: fl
     e: Estimate = estimates[metric]
     outcome = _outcome(e.cs_low, e.cs_high, margin)
     settle = abs(abs(e.value) - margin) if math.isfinite(e.value) else math.nan
-    below, above = e.value - e.cs_low, e.cs_high - e.value
-    for centre in (e.unsure_low, e.unsure_high):
-        if not math.isfinite(centre + below + above):
-            continue
-        low, high = centre - below, centre + above
-        flipped = _outcome(low, high, margin)
-        if flipped != outcome:
-            bound, value, threshold = _crossing((e.cs_low, e.cs_high), (low, high), margin)
-            return Decision(
-                outcome=outcome,
-                metric=metric,
-                value=e.value,
-                cs_low=e.cs_low,
-                cs_high=e.cs_high,
-                margin=margin,
-                fragile=True,
-                settle_half_width=settle,
-                flip_outcome=flipped,
-                flip_centre=centre,
-                flip_bound=bound,
-                flip_bound_value=value,
-                flip_threshold=threshold,
-            )
-    return Decision(
+    steady = Decision(
         outcome=outcome,
         metric=metric,
         value=e.value,
@@ -133,6 +111,24 @@ def decide(estimates: QualityEstimates, *, metric: str | None = None, margin: fl
         fragile=False,
         settle_half_width=settle,
     )
+    below, above = e.value - e.cs_low, e.cs_high - e.value
+    for centre in (e.unsure_low, e.unsure_high):
+        if not math.isfinite(centre + below + above):
+            continue
+        low, high = centre - below, centre + above
+        flipped = _outcome(low, high, margin)
+        if flipped != outcome:
+            bound, value, threshold = _crossing((e.cs_low, e.cs_high), (low, high), margin)
+            return dataclasses.replace(
+                steady,
+                fragile=True,
+                flip_outcome=flipped,
+                flip_centre=centre,
+                flip_bound=bound,
+                flip_bound_value=value,
+                flip_threshold=threshold,
+            )
+    return steady
 
 
 def _crossing(before: tuple[float, float], after: tuple[float, float], margin: float) -> tuple[str, float, float]:
