@@ -1,5 +1,6 @@
-"""The ASGI entry point (gunicorn's uvicorn workers, the demo): Django's ASGI handler, with
-PostgreSQL connections from a pool, as ``cp .env.example .env`` and docker-compose.yml give it."""
+"""The ASGI entry point (gunicorn's uvicorn workers, the demo): Django's ASGI handler for the live
+streams and its WSGI handler for the sync views, taking turns, with PostgreSQL connections from a
+pool, as ``cp .env.example .env`` and docker-compose.yml give it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.raterapp.test_settings import env_example
+from tests.raterapp.helpers.asgi import COMPOSE, asgi_scope, views_counted
+from tests.raterapp.helpers.settings import env_example
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPOSE = {"DATABASE_URL": "postgres://rater:rater@db:5432/rater", "REDIS_URL": "redis://redis:6379/0"}
 
 
 def loaded(module: str, environment: dict[str, str], tmp_path: Path) -> dict:
@@ -29,7 +30,7 @@ def loaded(module: str, environment: dict[str, str], tmp_path: Path) -> dict:
 
 def test_under_asgi_connections_come_from_a_pool(tmp_path):
     asgi = loaded("raterapp.asgi", {**env_example(), **COMPOSE, "SECRET_KEY": "k"}, tmp_path)
-    assert asgi["app"] == "ASGIHandler"  # the streams'; the sync views have SyncViewsHandler
+    assert asgi["app"] == "ASGIHandler"  # the streams'; the sync views have Django's WSGI handler
     assert asgi["db"]["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 10, "timeout": 10}
     assert asgi["db"]["CONN_MAX_AGE"] == 0  # Django refuses persistent connections with a pool
 
@@ -46,14 +47,6 @@ def test_the_embedded_sqlite_has_no_pool_under_asgi(tmp_path):
     asgi = loaded("raterapp.asgi", {"DEBUG": "true"}, tmp_path)
     assert asgi["db"]["ENGINE"] == "django.db.backends.sqlite3"
     assert "pool" not in asgi["db"]["OPTIONS"]
-
-
-def _scope(path: str, method: str = "GET") -> dict:
-    return {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
-    }  # fmt: skip
 
 
 async def _served(app, path: str, *, body_after: float = 0.0, body_sent_in: float = 0.0) -> list[str]:
@@ -73,92 +66,99 @@ async def _served(app, path: str, *, body_after: float = 0.0, body_sent_in: floa
             await asyncio.sleep(body_sent_in)
         sent.append(message["type"])
 
-    await app(_scope(path), receive, send)
+    await app(asgi_scope(path), receive, send)
     return sent
 
 
-def _views_counted(limit: int):
-    """A SyncViewsHandler whose middleware and view (``get_response_async``) only count how many
-    requests are in them at once, and take 50 ms on /slow/ paths, 10 ms on others; /export/
-    paths answer with a streamed response of two chunks, the others with a plain one."""
-    from django.http import HttpResponse, StreamingHttpResponse
-
-    from raterapp.asgi import SyncViewsHandler
-
-    handler = SyncViewsHandler(limit=limit)
-    handler.inside, handler.most, handler.finished = 0, 0, []
-
-    async def get_response_async(request):
-        handler.inside += 1
-        handler.most = max(handler.most, handler.inside)
-        await asyncio.sleep(0.05 if request.path.startswith("/slow/") else 0.01)
-        handler.inside -= 1
-        handler.finished.append(request.path)
-        if request.path.startswith("/export/"):
-
-            async def chunks():
-                yield b"first chunk"
-                yield b"second chunk"
-
-            return StreamingHttpResponse(chunks())
-        return HttpResponse(b"answer")
-
-    handler.get_response_async = get_response_async
-    return handler
-
-
 def test_at_most_web_threads_requests_are_in_django_at_once():
-    handler = _views_counted(limit=3)
+    app, views = views_counted(limit=3)
 
     async def main():
-        slow = [_served(handler, f"/slow/{k}") for k in range(3)]
-        quick = [_served(handler, f"/api/judgements/{k}") for k in range(10)]
+        slow = [_served(app, f"/slow/{k}") for k in range(3)]
+        quick = [_served(app, f"/api/judgements/{k}") for k in range(10)]
         return await asyncio.gather(*slow, *quick)
 
     answers = asyncio.run(main())
-    assert handler.most == 3
+    assert views.most == 3
     assert all(sent == ["http.response.start", "http.response.body"] for sent in answers)
-    assert sorted(handler.finished[:3]) == ["/slow/0", "/slow/1", "/slow/2"]  # the quick ones waited their turn
-    unlimited = _views_counted(limit=0)
+    assert sorted(views.finished[:3]) == ["/slow/0", "/slow/1", "/slow/2"]  # the quick ones waited their turn
+    unlimited, views = views_counted(limit=0)
 
     async def all_at_once():
-        await asyncio.gather(*[_served(unlimited, f"/x/{k}") for k in range(10)])
+        await asyncio.gather(*[_served(unlimited, f"/slow/{k}") for k in range(10)])
 
     asyncio.run(all_at_once())
-    assert unlimited.most == 10
+    assert views.most == 10
 
 
 def test_a_slow_upload_or_download_holds_up_no_other_request():
     """A request takes its turn once its body has arrived, and a streamed response (an export)
     goes out without one; a plain response keeps the turn until it is sent."""
-    handler = _views_counted(limit=1)
+    app, views = views_counted(limit=1)
 
     async def beside(first):
         task = asyncio.create_task(first)
         await asyncio.sleep(0.05)
-        await asyncio.wait_for(_served(handler, "/api/judgements/"), timeout=0.15)
+        await asyncio.wait_for(_served(app, "/api/judgements/"), timeout=0.15)
         assert not task.done()
         return await task
 
     async def main():
-        await beside(_served(handler, "/upload/", body_after=0.3))  # the client still uploading
-        await beside(_served(handler, "/export/", body_sent_in=0.3))  # the client still downloading
-        plain = asyncio.create_task(_served(handler, "/answer/", body_sent_in=0.3))
+        await beside(_served(app, "/upload/", body_after=0.3))  # the client still uploading
+        exported = await beside(_served(app, "/export/", body_sent_in=0.3))  # the client still downloading
+        plain = asyncio.create_task(_served(app, "/answer/", body_sent_in=0.3))
         await asyncio.sleep(0.05)
-        waiting = asyncio.create_task(_served(handler, "/api/judgements/"))
+        waiting = asyncio.create_task(_served(app, "/api/judgements/"))
         await asyncio.sleep(0.15)
         assert not waiting.done()  # a plain answer is sent within its turn
         await asyncio.gather(plain, waiting)
+        return exported
 
-    asyncio.run(main())
-    assert handler.finished == [
+    exported = asyncio.run(main())
+    assert exported == ["http.response.start", *["http.response.body"] * 3]  # two chunks, then the end
+    assert views.finished == [
         "/api/judgements/", "/upload/", "/export/", "/api/judgements/", "/answer/", "/api/judgements/"
     ]  # fmt: skip
-    assert handler.most == 1
+    assert views.most == 1
+
+
+def test_the_view_reads_the_whole_body_and_a_client_that_leaves_before_sending_it_is_not_served(settings):
+    body = bytes(range(256)) * (settings.FILE_UPLOAD_MAX_MEMORY_SIZE // 200)  # on disk: twice the memory's share
+    pieces = [body[k : k + 100_000] for k in range(0, len(body), 100_000)]
+    app, views = views_counted(limit=1)
+
+    async def posted(messages, headers=()):
+        sent = []
+
+        async def receive():
+            if messages:
+                return messages.pop(0)
+            await asyncio.Event().wait()
+
+        async def send(message):
+            sent.append(message)
+
+        await app({**asgi_scope("/upload/", "POST"), "headers": [*headers]}, receive, send)
+        return sent
+
+    whole = [{"type": "http.request", "body": p, "more_body": k < len(pieces) - 1} for k, p in enumerate(pieces)]
+    length = (b"content-length", str(len(body)).encode())
+    chunked = [m.copy() for m in whole]  # no Content-Length: Django reads what arrived
+    assert asyncio.run(posted(whole, [length]))[0]["status"] == 200
+    assert asyncio.run(posted(chunked))[0]["status"] == 200
+    assert views.bodies == [body, body]
+    left = [{"type": "http.request", "body": pieces[0], "more_body": True}, {"type": "http.disconnect"}]
+    assert asyncio.run(posted(left, [length])) == []
+    assert len(views.bodies) == 2 and not app.lines
 
 
 def _asgi_get(app, path: str) -> int:
     """GET ``path`` through the ASGI ``app`` in this process; the response's status."""
+    return _asgi_got(app, path)["status"]
+
+
+def _asgi_got(app, path: str) -> dict:
+    """GET ``path`` through the ASGI ``app`` in this process; the response's start message."""
     messages, asked = [], []
 
     async def receive():
@@ -170,22 +170,23 @@ def _asgi_get(app, path: str) -> int:
     async def send(message):
         messages.append(message)
 
-    scope = _scope(path)
+    scope = asgi_scope(path)
     asyncio.run(app(scope, receive, send))
-    return next(m["status"] for m in messages if m["type"] == "http.response.start")
+    return next(m for m in messages if m["type"] == "http.response.start")
 
 
 def test_a_sync_view_under_asgi_enters_its_thread_once_not_at_every_middleware(monkeypatch):
     """The rating loop's requests are sync views: Django's ASGI handler crossed from the event loop
-    to the request's thread and back for each middleware; ours builds the chain as under WSGI."""
+    to the request's thread and back for each middleware; the sync views' application hands the
+    request to Django's WSGI handler in a thread once, and runs no ``sync_to_async`` at all."""
     from asgiref import sync
     from django.core.handlers.asgi import ASGIHandler
 
-    from raterapp.asgi import SyncViewsHandler
+    from raterapp import asgi
 
     crossings = {}
     original = sync.SyncToAsync.__call__
-    for name, handler in (("django", ASGIHandler()), ("ours", SyncViewsHandler())):
+    for name, handler in (("django", ASGIHandler()), ("ours", asgi.views_application)):
         count = 0
 
         async def counting(self, *args, **kwargs):
@@ -197,15 +198,34 @@ def test_a_sync_view_under_asgi_enters_its_thread_once_not_at_every_middleware(m
         assert _asgi_get(handler, "/login/") == 200
         monkeypatch.setattr(sync.SyncToAsync, "__call__", original)
         crossings[name] = count
-    # ours: request_started, the chain, request_finished
-    assert crossings["ours"] <= 3 < 8 <= crossings["django"], crossings
+    assert crossings["ours"] == 0 and crossings["django"] >= 8, crossings
 
 
-def test_the_application_sends_streams_to_djangos_handler_and_the_rest_to_the_sync_chain():
+def test_the_headers_of_djangos_wsgi_handler_go_out_as_its_asgi_handler_sent_them():
+    """Names in Django's case, and values without the space Django's WSGI handler puts before a
+    cookie (h11 refuses it: every page that set a cookie answered 500)."""
+    from django.core.handlers.asgi import ASGIHandler
+
     from raterapp import asgi
 
-    assert type(asgi.views_application) is asgi.SyncViewsHandler
+    headers = _asgi_got(asgi.views_application, "/login/")["headers"]
+    assert [name for name, _ in headers] == [name for name, _ in _asgi_got(ASGIHandler(), "/login/")["headers"]]
+    assert all(value == value.strip() for _, value in headers), headers
+    assert any(name == b"Set-Cookie" and value.startswith(b"csrftoken=") for name, value in headers), headers
+    assert b"Content-Type" in dict(headers) and b"X-Frame-Options" in dict(headers), headers
+
+
+def test_the_application_sends_streams_to_djangos_asgi_handler_and_the_rest_to_its_wsgi_handler():
+    from django.core.handlers.asgi import ASGIHandler
+    from django.core.handlers.wsgi import WSGIHandler
+
+    from raterapp import asgi
+
+    assert type(asgi.views_application) is asgi.TakingTurns
     assert asgi.views_application.limit == 1  # WEB_THREADS' default
+    assert type(asgi.views_application.app) is asgi.ThreadedWSGI
+    assert type(asgi.views_application.app.app) is WSGIHandler
+    assert type(asgi.django_application) is ASGIHandler
     assert asgi.application.views is asgi.views_application
     assert asgi.application.streams is asgi.django_application
     seen = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.raterapp.test_asgi import _scope, _views_counted
+from tests.raterapp.helpers.asgi import asgi_scope, views_counted
 
 TOKEN_A = (b"authorization", b"Token rt_a")
 TOKEN_B = (b"authorization", b"Token rt_b")
@@ -28,7 +28,7 @@ async def served(app, path: str, *headers: tuple[bytes, bytes]) -> None:
     async def send(message):
         pass
 
-    await app({**_scope(path), "headers": [(b"host", b"testserver"), *headers]}, receive, send)
+    await app({**asgi_scope(path), "headers": [(b"host", b"testserver"), *headers]}, receive, send)
 
 
 async def after(seconds: float, request):
@@ -38,54 +38,54 @@ async def after(seconds: float, request):
 
 def test_a_caller_with_8_connections_does_not_queue_all_of_them_ahead_of_another():
     for first, second in ((TOKEN_A, TOKEN_B), (session("a"), session("b")), (TOKEN_A, session("a"))):
-        handler = _views_counted(limit=1)
+        app, views = views_counted(limit=1)
 
-        async def main(first=first, second=second, handler=handler):
-            flood = [served(handler, f"/a/{k}", first) for k in range(8)]
-            await asyncio.gather(*flood, after(0.005, served(handler, "/b/", second)))
+        async def main(first=first, second=second, app=app):
+            flood = [served(app, f"/a/{k}", first) for k in range(8)]
+            await asyncio.gather(*flood, after(0.005, served(app, "/b/", second)))
 
         asyncio.run(main())
-        assert len(handler.finished) == 9 and handler.most == 1
+        assert len(views.finished) == 9 and views.most == 1
         # The one of A's in Django when B came and, at most, the one already waiting: not all 8.
-        assert handler.finished.index("/b/") <= 2, handler.finished
-        assert not handler._lines  # each caller's line goes with their last request
+        assert views.finished.index("/b/") <= 2, views.finished
+        assert not app.lines  # each caller's line goes with their last request
 
 
 def test_without_other_callers_one_caller_is_served_as_before():
-    handler = _views_counted(limit=1)
+    app, views = views_counted(limit=1)
 
     async def main():
-        await asyncio.gather(*[served(handler, f"/a/{k}", TOKEN_A) for k in range(5)])
+        await asyncio.gather(*[served(app, f"/a/{k}", TOKEN_A) for k in range(5)])
 
     asyncio.run(main())
-    assert handler.finished == [f"/a/{k}" for k in range(5)]
+    assert views.finished == [f"/a/{k}" for k in range(5)]
 
 
 def test_a_caller_holds_at_most_all_turns_but_one_and_anonymous_requests_are_not_told_apart():
     for headers, most in (((TOKEN_A,), 2), ((session("a"),), 2), ((), 3), ((session(""),), 3)):
-        handler = _views_counted(limit=3)
+        app, views = views_counted(limit=3)
 
-        async def main(headers=headers, handler=handler):
-            await asyncio.gather(*[served(handler, f"/slow/{k}", *headers) for k in range(6)])
+        async def main(headers=headers, app=app):
+            await asyncio.gather(*[served(app, f"/slow/{k}", *headers) for k in range(6)])
 
         asyncio.run(main())
-        assert (handler.most, len(handler.finished)) == (most, 6), headers
+        assert (views.most, len(views.finished)) == (most, 6), headers
 
 
 def test_a_request_cancelled_while_it_waits_gives_back_its_place():
-    handler = _views_counted(limit=1)
+    app, views = views_counted(limit=1)
 
     async def main():
-        running = asyncio.create_task(served(handler, "/slow/0", TOKEN_A))
+        running = asyncio.create_task(served(app, "/slow/0", TOKEN_A))
         await asyncio.sleep(0.01)
-        waiting = asyncio.create_task(served(handler, "/slow/1", TOKEN_A))
-        behind = asyncio.create_task(served(handler, "/slow/2", TOKEN_A))
+        waiting = asyncio.create_task(served(app, "/slow/1", TOKEN_A))
+        behind = asyncio.create_task(served(app, "/slow/2", TOKEN_A))
         await asyncio.sleep(0.01)
         waiting.cancel()
         behind.cancel()
         await asyncio.gather(running, waiting, behind, return_exceptions=True)
-        await asyncio.wait_for(served(handler, "/a/3", TOKEN_A), timeout=1)
+        await asyncio.wait_for(served(app, "/a/3", TOKEN_A), timeout=1)
 
     asyncio.run(main())
-    assert handler.finished == ["/slow/0", "/a/3"]
-    assert not handler._lines
+    assert views.finished == ["/slow/0", "/a/3"]
+    assert not app.lines
