@@ -20,8 +20,9 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from tempfile import SpooledTemporaryFile
+from typing import cast
 
-from a2wsgi.wsgi import build_environ
+from a2wsgi.wsgi import Body, build_environ
 from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
 from django.http.cookie import parse_cookie
@@ -65,7 +66,8 @@ class ThreadedWSGI:
         body = await _body_read(receive)
         if body is None:
             return  # the client left before sending it all
-        environ = build_environ(scope, body)
+        # a2wsgi types the body as its own reader; it only becomes ``wsgi.input``, which any file is
+        environ = build_environ(scope, cast(Body, body))
         if "CONTENT_LENGTH" not in environ:  # a chunked upload: Django reads no more than this
             environ["CONTENT_LENGTH"] = str(body.tell())
         body.seek(0)
@@ -78,7 +80,8 @@ class ThreadedWSGI:
 
     def _respond(self, environ, body) -> tuple[int, list[tuple[bytes, bytes]], list[bytes]]:
         """In the request's thread: the status, headers and body chunks of ``app``'s response."""
-        started, chunks = [], []
+        started: list = []
+        chunks: list[bytes] = []
 
         def start_response(status, headers, exc_info=None):
             started[:] = status, headers  # nothing is sent before the end: a second call replaces it
@@ -182,7 +185,7 @@ class TakingTurns:
         return line
 
     def _line_left(self, caller: bytes | None, line: _Line | None) -> None:
-        if line is not None:
+        if caller is not None and line is not None:
             line.requests -= 1
             if not line.requests:
                 del self.lines[caller]
