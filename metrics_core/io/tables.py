@@ -16,6 +16,7 @@ from ..judgements import VERDICTS
 from ..population import Population, population_from_labels
 from ..sampling import PAIR_CLASSES, SCHEMES, STRATA
 from .errors import InputError
+from .id_positions import integer_ids, integer_positions, integer_queries, positions_among
 from .source import (
     TableSource,
     arrow_array,
@@ -71,6 +72,9 @@ class ItemTable:
     def positions_of(self, ids: Any) -> np.ndarray:
         """Position of each id among the items, -1 where the id is unknown (int64).
 
+        Integer ids (of a Parquet file) are looked up as integers, ids given as text parsed first:
+        an id written ``007`` is no integer item's, as it is no id of the items read as text.
+
         Examples
         --------
         >>> import numpy as np, pyarrow as pa
@@ -78,20 +82,18 @@ class ItemTable:
         ...                   pa.array(["1"] * 3), np.ones(3), {})
         >>> table.positions_of(["7", "zz", "007"]).tolist()
         [2, -1, 1]
+        >>> table = ItemTable("x.parquet", pa.array([40, 7]), pa.array([1, 1]), pa.array([1, 1]), np.ones(2), {})
+        >>> table.positions_of(["7", "007", "40"]).tolist()
+        [1, -1, 0]
         """
         values = arrow_array(ids)
         if pa.types.is_dictionary(values.type):
             values = values.dictionary_decode()
-        values = pc.cast(values, self.item_id.type)
-        if len(values) > len(self.item_id) // 2:
-            return codes_in(values, self.item_id)
-        # Few ids: hash them and scan the items once, instead of hashing all N items.
-        distinct = pc.unique(values)
-        match = codes_in(self.item_id, distinct)
-        position = np.full(len(distinct) + 1, -1, dtype=np.int64)  # last slot: not found
-        rows = np.flatnonzero(match >= 0)
-        position[match[rows]] = rows
-        return position[codes_in(values, distinct)]
+        item_ids = integer_ids(self.ids)
+        queries = None if item_ids is None else integer_queries(values)
+        if item_ids is not None and queries is not None:
+            return integer_positions(item_ids, *queries)
+        return positions_among(pc.cast(values, self.item_id.type), self.item_id)
 
     def to_population(self) -> Population:
         """The factorised clusterings; unit weights take the population's fast path.
