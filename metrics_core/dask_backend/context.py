@@ -47,11 +47,9 @@ def sample_context(items: DaskItems, pairs: pd.DataFrame, *, item_rows: pd.DataF
     if item_rows is None:
         item_rows = items_rows(items, pd.concat([pairs["i"], pairs["j"]]))
     vantage = item_rows.set_index("item_id").loc[pairs["i"].to_numpy(), KEYS].reset_index(drop=True)
-    wanted = shared(vantage.drop_duplicates())
-    cells = items.cells.map_partitions(_cells_of, wanted, meta=items.cells._meta).compute()
-    sets = vantage.merge(cells, on=KEYS, how="left", validate="many_to_one")
-    totals = _class_totals(items, scheme)
-    rate_totals = totals if scheme == "precision" else _class_totals(items, "precision")
+    sets = cells_of(items, vantage)
+    totals = class_totals(items, scheme)
+    rate_totals = totals if scheme == "precision" else class_totals(items, "precision")
     exact = impact_metrics(items).metrics
     return SampleContext.from_columns(
         union=sets["set_union"].to_numpy(),
@@ -63,7 +61,16 @@ def sample_context(items: DaskItems, pairs: pd.DataFrame, *, item_rows: pd.DataF
     )
 
 
-def _class_totals(items: DaskItems, scheme: str) -> np.ndarray:
+def cells_of(items: DaskItems, keys: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the cell table (:attr:`~.items.DaskItems.cells`) of each row of ``keys`` (``KEYS``
+    columns), in ``keys``' order; a cell not in the table has nulls."""
+    wanted = shared(keys.drop_duplicates())
+    cells = items.cells.map_partitions(_cells_of, wanted, meta=items.cells._meta).compute()
+    return keys.merge(cells, on=KEYS, how="left", validate="many_to_one")
+
+
+def class_totals(items: DaskItems, scheme: str) -> np.ndarray:
+    """:func:`metrics_core.masses.class_totals` of the items: exact sums over the cell table."""
     parts = [dask.delayed(_exact_class_terms)(part, scheme) for part in items.cells.to_delayed()]
     sums = np.array([exact_to_float(sum(column)) for column in zip(*dask.compute(*parts))])
     return sums / items.total_weight

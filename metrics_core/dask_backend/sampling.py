@@ -69,9 +69,18 @@ def sample_pairs(
     :mod:`metrics_core.dask_backend`).
     """
     n_draws, rng, diff_share = sampling_arguments(n_draws=n_draws, scheme=scheme, rng=rng, diff_share=diff_share)
+    return pairs_table(
+        scheme, draw_rows(items, scheme=scheme, allocation=allocate_draws(scheme, n_draws, diff_share), rng=rng)
+    )
+
+
+def draw_rows(items: DaskItems, *, scheme: str, allocation: dict[int, int], rng: np.random.Generator) -> pd.DataFrame:
+    """The draws of :func:`sample_pairs` one by one: ``allocation`` maps each stratum to its number of
+    draws. Columns ``i, j`` (item ids), ``pair_class``, ``stratum`` (codes) and ``draw``, in the draws'
+    order: by stratum, then grouped by bucket (so not exchangeable: permute them before taking a prefix).
+    """
     cells = items.cells
     n_groups = max(1, min(cells.npartitions, _MAX_GROUPS))
-    allocation = allocate_draws(scheme, n_draws, diff_share)
     vantage = []
     for stratum, count in allocation.items():
         chosen = _vantage_cells(cells, scheme, SCHEME_STRATA[scheme][stratum], count, rng, n_groups)
@@ -90,7 +99,7 @@ def sample_pairs(
         pair_class[rows] = pick_classes(masses[rows], SCHEME_STRATA[scheme][stratum], u_class[rows])
     draws["pair_class"] = pair_class
     draws["j"] = _partners(items, draws, u_cell, u_partner, n_groups)
-    return _pairs_table(scheme, draws)
+    return draws[["i", "j", "pair_class", "stratum", DRAW]]
 
 
 def _vantage_cells(
@@ -131,9 +140,9 @@ def _partners(items: DaskItems, draws: pd.DataFrame, u_cell: np.ndarray, u_item:
     pair_class = draws["pair_class"].to_numpy()
     # split: a cell of Base(i) other than i's own; merge: a cell of Exp(i) other than i's own.
     # Object dtype: exact item ids beside the nulls of the requests that skip nothing.
-    partner_cells = [
-        draws.loc[pair_class == INTERSECTION, [*KEYS, DRAW]].assign(skip_item_id=draws["i"].astype(object))
-    ]
+    # (The ids as an array: a Series assigned to an empty frame would give it the Series' rows.)
+    inside = pair_class == INTERSECTION
+    partner_cells = [draws.loc[inside, [*KEYS, DRAW]].assign(skip_item_id=draws["i"].to_numpy().astype(object)[inside])]
     for cls, by, order in ((SPLIT, "base_cluster", "exp_cluster"), (MERGE, "exp_cluster", "base_cluster")):
         rows = pair_class == cls
         if not rows.any():
@@ -160,7 +169,9 @@ def _rows_with_keys(part: pd.DataFrame, keys: list[str], wanted: np.ndarray) -> 
     return part[np.isin(key_hash(part, keys), wanted)]
 
 
-def _pairs_table(scheme: str, draws: pd.DataFrame) -> pd.DataFrame:
+def pairs_table(scheme: str, draws: pd.DataFrame) -> pd.DataFrame:
+    """The PAIRS table of draws one by one (``i, j, pair_class, stratum`` codes, ``draw``), sorted by
+    ``(stratum, i, j)``."""
     counted = (
         draws.groupby(["stratum", "i", "j"], sort=True)
         .agg(pair_class=("pair_class", "first"), draws=(DRAW, "size"))

@@ -15,6 +15,7 @@ coupling must be independent of the earlier sample's: :func:`coupling_rng`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,28 +74,62 @@ def pair_probabilities(population: Population, *, scheme: str, stratum: int, i: 
 
     ``i`` and ``j`` are item positions; −1 (an item not in the population) and pairs outside the
     stratum's classes have probability 0. The draw picks ``i`` ∝ its mass, the class ∝ its class
-    mass and ``j`` ∝ w_j in that class's set, so P = (class mass of i) · w_j / weight(set) / total.
+    mass and ``j`` ∝ w_j in that class's set, so P = (class mass of i) · w_j / weight(set) / total
+    (:func:`pair_probabilities_of`, which the Dask backend applies to the same columns).
     """
     one_of("scheme", scheme, SCHEMES)
     pop = population
     i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
-    p = np.zeros(len(i))
+    pair_class = np.full(len(i), -1, dtype=np.int8)
     rows = np.flatnonzero((i >= 0) & (j >= 0))
-    pair_class = pair_classes_of(pop, i[rows], j[rows])
-    classes = SCHEME_STRATA[scheme][stratum]
-    inside = np.isin(pair_class, classes)
-    rows, pair_class = rows[inside], pair_class[inside].astype(np.int64)
+    pair_class[rows] = pair_classes_of(pop, i[rows], j[rows])
+    rows = rows[np.isin(pair_class[rows], SCHEME_STRATA[scheme][stratum])]
     vi, vj = i[rows], j[rows]
-    mass = class_masses(pop, scheme, vi)[np.arange(len(rows)), pair_class]
-    cell, sets = pop.cell[vi], pop.cell_sets
-    w_i, w_j = pop.weight[vi], pop.weight[vj]
+    cell = pop.cell[vi]
+    return pair_probabilities_of(
+        scheme=scheme,
+        stratum=stratum,
+        n_pairs=len(i),
+        rows=rows,
+        pair_class=pair_class[rows],
+        masses=class_masses(pop, scheme, vi),
+        w_i=pop.weight[vi],
+        w_j=pop.weight[vj],
+        sets={name: pop.cell_sets[name][cell] for name in ("both", "split", "merge")},
+        totals=class_totals(pop, scheme),
+    )
+
+
+def pair_probabilities_of(
+    *,
+    scheme: str,
+    stratum: int,
+    n_pairs: int,
+    rows: np.ndarray,
+    pair_class: np.ndarray,
+    masses: np.ndarray,
+    w_i: np.ndarray,
+    w_j: np.ndarray,
+    sets: dict[str, np.ndarray],
+    totals: np.ndarray,
+) -> np.ndarray:
+    """The probabilities of :func:`pair_probabilities` from per-pair columns, whatever holds the population.
+
+    ``rows`` are the pairs (of ``n_pairs``) inside the stratum, with their ``pair_class``, the vantage
+    item's class ``masses`` (shape (len(rows), 4), :func:`~metrics_core.masses.item_class_masses`), the
+    weights ``w_i`` and ``w_j``, the vantage cell's set weights ``sets`` (``both``, ``split``,
+    ``merge``) and the scheme's class ``totals``; every other pair has probability 0.
+    """
+    p = np.zeros(n_pairs)
+    pair_class = np.asarray(pair_class, dtype=np.int64)
+    mass = masses[np.arange(len(rows)), pair_class]
     set_weight = np.select(
         [pair_class == SELF, pair_class == INTERSECTION, pair_class == SPLIT],
-        [w_i, np.maximum(sets["both"][cell] - w_i, 0.0), sets["split"][cell]],
-        sets["merge"][cell],
+        [w_i, np.maximum(sets["both"] - w_i, 0.0), sets["split"]],
+        sets["merge"],
     )
     share = np.divide(w_j, set_weight, out=np.zeros(len(rows)), where=set_weight > 0)
-    p[rows] = mass * share / class_totals(pop, scheme)[list(classes)].sum()
+    p[rows] = mass * share / np.asarray(totals)[list(SCHEME_STRATA[scheme][stratum])].sum()
     return p
 
 
@@ -197,41 +232,96 @@ def _stratum_draws(
     count: int,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """``count`` draws of one stratum: the coupled ones in slot order, then ordinary ones."""
+    """``count`` draws of one stratum in memory: :func:`coupled_stratum_draws` over item positions."""
     rows = np.flatnonzero(source.stratum == stratum)
-    earlier = rng.permutation(np.repeat(rows, source.draws[rows]))[:count]
-    xi, xj = source.i[earlier], source.j[earlier]
-    p1 = pair_probabilities(source_pop, scheme=scheme, stratum=stratum, i=xi, j=xj)
+    classes = SCHEME_STRATA[scheme][stratum]
+    return coupled_stratum_draws(
+        earlier_i=source.i[rows],
+        earlier_j=source.j[rows],
+        earlier_draws=source.draws[rows],
+        count=count,
+        rng=rng,
+        laws=CouplingLaws(
+            source_probabilities=lambda i, j: pair_probabilities(source_pop, scheme=scheme, stratum=stratum, i=i, j=j),
+            new_probabilities=lambda i, j: pair_probabilities(pop, scheme=scheme, stratum=stratum, i=i, j=j),
+            to_new=lambda x: maps.to_new[x],
+            to_source=lambda y: maps.to_source[y],
+            classes_of=lambda i, j: pair_classes_of(pop, i, j),
+            propose=lambda size, generator: draw_rows(pop, scheme, classes, size, generator),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class CouplingLaws:
+    """The two populations of one stratum as :func:`coupled_stratum_draws` reads them, each in its
+    own item coordinates (positions in memory, item ids on Dask).
+
+    ``source_probabilities(i, j)`` and ``new_probabilities(i, j)``: P of each pair under the earlier
+    and the new population (0 for an item not there); ``to_new`` and ``to_source`` map items between
+    them (an absent item to one whose pairs have probability 0); ``classes_of(i, j)``: the class codes
+    of pairs of the new population; ``propose(size, rng)``: ``size`` ordinary draws ``(i, j,
+    pair_class)`` of the stratum from the new population, i.i.d. in their order.
+    """
+
+    source_probabilities: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    new_probabilities: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    to_new: Callable[[np.ndarray], np.ndarray]
+    to_source: Callable[[np.ndarray], np.ndarray]
+    classes_of: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    propose: Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def coupled_stratum_draws(
+    *,
+    earlier_i: np.ndarray,
+    earlier_j: np.ndarray,
+    earlier_draws: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    laws: CouplingLaws,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """``count`` draws of one stratum coupled to the earlier sample's rows of it (the module's rule):
+    the coupled ones in slot order, then ordinary ones; with the number kept and coupled.
+
+    Every engine couples through this function: the random stream is consumed in one order
+    (the earlier draws' permutation, the keep uniforms, then the residual and extra draws), so
+    the same laws and proposals give the same draws whatever holds the populations.
+    """
+    rows = np.arange(len(earlier_i))
+    earlier = rng.permutation(np.repeat(rows, earlier_draws))[:count]
+    xi, xj = earlier_i[earlier], earlier_j[earlier]
+    p1 = laws.source_probabilities(xi, xj)
     if (p1 <= 0).any():
         raise CouplingError("the earlier sample holds a pair its own population never draws")
-    yi, yj = maps.to_new[xi], maps.to_new[xj]
-    p2 = pair_probabilities(pop, scheme=scheme, stratum=stratum, i=yi, j=yj)
+    yi, yj = laws.to_new(xi), laws.to_new(xj)
+    p2 = laws.new_probabilities(yi, yj)
     keep = rng.random(len(earlier)) * p1 < p2
     pair_class = np.full(len(earlier), -1, dtype=np.int8)
-    pair_class[keep] = pair_classes_of(pop, yi[keep], yj[keep])
+    pair_class[keep] = laws.classes_of(yi[keep], yj[keep])
     redraw = np.flatnonzero(~keep)
     if len(redraw):
-        ri, rj, rc = _residual(pop, source_pop, maps.to_source, scheme, stratum, len(redraw), len(earlier), rng)
+        ri, rj, rc = _residual(laws, len(redraw), len(earlier), rng)
+        yi, yj = _with_type(yi, ri), _with_type(yj, rj)
         yi[redraw], yj[redraw], pair_class[redraw] = ri, rj, rc
     extra = count - len(earlier)
     if extra:
-        ei, ej, ec = draw_rows(pop, scheme, SCHEME_STRATA[scheme][stratum], extra, rng)
+        ei, ej, ec = laws.propose(extra, rng)
         yi, yj, pair_class = np.concatenate((yi, ei)), np.concatenate((yj, ej)), np.concatenate((pair_class, ec))
     return yi, yj, pair_class, int(keep.sum()), len(earlier)
 
 
+def _with_type(mapped: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """``mapped`` able to hold ``drawn``'s values (ids mapped from the earlier population may be typed otherwise)."""
+    if mapped.dtype == drawn.dtype or np.can_cast(drawn.dtype, mapped.dtype, casting="safe"):
+        return mapped
+    return mapped.astype(np.result_type(mapped.dtype, drawn.dtype) if drawn.dtype.kind != "O" else object)
+
+
 def _residual(
-    pop: Population,
-    source_pop: Population,
-    to_source: np.ndarray,
-    scheme: str,
-    stratum: int,
-    wanted: int,
-    coupled: int,
-    rng: np.random.Generator,
+    laws: CouplingLaws, wanted: int, coupled: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``wanted`` i.i.d. draws ∝ max(0, P2 − P1): proposals ~ P2 accepted when U·P2 > P1, in order."""
-    classes = SCHEME_STRATA[scheme][stratum]
     limit = max(_MAX_PROPOSALS_PER_DRAW * coupled, _MIN_PROPOSAL_LIMIT)
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     # The share of draws not kept estimates TV(P1, P2), the acceptance rate of the proposals.
@@ -240,9 +330,9 @@ def _residual(
         if proposed >= limit:
             raise CouplingError(f"no residual draw accepted in {proposed} proposals (the distributions nearly agree)")
         size = int(min(max(1.5 * (wanted - accepted) / rate, 64), _MAX_ROUND, limit - proposed))
-        i, j, pair_class = draw_rows(pop, scheme, classes, size, rng)
-        p2 = pair_probabilities(pop, scheme=scheme, stratum=stratum, i=i, j=j)
-        p1 = pair_probabilities(source_pop, scheme=scheme, stratum=stratum, i=to_source[i], j=to_source[j])
+        i, j, pair_class = laws.propose(size, rng)
+        p2 = laws.new_probabilities(i, j)
+        p1 = laws.source_probabilities(laws.to_source(i), laws.to_source(j))
         take = np.flatnonzero(rng.random(size) * p2 > p1)[: wanted - accepted]
         found.append((i[take], j[take], pair_class[take]))
         proposed, accepted = proposed + size, accepted + len(take)
