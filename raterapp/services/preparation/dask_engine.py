@@ -12,7 +12,8 @@ see ``SampledPair.vantage_*`` and ``impact["context"]``).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -21,12 +22,19 @@ from django.conf import settings
 
 from metrics_core import IMPACT_METRICS, PAIR_CLASSES, STRATA, ImpactTable, PairSample
 from metrics_core import dask_backend as dk
+from metrics_core.dask_backend.items import ITEM_COLUMNS
 from metrics_core.io import InputError
 from raterapp.db.fields import max_length_of
 from raterapp.models import Experiment, ImpactGroup, Item
-from raterapp.services.preparation.catalogue import catalogue_location_check, catalogue_read_for, catalogue_rows_for
+from raterapp.services.preparation.catalogue import (
+    Catalogue,
+    catalogue_location_check,
+    catalogue_read_for,
+    catalogue_rows_for,
+)
 from raterapp.services.preparation.impact_groups import MAX_SLICE_VALUES, TOP_CLUSTERS, impact_group_rows
 from raterapp.services.preparation.sampled_rows import SampledItems, sampled_rows_assemble, sampled_rows_save
+from raterapp.services.sampling.dask_coupled import dask_batch_sample_draw
 
 Status = Experiment.Status
 BATCH = 5000
@@ -102,70 +110,103 @@ def dask_impact(run) -> None:
 
 
 def dask_sample(run, *, rows_delete) -> None:
-    """Draw the pairs on Dask; store their items, the pairs with their vantage cells' weights, and the tasks."""
+    """Draw the pairs on Dask (batch 0, coupled when an earlier Dask experiment of the workspace
+    qualifies); store their items, the pairs with their vantage cells' weights, and the tasks."""
     location = items_location_of(run)
     experiment = run.experiment
     items = _items(run)
-    pairs = dk.sample_pairs(
-        items,
-        n_draws=experiment.n_draws,
-        scheme=experiment.scheme,
-        rng=np.random.default_rng(experiment.seed),
-        diff_share=experiment.diff_share,
-    )
+    drawn = dask_batch_sample_draw(experiment=experiment, items=items, batch=0, n_draws=experiment.n_draws)
+    pairs = drawn.pairs
     run.progress(0.5)
     rows = dk.items_rows(items, pd.concat([pairs["i"], pairs["j"]]))
     context = dk.sample_context(items, pairs, item_rows=rows)
     run.progress(0.8)
     # Positions index the sample's items (sorted by id): the experiment has no population file.
-    position = pd.Series(np.arange(len(rows)), index=rows["item_id"].to_numpy())
-    sample = PairSample(
+    position = dict(zip(rows["item_id"].astype(str), range(len(rows))))
+    sample = pairs_sample(experiment, pairs, position)
+    sampled_items = dask_sampled_items(
+        experiment=experiment,
+        rows=rows,
+        positions=np.arange(len(rows)),
+        location=location,
+        catalogue_get=run.catalogue_get,
+    )
+    sampled = sampled_rows_assemble(
+        experiment=experiment,
+        catalogue=sampled_items.catalogue,
+        items=sampled_items.items,
+        sample=sample,
+        vantage_sets={"union": context.union, "base": context.base, "exp": context.exp},
+        items_path=location,
+    )
+    coupled_to_id = None if drawn.coupled_to is None else drawn.coupled_to.pk
+    sampled = replace(sampled, coupled_to_id=coupled_to_id, coupled_kept=drawn.kept)
+    impact = {
+        **experiment.impact,
+        "context": {"totals": context.totals.tolist(), "rate_totals": context.rate_totals.tolist()},
+    }
+
+    def replace_rows() -> None:
+        rows_delete(experiment.pk)
+        sampled_rows_save(rows=sampled, batch_size=BATCH)
+
+    run.advance(Status.RATING, replace=replace_rows, progress=1.0, impact=impact)
+
+
+def pairs_sample(experiment: Experiment, pairs: pd.DataFrame, position: dict[str, int]) -> PairSample:
+    """A PAIRS table drawn on Dask as a PairSample of item positions (``position``: by item id as text)."""
+    at = lambda ids: np.array([position[str(v)] for v in ids.tolist()], dtype=np.int64)  # noqa: E731
+    return PairSample(
         experiment.scheme,
-        position.loc[pairs["i"].to_numpy()].to_numpy(),
-        position.loc[pairs["j"].to_numpy()].to_numpy(),
+        at(pairs["i"]),
+        at(pairs["j"]),
         np.array([PAIR_CLASSES.index(c) for c in pairs["pair_class"]], dtype=np.int64),
         np.array([STRATA.index(s) for s in pairs["stratum"]], dtype=np.int64),
         pairs["draws"].to_numpy(dtype=np.int64),
         experiment.diff_share if experiment.scheme == Experiment.Scheme.STRATIFIED else None,
     )
+
+
+@dataclass(frozen=True)
+class DaskSampledItems:
+    catalogue: Catalogue
+    items: SampledItems
+
+
+def dask_sampled_items(
+    *,
+    experiment: Experiment,
+    rows: pd.DataFrame,
+    positions: np.ndarray,
+    location: str,
+    catalogue_get: Callable[[], Catalogue],
+) -> DaskSampledItems:
+    """What the Item rows of sampled items (``rows``, :func:`metrics_core.dask_backend.items_rows`, at
+    ``positions``) hold, with the catalogue that gives their cards (its location, or the upload's:
+    ``catalogue_get``)."""
     _require_fitting(location, rows)
-    attributes = {name: [None if pd.isna(v) else str(v) for v in rows[name]] for name in items.attributes}
+    names = [name for name in rows.columns if name not in ITEM_COLUMNS]
+    attributes = {name: [None if pd.isna(v) else str(v) for v in rows[name]] for name in names}
     item_ids = pa.array(rows["item_id"].astype(str), type=pa.string())
     if experiment.catalogue_location:
         catalogue = catalogue_read_for(location=experiment.catalogue_location, item_ids=item_ids)
     else:
-        catalogue = run.catalogue_get()
+        catalogue = catalogue_get()
     # The catalogue's attributes of the sampled items join the items' own (as the in-memory path's do).
     at = pa.array(catalogue_rows_for(catalogue=catalogue, item_ids=item_ids, items_path=location))
     for name, values in catalogue.attributes.items():
         if name in attributes:
             raise InputError(catalogue.path, f"column {name!r} is also in {location}: rename one of them")
         attributes[name] = values.take(at).to_pylist()
-    sampled = sampled_rows_assemble(
-        experiment=experiment,
-        catalogue=catalogue,
-        items=SampledItems(
-            positions=np.arange(len(rows)),
-            item_id=rows["item_id"].tolist(),
-            base_cluster=rows["base_cluster"].tolist(),
-            exp_cluster=rows["exp_cluster"].tolist(),
-            weight=rows["weight"].astype(float).tolist(),
-            attributes=attributes,
-        ),
-        sample=sample,
-        vantage_sets={"union": context.union, "base": context.base, "exp": context.exp},
-        items_path=location,
+    items = SampledItems(
+        positions=positions,
+        item_id=rows["item_id"].tolist(),
+        base_cluster=rows["base_cluster"].tolist(),
+        exp_cluster=rows["exp_cluster"].tolist(),
+        weight=rows["weight"].astype(float).tolist(),
+        attributes=attributes,
     )
-    impact = {
-        **experiment.impact,
-        "context": {"totals": context.totals.tolist(), "rate_totals": context.rate_totals.tolist()},
-    }
-
-    def replace() -> None:
-        rows_delete(experiment.pk)
-        sampled_rows_save(rows=sampled, batch_size=BATCH)
-
-    run.advance(Status.RATING, replace=replace, progress=1.0, impact=impact)
+    return DaskSampledItems(catalogue, items)
 
 
 def _require_fitting(location: str, rows: pd.DataFrame) -> None:

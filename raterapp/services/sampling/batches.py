@@ -63,9 +63,9 @@ def sample_batch_request(
 
     ``request_id``, the client's id of the request: a request that repeats one (a double click, a
     retry after a lost answer) returns the batch the first asked for, drawn or not, and asks for
-    nothing more. Refused (ValidationError) before the sample exists, for experiments prepared on
-    Dask, past the size limits, and while another batch is being drawn (unless that one is stale:
-    then it is queued again and returned).
+    nothing more. Refused (ValidationError) before the sample exists, past the size limits, and while
+    another batch is being drawn (unless that one is stale: then it is queued again and returned).
+    Experiments prepared on Dask draw their batches there (:mod:`.dask_batches`).
     """
     if request_id is not None:
         asked = SampleBatch.objects.filter(experiment=experiment, request_id=request_id).first()
@@ -73,8 +73,6 @@ def sample_batch_request(
             return asked
     if experiment.status not in (Status.RATING, Status.DONE):
         raise ValidationError({"draws": "More draws can be added once the experiment is prepared."})
-    if experiment.engine == Experiment.Engine.DASK:
-        raise ValidationError({"draws": "Experiments prepared on Dask cannot draw more batches yet."})
     if not isinstance(draws, int) or not 1 <= draws <= batches.MAX_BATCH_DRAWS:
         raise ValidationError({"draws": f"Give a whole number of draws from 1 to {batches.MAX_BATCH_DRAWS:,}."})
     limit = sample_batch_draws_limit(experiment=experiment)
@@ -146,11 +144,14 @@ class _BatchRows:
     coupled_to_id: int | None = None
     coupled_kept: int | None = None
     row_positions: list[dict] | None = None  # per sample row, {"b": positions} (draw order)
+    vantage_sets: dict[str, np.ndarray] | None = None  # Dask engine: per sample row, its vantage cell's weights
 
 
 def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
     """Draw the batch and build the rows of the items no earlier batch drew (outside any transaction)."""
     experiment = batch.experiment
+    if experiment.engine == Experiment.Engine.DASK:
+        return _dask_batch_rows_build(batch)
     ids, population = population_for_experiment(experiment)
     drawn = batch_sample_draw(
         experiment=experiment, ids=ids, population=population, batch=batch.index, n_draws=batch.draws
@@ -174,6 +175,21 @@ def _batch_rows_build(batch: SampleBatch) -> _BatchRows:
     )
     coupled_to = None if drawn.coupled_to is None else drawn.coupled_to.pk
     return _BatchRows(sample, new_items, task_a, task_b, coupled_to, drawn.kept, row_positions)
+
+
+def _dask_batch_rows_build(batch: SampleBatch) -> _BatchRows:
+    """The same rows for an experiment prepared on Dask, drawn there (Dask is imported on use)."""
+    from raterapp.services.sampling.dask_batches import dask_batch_build
+
+    experiment = batch.experiment
+    drawn = dask_batch_build(experiment=experiment, batch=batch.index, n_draws=batch.draws)
+    sample, task_a, task_b, row_positions, order = sample_tasks_ordered(
+        experiment=experiment, sample=drawn.sample, batch=batch.index
+    )
+    sets = drawn.vantage_sets
+    if order is not None:
+        sets = {name: values[order] for name, values in sets.items()}
+    return _BatchRows(sample, drawn.new_items, task_a, task_b, drawn.coupled_to_id, drawn.kept, row_positions, sets)
 
 
 @transaction.atomic
@@ -209,13 +225,16 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
     sample, more, created = rows.sample, {}, []
     unordered: list[dict | None] = [None] * len(sample)
     row_positions = rows.row_positions or unordered
-    for i, j, code, stratum, draws, positions in zip(
-        sample.i.tolist(),
-        sample.j.tolist(),
-        sample.pair_class.tolist(),
-        sample.stratum.tolist(),
-        sample.draws.tolist(),
-        row_positions,
+    sets = rows.vantage_sets
+    for k, (i, j, code, stratum, draws, positions) in enumerate(
+        zip(
+            sample.i.tolist(),
+            sample.j.tolist(),
+            sample.pair_class.tolist(),
+            sample.stratum.tolist(),
+            sample.draws.tolist(),
+            row_positions,
+        )
     ):
         if (i, j) in existing:
             more[existing[i, j]] = (draws, positions)
@@ -231,6 +250,7 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
                 batch=batch.index,
                 task_id=None if PAIR_CLASSES[code] == "self" else task_of[min(i, j), max(i, j)],
                 positions=positions,
+                **({} if sets is None else {f"vantage_{name}": float(sets[name][k]) for name in sets}),
             )
         )
     SampledPair.objects.bulk_create(created, batch_size=_BULK)

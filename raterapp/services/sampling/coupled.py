@@ -8,7 +8,8 @@ experiment's batches stays one i.i.d. sample (abcde-spec §10).
 The earlier batch is reproduced from its seed (or, when it was itself coupled, from its own earlier
 batch, recursively) and checked against the earlier experiment's stored pairs. Whatever goes wrong
 with the earlier experiment, the batch is drawn the ordinary way and the problem logged: coupling
-never fails a preparation or a batch.
+never fails a preparation or a batch. Experiments couple to experiments of their own engine: in
+memory here, on Dask in :mod:`.dask_coupled` (the same rule, ``metrics_core.dask_backend.coupling``).
 """
 
 from __future__ import annotations
@@ -75,10 +76,10 @@ def batch_sample_draw(
 
 
 def coupling_source_find(*, experiment: Experiment, batch: int) -> Experiment | None:
-    """The most recent earlier experiment of the workspace, under the same question version and
-    scheme, that offers its verdicts and has drawn batch ``batch``; None when the experiment does
-    not reuse verdicts (or is prepared on Dask)."""
-    if not experiment.reuse_verdicts or experiment.engine != Experiment.Engine.MEMORY:
+    """The most recent earlier experiment of the workspace, under the same question version, scheme
+    and engine, that offers its verdicts and has drawn batch ``batch``; None when the experiment
+    does not reuse verdicts."""
+    if not experiment.reuse_verdicts:
         return None
     return (
         Experiment.objects.filter(
@@ -86,7 +87,7 @@ def coupling_source_find(*, experiment: Experiment, batch: int) -> Experiment | 
             question_version_id=experiment.question_version_id,
             scheme=experiment.scheme,
             reuse_verdicts=True,
-            engine=Experiment.Engine.MEMORY,
+            engine=experiment.engine,
             status__in=[Status.RATING, Status.DONE],
             pk__lt=experiment.pk,
             batches__index=batch,
@@ -144,25 +145,27 @@ def _batch_reproduce(experiment: Experiment, batch: int, *, depth: int) -> tuple
     else:
         upstream = Experiment.objects.get(pk=record.coupled_to_id)
         sample = _coupled(experiment, ids, population, batch, record.draws, upstream, depth=depth + 1).sample
-    if depth == 0:
-        _check_stored(experiment, batch, sample)  # the whole chain, through its last link
+    if depth == 0:  # the whole chain, through its last link
+        stored_batch_check(experiment=experiment, batch=batch, i=ids[sample.i], j=ids[sample.j], draws=sample.draws)
     return ids, population, sample
 
 
-def _check_stored(experiment: Experiment, batch: int, sample: PairSample) -> None:
-    """The reproduced batch must be what the experiment stored: its pairs stored (first drawn in
-    this batch or before, with at least these draws), and every pair first drawn in it among them."""
+def stored_batch_check(*, experiment: Experiment, batch: int, i, j, draws) -> None:
+    """A reproduced batch (pairs of item ids ``i``, ``j`` with their ``draws``) must be what the
+    experiment stored: its pairs stored (first drawn in this batch or before, with at least these
+    draws), and every pair first drawn in it among them."""
     stored = {
-        (i, j): (draws, first)
-        for i, j, draws, first in SampledPair.objects.filter(experiment=experiment).values_list(
-            "vantage__position", "partner__position", "draws", "batch"
+        (a, b): (count, first)
+        for a, b, count, first in SampledPair.objects.filter(experiment=experiment).values_list(
+            "vantage__item_id", "partner__item_id", "draws", "batch"
         )
     }
     drawn = set()
-    for i, j, draws in zip(sample.i.tolist(), sample.j.tolist(), sample.draws.tolist()):
-        have = stored.get((i, j))
-        if have is None or have[0] < draws or have[1] > batch:
+    ids = zip((str(v) for v in np.asarray(i).tolist()), (str(v) for v in np.asarray(j).tolist()))
+    for pair, count in zip(ids, np.asarray(draws).tolist()):
+        have = stored.get(pair)
+        if have is None or have[0] < count or have[1] > batch:
             raise CouplingUnavailable(f"batch {batch} of experiment {experiment.pk} does not reproduce its pairs")
-        drawn.add((i, j))
+        drawn.add(pair)
     if any(first == batch and pair not in drawn for pair, (_, first) in stored.items()):
         raise CouplingUnavailable(f"batch {batch} of experiment {experiment.pk} misses pairs it stored")
