@@ -12,6 +12,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 import metrics_core as mc
 from metrics_core import dask_backend as dk
@@ -131,8 +134,22 @@ def test_a_dask_experiment_draws_more_batches_by_the_in_memory_rules(
     frame = population_frame()
     experiment, items = on_dask(engineer, settings, tmp_path, frame, "d", n_draws=300, seed=5)
     items_before = Item.objects.filter(experiment=experiment).count()
-    batch = batch_drawn(experiment, engineer, 250, django_capture_on_commit_callbacks, monkeypatch)
-    assert (batch.index, batch.coupled_to_id) == (1, None)
+    # The page offers the batch form, the API plans and accepts the batch (all three refused Dask before).
+    page = Client()
+    page.force_login(engineer)
+    assert "data-batch-form" in page.get(reverse("experiment-detail", args=[experiment.pk])).content.decode()
+    client = APIClient()
+    client.force_authenticate(engineer)
+    url = f"/api/experiments/{experiment.pk}/batches/"
+    assert client.get(f"{url}plan/", {"draws": 250}).status_code == 200
+    monkeypatch.setitem(outbox.EFFECTS, OutboxMessage.Kind.SAMPLE_BATCH_DRAW, lambda _: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(url, {"draws": 250}, format="json")
+    assert answer.status_code == 202, answer.json()
+    sample_batch_draw(batch_id=answer.json()["id"])
+    batch = SampleBatch.objects.get(experiment=experiment, index=1)
+    assert (batch.status, batch.draws, batch.coupled_to_id) == (SampleBatch.Status.DONE, 250, None), batch.error
+    assert client.get(url).json()["batches"][1]["status"] == "done"
 
     pairs = dk.sample_pairs(items, n_draws=250, scheme="jaccard", rng=mc.batch_rng(seed=5, batch=1))
     assert stored_positions(experiment, 1) == command_line_positions(pairs, seed=5, batch=1)
