@@ -132,9 +132,13 @@ class Bench:
             files = self.path(f"truth_{n}_{clusters}.parquet"), self.path(f"pred_{n}_{clusters}.parquet")
             return (lambda: self.ours("compare", *files)), (lambda: self.reference("compare", *files))
         if row == "sample":
-            pairs = str(self.out / "sample_pairs.parquet")
-            sample = ("sample", items, "--pairs", "100000", "--seed", "1", "--out", pairs)
-            return (lambda: self.ours(*sample)), (lambda: self.reference("read", items))
+            pairs = self.out / "sample_pairs.parquet"
+
+            def sample() -> Run:
+                pairs.unlink(missing_ok=True)  # so that check() sees this run's file
+                return self.ours("sample", items, "--pairs", "100000", "--seed", "1", "--out", str(pairs))
+
+            return sample, (lambda: self.reference("read", items))
         pairs, judgements = (
             self.path(f"pairs_{n}_{self.draws}.parquet"),
             self.path(f"judgements_{n}_{self.draws}.parquet"),
@@ -142,9 +146,12 @@ class Bench:
         return (lambda: self.ours("estimate", items, pairs, judgements)), (lambda: self.ours("impact", items))
 
 
-def check(row: str, a: Run, b: Run) -> None:
-    """The two sides computed what they should: JSON out (sample: its file), compare's ARI scikit-learn's."""
+def check(bench: Bench, row: str, a: Run, b: Run) -> None:
+    """The two sides computed what they should: our JSON (sample: its file), compare's ARI scikit-learn's."""
     ours, theirs = json.loads(a.stdout or "{}"), json.loads(b.stdout)
+    expected = {"impact": "metrics", "estimate": "estimates"}.get(row, "metrics" if row != "sample" else None)
+    if expected and expected not in ours or row == "sample" and not (bench.out / "sample_pairs.parquet").exists():
+        raise SystemExit(f"{row}: no {expected or 'PAIRS file'} in our output: {a.stdout[:500]!r}")
     if row.startswith("compare-"):
         difference = abs(ours["metrics"]["AdjustedRandIndex"] - theirs["AdjustedRandIndex"])
         if not (difference < 1e-9 and ours["items"] == theirs["items"]):
@@ -160,7 +167,7 @@ def measure_row(bench: Bench, row: str, pairs_of_runs: int) -> dict:
     runs = []
     for k in range(pairs_of_runs):
         a, b = run_a(), run_b()
-        check(row, a, b)
+        check(bench, row, a, b)
         runs.append((a, b))
         print(f"{row} pair {k + 1}: A {a.cpu:.2f} s {a.mib:.0f} MiB, B {b.cpu:.2f} s {b.mib:.0f} MiB", file=sys.stderr)
     goal = ROWS[row].goal
@@ -239,7 +246,7 @@ def machine(code_dir: pathlib.Path) -> dict:
 
 def markdown(results: dict) -> str:
     lines = [
-        f"{results['items']:,} items, {results['pairs_of_runs']} interleaved pairs (A B) a row, medians; "
+        f"{results['items']:,} items, {results['pairs_of_runs']} interleaved pair(s) A B a row, medians; "
         f"code {results['machine']['commit'][:12]}"
         + (" + uncommitted metrics_core changes" if results["machine"]["metrics_core_changed_since_commit"] else ""),
         "",
@@ -258,7 +265,7 @@ def markdown(results: dict) -> str:
             )
     if memory := results.get("memory"):
         lines += [
-            "" if results["rows"] else "",
+            "",
             f"`impact` at {memory['items']:,} items: peak {memory['impact_peak_MiB']:,} MiB, a process with the engine "
             f"imported {memory['baseline_MiB']:,} MiB: {memory['beyond_interpreter_B_per_item']} B/item beyond it, "
             f"**{memory['working_state_B_per_item']} B/item of working state** beyond the input's "
