@@ -110,8 +110,8 @@ class Bench:
         self.code_dir = pathlib.Path(args.code_dir).resolve()
         self.env = os.environ | {"PYTHONPATH": str(self.code_dir)}
         self.folder, self.n, self.draws = folder, args.items, args.judged_draws
-        self.out = folder / "out"
-        self.out.mkdir(exist_ok=True)
+        self.out = folder / "out" / str(os.getpid())  # benches sharing a folder write apart
+        self.out.mkdir(parents=True, exist_ok=True)
 
     def path(self, name: str) -> str:
         return str(self.folder / name)
@@ -299,6 +299,7 @@ def main() -> None:
         if args.memory:
             results["memory"] = measure_memory(bench, args.memory_items)
     finally:
+        shutil.rmtree(folder / "out" / str(os.getpid()), ignore_errors=True)
         if not args.workdir:
             shutil.rmtree(folder, ignore_errors=True)
     results["machine"]["load_average_at_end"] = [round(load, 2) for load in os.getloadavg()]

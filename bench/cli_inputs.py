@@ -51,7 +51,7 @@ def judged_paths(folder: pathlib.Path, n: int, draws: int) -> tuple[pathlib.Path
 def write_by_row_groups(path: pathlib.Path, columns: dict[str, np.ndarray]) -> None:
     """Write in row groups of 1M rows (never a second copy of the whole table), then move into place."""
     schema = pa.schema([(name, pa.from_numpy_dtype(values.dtype)) for name, values in columns.items()])
-    partial = path.with_suffix(".partial")
+    partial = path.with_suffix(f".{os.getpid()}.partial")  # another bench may be writing the same file
     with pq.ParquetWriter(partial, schema) as writer:
         for start in range(0, len(next(iter(columns.values()))), ROW_GROUP):
             part = [values[start : start + ROW_GROUP] for values in columns.values()]
@@ -96,8 +96,9 @@ def write_judged(folder: pathlib.Path, n: int, draws: int, seed: int, code_dir: 
     verdict = np.where(equivalent, "equivalent", "not_equivalent").astype(object)
     verdict[rng.random(len(verdict)) < UNSURE_SHARE] = "unsure"
     table = pa.table({"i": sample["i"], "j": sample["j"], "verdict": pa.array(verdict, pa.string())})
-    pq.write_table(table, judgements.with_suffix(".partial"))
-    os.replace(judgements.with_suffix(".partial"), judgements)
+    partial = judgements.with_suffix(f".{os.getpid()}.partial")
+    pq.write_table(table, partial)
+    os.replace(partial, judgements)
 
 
 def main() -> None:
