@@ -24,7 +24,7 @@ and PYTHONPATH), e.g. a ``git worktree`` of the commit before a change.
 
 This process imports nothing beyond the standard library: a child started by (v)fork and exec
 keeps in its ``ru_maxrss`` the resident size of its parent at the exec, so a lean parent keeps
-the children's figures their own (the output gives this process's peak, their floor).
+the children's figures their own (the JSON's ``runner_peak_MiB``, their floor).
 
 ``--memory``: ``impact``'s working state at ``--memory-items`` (30M) items, issue 37's memory
 acceptance: the peak RSS of ``impact`` (its own VmHWM, ``peak_rss.py``) minus that of a process
@@ -224,17 +224,18 @@ def generate(args: argparse.Namespace, folder: pathlib.Path, rows: list[str], *,
     print(f"inputs ready in {time.perf_counter() - started:.0f} s: {folder}", file=sys.stderr)
 
 
-def machine(code_dir: pathlib.Path) -> dict:
+def machine(code_dir: str) -> dict:
     """Where and what was measured: the checkout's commit (and whether metrics_core differs from it)."""
+    code_dir = str(pathlib.Path(code_dir).resolve())
 
     def git(*argv: str) -> str:
-        done = subprocess.run(["git", "-C", str(code_dir), *argv], capture_output=True, text=True)
+        done = subprocess.run(["git", "-C", code_dir, *argv], capture_output=True, text=True)
         return done.stdout.strip()
 
     model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "")
     memory = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal"))
     return {
-        "code_dir": str(code_dir),
+        "code_dir": code_dir,
         "commit": git("rev-parse", "HEAD"),
         "metrics_core_changed_since_commit": bool(git("status", "--porcelain", "--", "metrics_core")),
         "cores": os.cpu_count(),
@@ -292,9 +293,9 @@ def main() -> None:
         parser.error(f"unknown rows: {', '.join(sorted(unknown))}")
     folder = pathlib.Path(args.workdir or tempfile.mkdtemp(prefix="bench_cli_")).resolve()
     try:
+        results = {"items": args.items, "pairs_of_runs": args.pairs_of_runs, "machine": machine(args.code_dir)}
         generate(args, folder, rows, memory=args.memory)
         bench = Bench(args, folder)
-        results = {"items": args.items, "pairs_of_runs": args.pairs_of_runs, "machine": machine(bench.code_dir)}
         results["rows"] = [measure_row(bench, row, args.pairs_of_runs) for row in rows]
         if args.memory:
             results["memory"] = measure_memory(bench, args.memory_items)
