@@ -36,8 +36,9 @@ from raterapp.services.preparation.pipeline import experiment_prepare
 from raterapp.services.sampling.batches import sample_batch_draw, sample_batch_request
 from tests.metrics_core.dask_run import write_parts
 from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.preparation import prepared
 from tests.raterapp.helpers.reuse import keys_of
-from tests.raterapp.services.files import experiment_made, upload
+from tests.raterapp.services.files import experiment_made, random_files, upload
 
 Status = Experiment.Status
 pytestmark = pytest.mark.usefixtures("media")
@@ -203,6 +204,9 @@ def test_dask_experiments_are_coupled_and_coupling_sources(
     first, first_items = on_dask(engineer, settings, tmp_path, frame, "first", n_draws=300, seed=1, workspace="w")
     judge_all(first)
 
+    # A later experiment of the workspace prepared in memory is no coupling source for a Dask one.
+    in_memory = prepared(engineer, files=random_files(tmp_path)[0], workspace="w", n_draws=300, seed=3)
+    assert in_memory.engine == Experiment.Engine.MEMORY
     second_frame = population_frame(moved=0.1)
     second, items = on_dask(engineer, settings, tmp_path, second_frame, "second", n_draws=300, seed=2, workspace="w")
     record = SampleBatch.objects.get(experiment=second, index=0)
