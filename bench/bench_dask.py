@@ -16,6 +16,10 @@ scaling reads as 1.0. Results go to stdout as JSON lines and, with ``--out``, a 
 
 Run: .venv/bin/python bench/bench_dask.py [--sizes 1000000] [--draws 1000000] [--data /tmp/abcde-bench]
      [--memory-max 30000000] [--out bench/results/dask.md]
+
+``--parity`` instead compares a batch and a coupled experiment drawn on Dask with the in-memory engine
+on one population of the first of ``--sizes`` (``dask_parity.py``; ``--draws`` a batch, ``--scheme``),
+printing JSON and, with ``--out``, appending its markdown section.
 """
 
 from __future__ import annotations
@@ -136,10 +140,14 @@ def main() -> None:
     parser.add_argument("--data", default="/tmp/abcde-bench", help="folder for the generated Parquet")
     parser.add_argument("--memory-max", type=int, default=30_000_000, help="largest N for the in-memory backend")
     parser.add_argument("--out", help="write a markdown table here")
+    parser.add_argument("--parity", action="store_true", help="Dask against memory: a batch, a coupled experiment")
+    parser.add_argument("--scheme", default="jaccard", help="the scheme of --parity")
     parser.add_argument("--step", choices=("generate", "dask", "memory"), help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     data = Path(args.data)
+    if args.parity:
+        return run_parity(args, data)
     if args.step:
         folder = data / f"items-{args.n}"
         if args.step == "generate":
@@ -167,6 +175,25 @@ def main() -> None:
         rows.append(row)
     if args.out:
         Path(args.out).write_text(markdown(rows, args.draws))
+
+
+def run_parity(args: argparse.Namespace, data: Path) -> None:
+    import logging
+
+    from dask_parity import markdown as parity_markdown
+    from dask_parity import parity
+    from distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    n = int(args.sizes.split(",")[0])
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with Client(cluster):
+            result = parity(data, n, args.draws, args.scheme)
+    print(json.dumps(result), flush=True)
+    if args.out:
+        command = " ".join(["bench/bench_dask.py", *sys.argv[1:]])
+        with open(args.out, "a") as out:
+            out.write(parity_markdown(result, f".venv/bin/python {command}"))
 
 
 def markdown(rows: list[dict], n_draws: int) -> str:
