@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .source import codes_in
+from .source import as_string, codes_in
 
 # A direct table over the ids' range when the range is at most this many times the items (or small):
 # 4 bytes a slot, so at most 16 bytes an item, held only while looking up.
@@ -94,3 +94,23 @@ def integer_positions(ids: np.ndarray, wanted: np.ndarray, usable: np.ndarray) -
     rows = np.flatnonzero(usable & (wanted >= low) & (wanted <= high))
     out[rows] = table[wanted[rows] - low]
     return out
+
+
+def matched_positions(values: pa.Array, among: pa.Array) -> np.ndarray:
+    """Position of each of ``values`` (the ids of one file) among ``among`` (the distinct ids of
+    another), -1 where absent (int64): as integers when both files' ids are integers, else as text
+    (an integer id as its decimal text, as every id was matched before ids kept their type).
+
+    Examples
+    --------
+    >>> matched_positions(pa.array([7, 3, 5]), pa.array([5, 7])).tolist()
+    [1, -1, 0]
+    >>> matched_positions(pa.array([7, 3]), pa.array(["007", "7"])).tolist()
+    [1, -1]
+    """
+    ids, wanted = integer_ids(among), integer_ids(values)
+    if ids is None or wanted is None:
+        return positions_among(as_string(values), as_string(among))
+    if len(ids) == len(wanted) and np.array_equal(ids, wanted):
+        return np.arange(len(ids), dtype=np.int64)  # the same items in the same order
+    return integer_positions(ids, wanted, np.ones(len(wanted), dtype=bool))

@@ -22,6 +22,7 @@ from .formats import (
     read_parquet_head,
     require_nonempty_file,
 )
+from .integer_text import canonical_integers
 from .lines import lines_of
 
 # ---------------------------------------------------------------------------- one input file
@@ -94,11 +95,16 @@ class TableSource:
         return place_text(row, lines_of(self.path, [row], self.n_rows if self.complete else None)[0])
 
     def ids(self, name: str, *, as_text: bool = True) -> pa.Array:
-        """A column of non-empty text (integers in Parquet become text, unless not ``as_text``)."""
+        """A column of non-empty text (integers in Parquet become text), or with ``as_text=False``
+        of ids in their type: a Parquet file's integers stay integers, and a CSV column of integers
+        written canonically (:mod:`.integer_text`) becomes int64, as the same ids in Parquet are."""
         values = self._typed(name, _is_text_or_integer, "text or integers")
         if as_text or not pa.types.is_integer(values.type):
             values = as_string(values)
         self._require_present(name, values)
+        if not as_text and self.kind == "csv":
+            integers = canonical_integers(values)
+            return values if integers is None else integers
         return values
 
     def ids_where(self, name: str, required: np.ndarray) -> pa.Array:
@@ -112,12 +118,9 @@ class TableSource:
         return values
 
     def labels(self, name: str) -> pa.Array:
-        """Cluster ids: non-empty text, or integers (Parquet)."""
-        values = self._typed(name, _is_text_or_integer, "text or integers")
-        if not pa.types.is_integer(values.type):
-            values = as_string(values)
-        self._require_present(name, values)
-        return values
+        """Cluster ids in their type, as :meth:`ids` reads them with ``as_text=False``: so the
+        same clusterings in a CSV and a Parquet file give the same population and results."""
+        return self.ids(name, as_text=False)
 
     def weights(self, name: str) -> np.ndarray:
         """Positive finite float64 weights, spanning at most 2**200 (``metrics_core._validation``)."""

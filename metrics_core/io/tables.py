@@ -16,12 +16,11 @@ from ..judgements import VERDICTS
 from ..population import Population, population_from_labels
 from ..sampling import PAIR_CLASSES, SCHEMES, STRATA
 from .errors import InputError
-from .id_positions import integer_ids, integer_positions, integer_queries, positions_among
+from .id_positions import integer_ids, integer_positions, integer_queries, matched_positions, positions_among
 from .source import (
     TableSource,
     arrow_array,
     as_string,
-    codes_in,
     combined_array,
     labels_for_population,
 )
@@ -171,10 +170,11 @@ def read_clusterings(base_path: Any, exp_path: Any, weights_path: Any = None) ->
 
     Items present in only one clustering are dropped and counted in
     ``dropped_items``; the items keep the Base file's order. Every kept item needs
-    a weight when a weights file is given. Raises :class:`InputError`.
+    a weight when a weights file is given. Item ids keep their type (``TableSource.ids``): the
+    files' items are matched as integers when both files' ids are integers. Raises :class:`InputError`.
     """
     with ThreadPoolExecutor(max_workers=2) as pool:
-        base_read, exp_read = pool.submit(_read_clustering, base_path), pool.submit(_read_clustering, exp_path)
+        base_read, exp_read = (pool.submit(_read_clustering, path, as_text=False) for path in (base_path, exp_path))
         base_ids, base_labels = base_read.result()
         exp_ids, exp_labels = exp_read.result()
     _, base_ids, base_labels, exp_labels, dropped = _common_items(
@@ -188,7 +188,7 @@ def read_clustering_against_singletons(path: Any, weights_path: Any = None) -> I
     """One clustering (``item_id, cluster_id``) as Base, and as Exp every item alone (MQM §5.1).
 
     The experiment of the absolute quality of a clustering. Optional weights as in
-    :func:`read_clusterings`. Raises :class:`InputError`.
+    :func:`read_clusterings`. The ids are read as text: they are the Exp labels too. Raises :class:`InputError`.
     """
     ids, labels = _read_clustering(path)
     weight = unit_weights(len(ids)) if weights_path is None else _read_weights_for(weights_path, ids)
@@ -201,10 +201,10 @@ def read_gold_labels(path: Any, item_ids: pa.Array) -> pa.Array:
     Every item needs one; gold rows of other items are ignored. Raises :class:`InputError`.
     """
     ids, labels = _read_clustering(path)
-    at = codes_in(item_ids, ids)
+    at = matched_positions(item_ids, ids)
     if (at < 0).any():
         missing = np.flatnonzero(at < 0)
-        first = item_ids[int(missing[0])].as_py()
+        first = _id_text(item_ids, int(missing[0]))
         raise InputError(
             path, f"no ground-truth cluster for item_id {first!r} ({len(missing)} of {len(item_ids)} items lack one)"
         )
@@ -218,15 +218,18 @@ def read_truth_and_prediction(truth_path: Any, pred_path: Any) -> ItemTable:
     column (1.0 without one). Raises :class:`InputError`.
     """
     truth = TableSource.open(truth_path, required=("item_id", "cluster_id"), optional=("weight",))
-    truth_ids = truth.ids("item_id")
+    truth_ids = truth.ids("item_id", as_text=False)
     truth.require_unique("item_id", truth_ids)
     truth_labels = truth.labels("cluster_id")
-    weight = truth.weights("weight") if "weight" in truth.names else np.ones(truth.n_rows)
-    pred_ids, pred_labels = _read_clustering(pred_path)
+    weight = truth.weights("weight") if "weight" in truth.names else None
+    pred_ids, pred_labels = _read_clustering(pred_path, as_text=False)
     kept, truth_ids, truth_labels, pred_labels, dropped = _common_items(
         truth_path, truth_ids, truth_labels, pred_path, pred_ids, pred_labels
     )
-    weight = weight if len(kept) == len(weight) else weight[kept]
+    if weight is None:
+        weight = unit_weights(len(kept))
+    elif len(kept) < len(weight):
+        weight = weight[kept]
     return ItemTable(truth.path, truth_ids, truth_labels, pred_labels, weight, {}, dropped)
 
 
@@ -235,7 +238,7 @@ def _common_items(
 ) -> tuple[np.ndarray, pa.Array, pa.Array, pa.Array, int]:
     """The items in both files, in the first file's order: ``(kept rows of the first file,
     ids, first labels, second labels aligned to them, items dropped from either file)``."""
-    in_exp = codes_in(base_ids, exp_ids)
+    in_exp = matched_positions(base_ids, exp_ids)
     kept = np.flatnonzero(in_exp >= 0)
     if len(kept) == 0:
         raise InputError(exp_path, f"no item_id in common with {base_path}")
@@ -310,20 +313,25 @@ def unquote_spreadsheet_text(values: pa.Array) -> pa.Array:
     return pc.replace_substring_regex(values, pattern="^'('*[=+\\-@\t\r])", replacement="\\1")
 
 
-def _read_clustering(path: Any) -> tuple[pa.Array, pa.Array]:
+def _read_clustering(path: Any, *, as_text: bool = True) -> tuple[pa.Array, pa.Array]:
     src = TableSource.open(path, required=("item_id", "cluster_id"))
-    ids, labels = src.ids("item_id"), src.labels("cluster_id")
+    ids, labels = src.ids("item_id", as_text=as_text), src.labels("cluster_id")
     src.require_unique("item_id", ids)
     return ids, labels
 
 
 def _read_weights_for(path: Any, item_ids: pa.Array) -> np.ndarray:
     src = TableSource.open(path, required=("item_id", "weight"))
-    ids = src.ids("item_id")
+    ids = src.ids("item_id", as_text=False)
     src.require_unique("item_id", ids)
     weight = src.weights("weight")
-    at = codes_in(item_ids, ids)
+    at = matched_positions(item_ids, ids)
     if (at < 0).any():
-        missing = item_ids[int(np.flatnonzero(at < 0)[0])].as_py()
+        missing = _id_text(item_ids, int(np.flatnonzero(at < 0)[0]))
         raise InputError(path, f"no weight for item_id {missing!r}")
     return weight[at]
+
+
+def _id_text(ids: pa.Array, row: int) -> str:
+    """The id at ``row`` as its text, as an error names it (an integer id as its decimal)."""
+    return as_string(ids.slice(row, 1))[0].as_py()
