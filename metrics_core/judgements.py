@@ -56,22 +56,33 @@ class PairVerdicts:
 
     def counts(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Equivalent, not-equivalent and unsure verdicts of each pair ``{i, j}`` (0 for self pairs)."""
-        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         # Counts are int64, or fractional where they carry a posterior (metrics_core.rater_aware).
         equivalent, not_equivalent, unsure = (
-            np.zeros(len(i), dtype=v.dtype) for v in (self.equivalent, self.not_equivalent, self.unsure)
+            np.zeros(len(np.asarray(i)), dtype=v.dtype) for v in (self.equivalent, self.not_equivalent, self.unsure)
         )
         out = (equivalent, not_equivalent, unsure)
+        row = self.rows_of(i, j)
+        found = np.flatnonzero(row >= 0)
+        for column, values in zip(out, (self.equivalent, self.not_equivalent, self.unsure)):
+            column[found] = values[row[found]]
+        return out
+
+    def rows_of(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The row of each pair ``{i, j}`` in these verdicts (int64), -1 for a pair without one and a self pair.
+
+        >>> v = verdicts_from_judgements([3, 1], [1, 2], ["equivalent", "unsure"])
+        >>> v.rows_of([1, 3, 2, 4, 1], [3, 1, 1, 4, 4]).tolist()
+        [1, 1, 0, -1, -1]
+        """
+        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         if len(self.a) == 0:
-            return out
+            return np.full(len(i), -1, dtype=np.int64)
         n = int(max(self.b.max(), i.max(initial=0), j.max(initial=0))) + 1
         known = self.a * n + self.b
         wanted = unordered_pair_keys(i, j, n)
         index = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
         found = (known[index] == wanted) & (i != j)
-        for column, values in zip(out, (self.equivalent, self.not_equivalent, self.unsure)):
-            column[found] = values[index[found]]
-        return out
+        return np.where(found, index, -1)
 
 
 def _share(is_self: np.ndarray, equivalent: np.ndarray, verdicts: np.ndarray) -> np.ndarray:

@@ -26,7 +26,13 @@ def impact_json(metrics: Any, dropped_items: int) -> dict:
 
 
 def item_positions(items: ItemTable, path: str, column: str, ids: Any, n_rows: int) -> np.ndarray:
-    positions = items.positions_of(ids)
+    return known_positions(items, path, column, ids, items.positions_of(ids), n_rows)
+
+
+def known_positions(
+    items: ItemTable, path: str, column: str, ids: Any, positions: np.ndarray, n_rows: int
+) -> np.ndarray:
+    """``positions`` (of ``ids``, a column of ``path``), or the error naming the first row whose id is no item's."""
     unknown = np.flatnonzero(positions < 0)
     if len(unknown):
         row = int(unknown[0])

@@ -5,18 +5,20 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..derived import derived_metrics
 from ..estimation import estimate_quality
 from ..estimation.labelled import labelled_draws_by_metric
 from ..impact import impact_metrics
-from ..io import InputError, read_items, read_judgements, read_pairs
+from ..io import InputError, JudgementsTable, PairsTable, read_items, read_judgements, read_pairs
 from ..io.gold_pairs import read_gold_pairs
 from ..judgements import verdicts_from_judgements
 from ..rater_aware import estimate_quality_rater_aware
 from ..sampling import PairSample, SampleError
-from .common import impact_json, item_positions
-from .order import labelled_of_pairs, with_labelled
+from .common import impact_json, item_positions, known_positions
+from .labelled import labelled_of_pairs, with_labelled
 
 
 def run_estimate(args: argparse.Namespace) -> dict:
@@ -25,7 +27,11 @@ def run_estimate(args: argparse.Namespace) -> dict:
     judgements = read_judgements(args.judgements, with_rater=bool(args.raters))
     gold = read_gold_pairs(args.gold) if args.gold else None
     population = items.to_population()
-    i, j = (item_positions(items, pairs.path, name, ids, len(pairs)) for name, ids in (("i", pairs.i), ("j", pairs.j)))
+    i, j, judged_i, judged_j = np.split(
+        items.positions_of(_one_column(pairs.i, pairs.j, judgements.i, judgements.j)),
+        np.cumsum([len(pairs)] * 2 + [len(judgements)])[:3],
+    )
+    i, j = (known_positions(items, pairs.path, name, ids, at, len(pairs)) for name, ids, at in _named(pairs, i, j))
     try:
         sample = PairSample.from_columns(
             population,
@@ -41,11 +47,11 @@ def run_estimate(args: argparse.Namespace) -> dict:
         pair = f"pair ({pairs.i[exc.row].as_py()!r}, {pairs.j[exc.row].as_py()!r})"
         raise InputError.at_row(pairs.path, exc.row, f"{pair}: {exc.problem}", n_rows=len(pairs)) from None
     judged_i, judged_j = (
-        item_positions(items, judgements.path, name, ids, len(judgements))
-        for name, ids in (("i", judgements.i), ("j", judgements.j))
+        known_positions(items, judgements.path, name, ids, at, len(judgements))
+        for name, ids, at in _named(judgements, judged_i, judged_j)
     )
     verdicts = verdicts_from_judgements(judged_i, judged_j, judgements.verdict)
-    labelled = labelled_of_pairs(pairs, sample.scheme, i, j, judged_i, judged_j)  # None: no positions
+    labelled = labelled_of_pairs(pairs, sample, i, j, verdicts)  # None: no positions
     counts = None if labelled is None else labelled.counts
     quality = estimate_quality(
         population, sample, verdicts, confidence=args.confidence, horizon=args.horizon, labelled_draws=counts
@@ -76,6 +82,17 @@ def run_estimate(args: argparse.Namespace) -> dict:
             args, items, population, sample, judged_i, judged_j, judgements, gold, counts
         )
     return result
+
+
+def _one_column(*columns: pa.Array) -> pa.Array:
+    """The id columns end to end, so that the items' ids are indexed once for all of them."""
+    if len({column.type for column in columns}) > 1:
+        columns = tuple(pc.cast(column, pa.large_string()) for column in columns)
+    return pa.concat_arrays(list(columns))
+
+
+def _named(table: PairsTable | JudgementsTable, i: np.ndarray, j: np.ndarray) -> tuple:
+    return (("i", table.i, i), ("j", table.j, j))
 
 
 def _rater_aware_json(args, items, population, sample, judged_i, judged_j, judgements, gold, counts) -> dict:
