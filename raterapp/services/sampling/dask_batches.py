@@ -40,7 +40,11 @@ class DaskBatch:
 
 def dask_batch_build(*, experiment: Experiment, batch: int, n_draws: int) -> DaskBatch:
     """Draw batch ``batch`` of ``n_draws`` draws on Dask and build what the sample gains."""
-    with dask_session(), dask_items_open(experiment) as items, uploads_local_open(experiment=experiment) as uploads:
+    with (
+        dask_session(),
+        uploads_local_open(experiment=experiment) as uploads,
+        dask_items_open(experiment, uploads=uploads) as items,
+    ):
         drawn = dask_batch_sample_draw(experiment=experiment, items=items, batch=batch, n_draws=n_draws)
         pairs = drawn.pairs
         rows = dk.items_rows(items, pd.concat([pairs["i"], pairs["j"]]))

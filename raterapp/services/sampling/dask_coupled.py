@@ -46,14 +46,18 @@ class DaskBatchSample:
 
 
 @contextlib.contextmanager
-def dask_items_open(experiment: Experiment) -> Iterator[dk.DaskItems]:
+def dask_items_open(experiment: Experiment, *, uploads: dict | None = None) -> Iterator[dk.DaskItems]:
     """The items of an experiment prepared on Dask, where they are: its location or its items upload
-    (checked when it was prepared, so not read again for that)."""
+    (checked when it was prepared, so not read again for that). ``uploads``: the experiment's, when
+    they are open already."""
     if experiment.items_location:
         yield dk.read_items(experiment.items_location, validate=False)
         return
-    with uploads_local_open(experiment=experiment) as uploads:
+    if uploads is not None:
         yield dk.read_items(uploads["items"].path, validate=False)
+        return
+    with uploads_local_open(experiment=experiment) as opened:
+        yield dk.read_items(opened["items"].path, validate=False)
 
 
 def dask_batch_sample_draw(*, experiment: Experiment, items: dk.DaskItems, batch: int, n_draws: int) -> DaskBatchSample:

@@ -38,7 +38,7 @@ from tests.metrics_core.dask_run import write_parts
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.helpers.preparation import prepared
 from tests.raterapp.helpers.reuse import keys_of
-from tests.raterapp.services.files import experiment_made, random_files, upload
+from tests.raterapp.services.files import experiment_made, parquet_bytes, random_files, upload
 
 Status = Experiment.Status
 pytestmark = pytest.mark.usefixtures("media")
@@ -233,3 +233,22 @@ def test_dask_experiments_are_coupled_and_coupling_sources(
         source_items=first_items, source_pairs=source,
     )  # fmt: skip
     assert stored_positions(second, 1) == command_line_positions(coupled.pairs, seed=2, batch=1)
+
+
+def test_a_dask_experiment_of_an_items_upload_draws_a_batch(
+    engineer, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    frame = population_frame(seed=4)
+    settings.DASK_SCHEDULER_ADDRESS = ""
+    settings.DASK_THRESHOLD_BYTES = 1000  # this upload is "large": prepared on Dask
+    files = {"items": upload("items.parquet", parquet_bytes(frame.to_dict("list"))), "catalogue": catalogue(frame)}
+    experiment = experiment_made(owner=engineer, name="upload", files=files, n_draws=200, seed=2)
+    assert experiment.engine == Experiment.Engine.DASK
+    experiment_prepare(experiment_id=experiment.pk)
+    experiment.refresh_from_db()
+    assert experiment.status == Status.RATING, experiment.error
+    batch = batch_drawn(experiment, engineer, 150, django_capture_on_commit_callbacks, monkeypatch)
+    assert batch.new_pairs > 0
+    titles = Item.objects.filter(experiment=experiment).values_list("item_id", "title")
+    assert all(title == f"Item {item}" for item, title in titles)
+    assert sum(SampledPair.objects.filter(experiment=experiment).values_list("draws", flat=True)) == 350
