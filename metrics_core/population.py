@@ -20,6 +20,7 @@ import pyarrow as pa
 from numpy.typing import DTypeLike
 
 from ._validation import as_1d, is_arrow, positive_weights, same_length, weight_rescaling
+from .group_sums import group_counts, group_sums
 
 # Integer labels spanning at most this many values per item are factorised by
 # direct indexing (one bincount), which is several times faster than hashing.
@@ -132,7 +133,7 @@ class Population:
         """Sum of squared item weights per cell."""
         if self.unit_weights:
             return self.cell_weight  # the item counts, as floats
-        return np.bincount(self.cell, weights=self.weight**2, minlength=len(self.cell_weight))
+        return group_sums(self.cell, self.weight, len(self.cell_weight), squared=True)
 
 
 def cells_affected(*, base_size: np.ndarray, exp_size: np.ndarray, cell_size: np.ndarray) -> np.ndarray:
@@ -200,12 +201,11 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
         raise ValueError("base and exp are empty: a population needs at least one item")
     dtype = code_dtype(n)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        (base_codes, base_labels), (exp_codes, exp_labels) = pool.map(
-            lambda name, labels: _factorize(name, labels, dtype), ("base", "exp"), (base, exp)
+        (base_codes, base_labels, base_size), (exp_codes, exp_labels, exp_size) = pool.map(
+            lambda name, labels: _factorize_counted(name, labels, dtype), ("base", "exp"), (base, exp)
         )
-    cell_codes, cell_base, cell_exp = _cells(base_codes, exp_codes, len(base_labels), len(exp_labels))
-    groups = ((base_codes, len(base_labels)), (exp_codes, len(exp_labels)), (cell_codes, len(cell_base)))
-    sizes = [np.bincount(codes, minlength=k) for codes, k in groups]
+    cell_codes, cell_base, cell_exp, cell_size = _cells(base_codes, exp_codes, base_size, len(exp_labels))
+    sizes = [base_size, exp_size, cell_size]
     exponent = 0
     sums: list[np.ndarray]
     if weights is None:
@@ -216,7 +216,8 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
         weight = positive_weights("weights", weights, n)
         exponent = weight_rescaling(weight)
         weight = np.ldexp(weight, exponent) if exponent else weight
-        sums = [np.bincount(codes, weights=weight, minlength=k) for codes, k in groups]
+        codes = (base_codes, exp_codes, cell_codes)
+        sums = [group_sums(of_item, weight, len(size)) for of_item, size in zip(codes, sizes)]
     return Population(
         base=base_codes,
         exp=exp_codes,
@@ -236,25 +237,33 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
     )
 
 
-def _cells(base: np.ndarray, exp: np.ndarray, n_base: int, n_exp: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Codes of the (Base, Exp) cells (of the item codes' type), and the Base and Exp code of each cell.
+def _cells(
+    base: np.ndarray, exp: np.ndarray, base_size: np.ndarray, n_exp: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Codes of the (Base, Exp) cells (of the item codes' type), the Base and Exp code of each
+    cell, and its item count.
 
     Each Base cluster gets a representative Exp cluster (that of its last item);
     the cell they form gets the Base cluster's code, with no hashing. Only items
-    elsewhere, typically the few the diff touched, are hashed.
+    elsewhere, typically the few the diff touched, are hashed, and counted: a
+    representative cell holds the rest of its Base cluster.
     """
+    n_base = len(base_size)
     representative = np.empty(n_base, dtype=exp.dtype)
     representative[base] = exp
     elsewhere = np.flatnonzero(exp != representative[base])
     cell = base.copy()
     cell_base, cell_exp = np.arange(n_base, dtype=np.int64), representative.astype(np.int64)
+    cell_size = base_size
     if len(elsewhere):
-        keys = base[elsewhere].astype(np.int64) * n_exp + exp[elsewhere]
-        codes, keys = factorize_keys(keys, n_base * n_exp, dtype=cell.dtype)
+        moved = base[elsewhere]
+        keys = moved.astype(np.int64) * n_exp + exp[elsewhere]
+        codes, keys, counts = _factorize_keys_counted(keys, n_base * n_exp, dtype=cell.dtype)
         cell[elsewhere] = codes + n_base
         cell_base = np.concatenate((cell_base, keys // n_exp))
         cell_exp = np.concatenate((cell_exp, keys % n_exp))
-    return cell, cell_base, cell_exp
+        cell_size = np.concatenate((base_size - group_counts(moved, n_base), counts))
+    return cell, cell_base, cell_exp, cell_size
 
 
 def code_dtype(n_codes: int) -> type:
@@ -274,17 +283,41 @@ def _length(values: Any) -> np.ndarray:
     return np.empty(len(values), dtype=np.bool_)
 
 
+def _factorize_counted(name: str, labels: Any, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_factorize`, and the number of items of each code (int64)."""
+    if is_arrow(labels):
+        codes, uniques = _factorize_arrow(name, labels, dtype)
+    else:
+        array = as_1d(name, labels)
+        dense = _factorize_dense(array, dtype)
+        if dense is not None:
+            return dense
+        codes, uniques = _factorize_hashed(name, array, dtype)
+    return codes, uniques, group_counts(codes, len(uniques))
+
+
 def _factorize(name: str, labels: Any, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
     if is_arrow(labels):
         return _factorize_arrow(name, labels, dtype)
     array = as_1d(name, labels)
-    if array.dtype.kind in "iu" and len(array):
-        low, high = int(array.min()), int(array.max())
-        if high - low < _DENSE_RANGE_PER_ITEM * len(array) + 1024:
-            keys = array.astype(np.int64, copy=False)
-            keys = keys - low if low else keys
-            codes, present = factorize_keys(keys, high - low + 1, dtype=dtype)
-            return codes, present + low
+    dense = _factorize_dense(array, dtype)
+    return _factorize_hashed(name, array, dtype) if dense is None else dense[:2]
+
+
+def _factorize_dense(array: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Integers spanning few values an item, by direct indexing: (codes, labels, counts); else None."""
+    if array.dtype.kind not in "iu" or not len(array):
+        return None
+    low, high = int(array.min()), int(array.max())
+    if high - low >= _DENSE_RANGE_PER_ITEM * len(array) + 1024:
+        return None
+    keys = array.astype(np.int64, copy=False)
+    keys = keys - low if low else keys
+    codes, present, counts = _factorize_keys_counted(keys, high - low + 1, dtype=dtype)
+    return codes, present + low, counts
+
+
+def _factorize_hashed(name: str, array: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray]:
     if array.dtype.kind in "iuUSO":
         # Arrow's hash table factorises integers and strings faster than pandas'.
         try:
@@ -310,14 +343,23 @@ def _factorize_arrow(name: str, labels: Any, dtype: type = np.int64) -> tuple[np
 
 def factorize_keys(keys: np.ndarray, key_range: int, dtype: DTypeLike = np.int64) -> tuple[np.ndarray, np.ndarray]:
     """Factorise non-negative int64 keys; returns (codes of ``dtype``, the key of each code)."""
+    codes, present, _ = _factorize_keys_counted(keys, key_range, dtype)
+    return codes, present
+
+
+def _factorize_keys_counted(
+    keys: np.ndarray, key_range: int, dtype: DTypeLike = np.int64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`factorize_keys`, and the number of keys of each code (int64)."""
     if key_range <= _DENSE_RANGE_PER_ITEM * len(keys) + 1024:
-        present = np.bincount(keys, minlength=key_range) > 0
+        counts = np.bincount(keys, minlength=key_range)
+        present = counts > 0
         remap = np.cumsum(present, dtype=dtype)
         remap -= 1
-        return remap[keys], np.flatnonzero(present)
+        return remap[keys], np.flatnonzero(present), counts[present]
     encoded = pa.array(keys).dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
-    return codes, encoded.dictionary.to_numpy(zero_copy_only=False)
+    return codes, encoded.dictionary.to_numpy(zero_copy_only=False), group_counts(codes, len(encoded.dictionary))
 
 
 def _reject_missing(name: str, codes: np.ndarray) -> None:

@@ -24,15 +24,15 @@ def run_impact(args: argparse.Namespace) -> dict:
     if len(outputs) == 2 and os.path.abspath(outputs[0]) == os.path.abspath(outputs[1]):
         raise InputError(args.per_cluster, "--per-item and --per-cluster name the same file")
     items = read_items(args.items)
+    dropped_items = items.dropped_items
     population = items.to_population()
-    if not args.per_item:
-        items = items.without_labels()  # the population holds their codes
     tables = {}
     if args.per_item:
         tables[args.per_item] = per_item_columns(items, population)
+    del items  # its ids and labels: the population holds their codes
     if args.per_cluster:
         tables[args.per_cluster] = per_cluster_columns(population)
-    result = impact_json(impact_metrics(population), items.dropped_items)
+    result = impact_json(impact_metrics(population), dropped_items)
     write_tables(tables)
     return result
 
