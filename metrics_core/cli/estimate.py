@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..derived import derived_metrics
-from ..estimation import estimate_quality
+from ..estimation import Draws, quality_of_draws
 from ..estimation.labelled import labelled_draws_by_metric
 from ..impact import impact_metrics
 from ..io import InputError, JudgementsTable, PairsTable, read_items, read_judgements, read_pairs
@@ -53,9 +53,10 @@ def run_estimate(args: argparse.Namespace) -> dict:
     verdicts = verdicts_from_judgements(judged_i, judged_j, judgements.verdict)
     labelled = labelled_of_pairs(pairs, sample, i, j, verdicts)  # None: no positions
     counts = None if labelled is None else labelled.counts
-    quality = estimate_quality(
-        population, sample, verdicts, confidence=args.confidence, horizon=args.horizon, labelled_draws=counts
-    )
+    # The draws and the estimates at the default horizon serve the derived metrics too.
+    draws = Draws.build(population, sample, verdicts, None, counts)
+    horizon = sample.n_draws if args.horizon is None else args.horizon
+    quality = quality_of_draws(draws, sample.scheme, args.confidence, horizon)
     derived = derived_metrics(
         population,
         sample,
@@ -67,6 +68,8 @@ def run_estimate(args: argparse.Namespace) -> dict:
         precision_base=args.precision_base,
         n_boot=args.n_boot,
         labelled_draws=counts,
+        draws=draws,
+        quality=quality if horizon == sample.n_draws else None,
     )
     result = {
         "scheme": quality.scheme,

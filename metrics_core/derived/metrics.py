@@ -113,6 +113,8 @@ def derived_metrics(
     precision_grid: Any = None,
     resampling: str = "stratum",
     labelled_draws: Any = None,
+    draws: Draws | None = None,
+    quality: QualityEstimates | None = None,
 ) -> DerivedMetrics:
     """ΔRecall(T) (MQM §3.2) and IQ (MQM §4.2) of a judged sample, with bootstrap intervals.
 
@@ -151,6 +153,11 @@ def derived_metrics(
     labelled_draws : array-like of int, optional
         Each sample row's draws in its batch's labelled prefix (abcde-spec §14), as for
         :func:`~metrics_core.estimate_quality`; default every draw.
+    draws, quality : optional
+        What a caller that also estimates the quality metrics has already computed from these
+        arguments, not computed again: ``Draws.build(population, sample, verdicts, None,
+        labelled_draws)``, and ``quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)``
+        (the estimates at the default horizon).
 
     Returns
     -------
@@ -183,8 +190,12 @@ def derived_metrics(
         precision_base = unit_parameter("precision_base", precision_base)
     if resampling not in RESAMPLING:
         raise ValueError(f"resampling must be one of {', '.join(RESAMPLING)}; got {resampling!r}")
-    draws = Draws.build(population, sample, verdicts, None, labelled_draws)
-    quality = quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)
+    if draws is None:
+        draws = Draws.build(population, sample, verdicts, None, labelled_draws)
+    elif draws.verdicts is not verdicts:
+        raise ValueError("draws must be built from these verdicts")
+    if quality is None:
+        quality = quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)
     exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
     diagram = affected_item_diagram_from_metrics(quality, exact, recall_base=recall_base, precision_base=precision_base)
     if (

@@ -20,7 +20,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.derived import bootstrap
-from metrics_core.estimation import Draws
+from metrics_core.estimation import Draws, quality_of_draws
 from tests.metrics_core.cli_run import run, run_json, write
 from tests.metrics_core.helpers import (
     UNSURE_RATE,
@@ -371,6 +371,20 @@ def test_derived_metrics_is_reproducible_and_validates():
             mc.derived_metrics(pop, sample, verdicts, rng=np.random.default_rng(0), **kwargs)
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         mc.derived_metrics(pop, sample, verdicts, rng=0)
+
+
+def test_derived_metrics_from_draws_and_estimates_already_computed_are_the_same():
+    """``estimate`` builds the draws once and passes them, with the estimates at the default horizon."""
+    pop, _, sample, verdicts = judged_sample("stratified")
+    alone = mc.derived_metrics(pop, sample, verdicts, rng=np.random.default_rng(3), n_boot=200)
+    draws = Draws.build(pop, sample, verdicts, None)
+    quality = quality_of_draws(draws, sample.scheme, 0.95, sample.n_draws)
+    given = mc.derived_metrics(pop, sample, verdicts, rng=np.random.default_rng(3), n_boot=200, draws=draws,
+                               quality=quality)
+    assert repr(given.as_dict()) == repr(alone.as_dict())
+    other = mc.verdicts_from_judgements([0], [1], ["equivalent"])
+    with pytest.raises(ValueError, match="draws must be built from these verdicts"):
+        mc.derived_metrics(pop, sample, other, rng=np.random.default_rng(3), draws=draws)
 
 
 def test_nothing_judged_gives_undefined_metrics():
