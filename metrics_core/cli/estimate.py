@@ -27,6 +27,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
     judgements = read_judgements(args.judgements, with_rater=bool(args.raters))
     gold = read_gold_pairs(args.gold) if args.gold else None
     population = items.to_population()
+    items = items.without_labels()  # the population holds their codes
     i, j, judged_i, judged_j = np.split(
         items.positions_of(_one_column(pairs.i, pairs.j, judgements.i, judgements.j)),
         np.cumsum([len(pairs)] * 2 + [len(judgements)])[:3],
