@@ -4,8 +4,14 @@ Conventions:
 
 - The format is chosen by the file extension, ``.csv`` or ``.parquet``.
 - CSV cells are read as text, with no type inference, so ``"007"`` and ``"7"`` stay
-  distinct ids and a column never fails to convert halfway through a file. Parquet
-  item ids are cast to text; cluster ids may be text or integers.
+  distinct ids and a column never fails to convert halfway through a file.
+- Ids keep their type where they are checked and matched (item ids of items and
+  clusterings files, cluster ids): a Parquet file's integers stay integers, and a CSV
+  column whose every cell is the canonical decimal of an int64 is read as int64
+  (:mod:`.integer_text`), as the same column in Parquet, losing nothing. Duplicate
+  checks and the matching of items across files are integer kernels then
+  (:mod:`.id_positions`); text ids are hashed by Arrow. Item ids are written to
+  outputs as text, as before, and messages name an id by its text.
 - A reader returns a fully validated table or raises :class:`InputError`; nothing is
   returned half-loaded. Its message is one line naming the file as the user gave
   it, the place and the problem: ``"items.csv: line 7: duplicate item_id 'a' (first

@@ -129,8 +129,9 @@ class TableSource:
         """Positive finite float64 weights, spanning at most 2**200 (``metrics_core._validation``)."""
         values = self.numbers(name, pa.float64(), "a number")
         weight = values.to_numpy(zero_copy_only=False)
-        bad = ~(np.isfinite(weight) & (weight > 0))
-        if bad.any():
+        # Two reductions with no N-sized mask: a NaN makes both comparisons false.
+        if not (weight.min(initial=np.inf) > 0 and weight.max(initial=0.0) < np.inf):
+            bad = ~(np.isfinite(weight) & (weight > 0))
             row = int(np.flatnonzero(bad)[0])
             text = self._text_at(name, row)
             problem = "is not finite" if not np.isfinite(weight[row]) else "must be greater than 0"
