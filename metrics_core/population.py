@@ -99,7 +99,9 @@ class Population:
             sets = self.cell_sets  # unit weights: the split and merge weights are item counts
             return (sets["split"] != 0.0) | (sets["merge"] != 0.0)
         return cells_affected(
-            base_size=self.base_size[self.cell_base], exp_size=self.exp_size[self.cell_exp], cell_size=self.cell_size
+            base_size=np.take(self.base_size, self.cell_base),
+            exp_size=np.take(self.exp_size, self.cell_exp),
+            cell_size=self.cell_size,
         )
 
     @cached_property
@@ -115,16 +117,20 @@ class Population:
         if self.unit_weights:
             # Weights are item counts, exact in float64: the differences are the counts'
             # differences, zero exactly where cell_set_weights finds the sizes equal.
-            base, exp, both = self.base_weight[self.cell_base], self.exp_weight[self.cell_exp], self.cell_weight
+            base, exp, both = (
+                np.take(self.base_weight, self.cell_base),
+                np.take(self.exp_weight, self.cell_exp),
+                self.cell_weight,
+            )
             split, merge = base - both, exp - both
             union = both + split + merge
             return {"base": base, "exp": exp, "both": both, "split": split, "merge": merge, "union": union}
         return cell_set_weights(
-            base_weight=self.base_weight[self.cell_base],
-            exp_weight=self.exp_weight[self.cell_exp],
+            base_weight=np.take(self.base_weight, self.cell_base),
+            exp_weight=np.take(self.exp_weight, self.cell_exp),
             cell_weight=self.cell_weight,
-            base_size=self.base_size[self.cell_base],
-            exp_size=self.exp_size[self.cell_exp],
+            base_size=np.take(self.base_size, self.cell_base),
+            exp_size=np.take(self.exp_size, self.cell_exp),
             cell_size=self.cell_size,
         )
 
@@ -251,7 +257,7 @@ def _cells(
     n_base = len(base_size)
     representative = np.empty(n_base, dtype=exp.dtype)
     representative[base] = exp
-    elsewhere = np.flatnonzero(exp != representative[base])
+    elsewhere = np.flatnonzero(exp != np.take(representative, base))  # take: twice the speed of [base]
     cell = base.copy()
     cell_base, cell_exp = np.arange(n_base, dtype=np.int64), representative.astype(np.int64)
     cell_size = base_size
@@ -356,7 +362,7 @@ def _factorize_keys_counted(
         present = counts > 0
         remap = np.cumsum(present, dtype=dtype)
         remap -= 1
-        return remap[keys], np.flatnonzero(present), counts[present]
+        return np.take(remap, keys), np.flatnonzero(present), counts[present]
     encoded = pa.array(keys).dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
     return codes, encoded.dictionary.to_numpy(zero_copy_only=False), group_counts(codes, len(encoded.dictionary))
