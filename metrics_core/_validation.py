@@ -73,9 +73,9 @@ def positive_weights(name: str, weights: Any, n: int) -> np.ndarray:
         array = array.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric: {exc}") from None
-    bad = ~(np.isfinite(array) & (array > 0))
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
+    # Two reductions with no N-sized mask: a NaN makes both comparisons false.
+    if not (array.min(initial=np.inf) > 0 and array.max(initial=0.0) < np.inf):
+        k = int(np.flatnonzero(~(np.isfinite(array) & (array > 0)))[0])
         raise ValueError(f"{name}[{k}] = {float(array[k])!r}: weights must be positive finite numbers")
     with np.errstate(over="ignore"):
         total = array.sum()
@@ -95,10 +95,10 @@ def weight_span_problem(weights: np.ndarray) -> tuple[int, int, bool] | None:
     position of the opposite extreme, and whether the blamed one is the heavier."""
     if len(weights) == 0:
         return None
-    low, high = int(np.argmin(weights)), int(np.argmax(weights))
-    heavier = weight_span_blame(weights[low], weights[high], median=lambda: np.median(weights))
+    heavier = weight_span_blame(weights.min(), weights.max(), median=lambda: np.median(weights))
     if heavier is None:
         return None
+    low, high = int(np.argmin(weights)), int(np.argmax(weights))
     return (high, low, True) if heavier else (low, high, False)
 
 
