@@ -165,16 +165,20 @@ def cell_set_weights(
     ``base_*`` and ``exp_*`` are the totals of each cell's Base and Exp cluster, ``cell_*``
     those of the cell itself. Every backend computes the cell sets through this function.
     """
-    split = np.where(base_size == cell_size, 0.0, np.maximum(base_weight - cell_weight, 0.0))
-    merge = np.where(exp_size == cell_size, 0.0, np.maximum(exp_weight - cell_weight, 0.0))
-    return {
-        "base": base_weight,
-        "exp": exp_weight,
-        "both": cell_weight,
-        "split": split,
-        "merge": merge,
-        "union": cell_weight + split + merge,
-    }
+    split = _outside(base_weight, cell_weight, base_size == cell_size)
+    merge = _outside(exp_weight, cell_weight, exp_size == cell_size)
+    union = cell_weight + split
+    union += merge
+    return {"base": base_weight, "exp": exp_weight, "both": cell_weight, "split": split, "merge": merge, "union": union}
+
+
+def _outside(cluster_weight: np.ndarray, cell_weight: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    """``max(cluster - cell, 0)``, exactly 0 where the counts say the rest is ``empty``; built in
+    one array (cells can number nearly as many as items)."""
+    rest = np.subtract(cluster_weight, cell_weight)
+    np.maximum(rest, 0.0, out=rest)
+    rest[empty] = 0.0
+    return rest
 
 
 def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Population:
