@@ -44,7 +44,7 @@ class ItemTable:
     """
 
     path: str
-    ids: pa.Array  # as read: text, or integers (Parquet), which :attr:`item_id` casts to text when asked
+    ids: pa.Array  # in their type (TableSource.ids): text, or integers (Parquet, canonical CSV)
     base_cluster: pa.Array
     exp_cluster: pa.Array
     weight: np.ndarray
