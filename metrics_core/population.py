@@ -10,7 +10,6 @@ gathers over these codes.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -210,10 +209,10 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
     if n == 0:
         raise ValueError("base and exp are empty: a population needs at least one item")
     dtype = code_dtype(n)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        (base_codes, base_labels, base_size), (exp_codes, exp_labels, exp_size) = pool.map(
-            lambda name, labels: _factorize_counted(name, labels, dtype), ("base", "exp"), (base, exp)
-        )
+    # One after the other: two threads of random gathers on 2 cores took a third more CPU time
+    # (10M items: 1.05 s against 0.67 s) for a tenth of a second of wall time.
+    base_codes, base_labels, base_size = _factorize_counted("base", base, dtype)
+    exp_codes, exp_labels, exp_size = _factorize_counted("exp", exp, dtype)
     cell_codes, cell_base, cell_exp, cell_size = _cells(base_codes, exp_codes, base_size, len(exp_labels))
     sizes = [base_size, exp_size, cell_size]
     exponent = 0
