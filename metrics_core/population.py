@@ -323,7 +323,7 @@ def _factorize_dense(array: np.ndarray, dtype: type) -> tuple[np.ndarray, np.nda
     keys = array.astype(np.int64, copy=False)
     keys = keys - low if low else keys
     codes, present, counts = _factorize_keys_counted(keys, high - low + 1, dtype=dtype)
-    return codes, present + low, counts
+    return codes, present + low if low else present, counts
 
 
 def _factorize_hashed(name: str, array: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray]:
