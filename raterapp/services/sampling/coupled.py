@@ -15,7 +15,9 @@ memory here, on Dask in :mod:`.dask_coupled` (the same rule, ``metrics_core.dask
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
@@ -35,6 +37,7 @@ from raterapp.population_files import population_for_experiment
 
 logger = logging.getLogger(__name__)
 Status = Experiment.Status
+T = TypeVar("T")
 
 # Earlier experiments coupled in a chain are reproduced this deep at most.
 MAX_DEPTH = 8
@@ -57,22 +60,39 @@ def batch_sample_draw(
     *, experiment: Experiment, ids: np.ndarray, population: Population, batch: int, n_draws: int
 ) -> BatchSample:
     """Draw batch ``batch`` of ``n_draws`` draws: coupled when an earlier experiment qualifies."""
-    source = coupling_source_find(experiment=experiment, batch=batch)
-    if source is not None:
-        try:
-            coupled = _coupled(experiment, ids, population, batch, n_draws, source, depth=0)
-            return BatchSample(coupled.sample, source, coupled.kept)
-        except (*DATABASE_OUT_OF_REACH, SoftTimeLimitExceeded):
-            raise  # the caller's to handle: a lost database, or the preparation's time limit
-        except Exception:
-            logger.warning(
-                "experiment %s: batch %s not coupled to experiment %s, drawn the ordinary way",
-                experiment.pk,
-                batch,
-                source.pk,
-                exc_info=True,
-            )
+    found = coupled_if_possible(
+        experiment=experiment,
+        batch=batch,
+        couple=lambda source: _coupled(experiment, ids, population, batch, n_draws, source, depth=0),
+    )
+    if found is not None:
+        coupled, source = found
+        return BatchSample(coupled.sample, source, coupled.kept)
     return BatchSample(_ordinary(experiment, population, batch, n_draws))
+
+
+def coupled_if_possible(
+    *, experiment: Experiment, batch: int, couple: Callable[[Experiment], T]
+) -> tuple[T, Experiment] | None:
+    """``couple(source)`` and ``source``, the earlier experiment that batch ``batch`` couples to;
+    None when none qualifies or the coupling fails (logged: the batch is then drawn the ordinary
+    way, whichever the engine). A lost database and a task's time limit are the caller's."""
+    source = coupling_source_find(experiment=experiment, batch=batch)
+    if source is None:
+        return None
+    try:
+        return couple(source), source
+    except (*DATABASE_OUT_OF_REACH, SoftTimeLimitExceeded):
+        raise
+    except Exception:
+        logger.warning(
+            "experiment %s: batch %s not coupled to experiment %s, drawn the ordinary way",
+            experiment.pk,
+            batch,
+            source.pk,
+            exc_info=True,
+        )
+        return None
 
 
 def coupling_source_find(*, experiment: Experiment, batch: int) -> Experiment | None:

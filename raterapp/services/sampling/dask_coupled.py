@@ -12,27 +12,22 @@ experiment, the batch is drawn the ordinary way and the problem logged. The item
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pandas as pd
-from celery.exceptions import SoftTimeLimitExceeded
 
 from metrics_core import batch_rng, coupling_rng
 from metrics_core import dask_backend as dk
 from metrics_core.dask_backend.coupling import DaskCoupledSample, couple_sample
-from raterapp.exceptions import DATABASE_OUT_OF_REACH
 from raterapp.models import Experiment, SampleBatch
 from raterapp.services.experiments.uploads import uploads_local_open
 from raterapp.services.sampling.coupled import (
     MAX_DEPTH,
     CouplingUnavailable,
-    coupling_source_find,
+    coupled_if_possible,
     stored_batch_check,
 )
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,21 +57,14 @@ def dask_items_open(experiment: Experiment, *, uploads: dict | None = None) -> I
 
 def dask_batch_sample_draw(*, experiment: Experiment, items: dk.DaskItems, batch: int, n_draws: int) -> DaskBatchSample:
     """Draw batch ``batch`` of ``n_draws`` draws on Dask: coupled when an earlier experiment qualifies."""
-    source = coupling_source_find(experiment=experiment, batch=batch)
-    if source is not None:
-        try:
-            coupled = _coupled(experiment, items, batch, n_draws, source, depth=0)
-            return DaskBatchSample(coupled.pairs, source, coupled.kept)
-        except (*DATABASE_OUT_OF_REACH, SoftTimeLimitExceeded):
-            raise  # the caller's to handle: a lost database, or the task's time limit
-        except Exception:
-            logger.warning(
-                "experiment %s: batch %s not coupled to experiment %s, drawn the ordinary way",
-                experiment.pk,
-                batch,
-                source.pk,
-                exc_info=True,
-            )
+    found = coupled_if_possible(
+        experiment=experiment,
+        batch=batch,
+        couple=lambda source: _coupled(experiment, items, batch, n_draws, source, depth=0),
+    )
+    if found is not None:
+        coupled, source = found
+        return DaskBatchSample(coupled.pairs, source, coupled.kept)
     return DaskBatchSample(_ordinary(experiment, items, batch, n_draws))
 
 
