@@ -85,6 +85,7 @@ from .sequential import (
     judged_for_half_width,
     share_confidence_sequence,
 )
+from .similarity import card_similarity
 from .situation import SITUATION_PARTS, AffectedItemSituation, affected_item_situation
 from .slices import SliceQuality, estimate_quality_by_slice
 from .transitivity import InconsistentTriangle, JudgedPair, TransitivityReport, transitivity_report
@@ -193,4 +194,6 @@ __all__ = [
     "estimate_quality_rater_aware",
     "fit_dawid_skene",
     "transitivity_report",
+    # Model-assisted estimates (abcde-spec §15): the built-in score of a pair
+    "card_similarity",
 ]

@@ -12,11 +12,12 @@ from .compare import run_compare
 from .estimate import run_estimate
 from .impact import run_impact
 from .sample import run_sample
+from .score import run_score
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="ABCDE clustering-change metrics.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{impact,sample,estimate,compare}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{impact,sample,estimate,compare,score}")
 
     impact = commands.add_parser("impact", help="exact impact metrics of Base -> Exp")
     impact.add_argument("items", metavar="ITEMS", help="item_id, base_cluster, exp_cluster[, weight]")
@@ -92,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("truth", metavar="TRUTH", help="item_id, cluster_id[, weight]: the gold clustering")
     compare.add_argument("pred", metavar="PRED", help="item_id, cluster_id: the clustering to evaluate")
     compare.set_defaults(run=run_compare)
+
+    score = commands.add_parser("score", help="the built-in card similarity of every distinct pair")
+    score.add_argument(
+        "catalogue", metavar="CATALOGUE", help="item_id, title[, description, image_url, url, attributes]"
+    )
+    score.add_argument("pairs", metavar="PAIRS", help="i, j: the pairs to score (a sample's PAIRS file)")
+    score.add_argument("--out", metavar="SCORES", required=True, help="write i, j, score (.csv or .parquet)")
+    score.set_defaults(run=run_score)
     return parser
 
 

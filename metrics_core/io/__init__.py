@@ -23,9 +23,11 @@ Conventions:
   the target folder first and is moved into place with ``os.replace``.
 """
 
+from .catalogue import CatalogueTable, read_catalogue
 from .errors import InputError
 from .formats import check_output_path, format_of, write_table, write_tables
 from .heads import HEAD_BYTES, HEAD_ROWS, Head, check_head, head_checked
+from .scores import ScoresTable, read_scores, read_scores_for_pairs, write_scores
 from .source import TableSource
 from .tables import (
     FORMULA_START,
@@ -49,11 +51,13 @@ __all__ = [
     "Head",
     "check_head",
     "head_checked",
+    "CatalogueTable",
     "InputError",
     "check_output_path",
     "ItemTable",
     "JudgementsTable",
     "PairsTable",
+    "ScoresTable",
     "TableSource",
     "format_of",
     "read_clustering_against_singletons",
@@ -62,8 +66,12 @@ __all__ = [
     "read_items",
     "read_judgements",
     "read_pairs",
+    "read_catalogue",
+    "read_scores",
+    "read_scores_for_pairs",
     "read_truth_and_prediction",
     "unquote_spreadsheet_text",
     "write_table",
+    "write_scores",
     "write_tables",
 ]

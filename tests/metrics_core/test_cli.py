@@ -480,4 +480,4 @@ def test_estimate_refuses_bad_items_and_confidence(sampled, tmp_path):
 def test_no_subcommand_is_a_usage_error():
     done = run()
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.endswith("metrics_core: error: the following arguments are required: {impact,sample,estimate,compare}\n")
+    assert done.stderr.endswith("metrics_core: error: the following arguments are required: {impact,sample,estimate,compare,score}\n")
