@@ -38,7 +38,6 @@ with the unsure verdicts counted as judged.
 
 from __future__ import annotations
 
-from statistics import NormalDist
 from typing import Any
 
 from .._validation import positive_int
@@ -47,37 +46,20 @@ from ..judgements import PairVerdicts
 from ..population import Population
 from ..results import QualityEstimates
 from ..sampling import PairSample
+from .assisted import AssistedClass, ModelAssistedEstimates, estimate_quality_assisted
 from .draws import Draws
-from .estimator import Estimator
-from .schemes import scheme_estimates
-from .unsure import with_unsure_bounds
+from .quality import ESTIMATED_METRICS, metrics_for_scheme, quality_of_draws
 
-__all__ = ["ESTIMATED_METRICS", "Draws", "estimate_quality", "metrics_for_scheme", "quality_of_draws"]
-
-ESTIMATED_METRICS: tuple[str, ...] = (
-    "GoodSplitDistance",
-    "BadSplitDistance",
-    "GoodMergeDistance",
-    "BadMergeDistance",
-    "GoodDistance",
-    "BadDistance",
-    "GoodMinusBadDistance",
-    "AffectedGoodIndex",
-    "AffectedBadIndex",
-    "DeltaPrecision",
-    "GoodSplitRate",
-    "BadSplitRate",
-    "GoodMergeRate",
-    "BadMergeRate",
-)
-
-
-_PRECISION_METRICS = ("DeltaPrecision", "GoodSplitRate", "BadSplitRate", "GoodMergeRate", "BadMergeRate")
-
-
-def metrics_for_scheme(scheme: str) -> tuple[str, ...]:
-    """Names of the metrics a sampling scheme estimates, in report order."""
-    return _PRECISION_METRICS if scheme == "precision" else ESTIMATED_METRICS
+__all__ = [
+    "ESTIMATED_METRICS",
+    "AssistedClass",
+    "Draws",
+    "ModelAssistedEstimates",
+    "estimate_quality",
+    "estimate_quality_assisted",
+    "metrics_for_scheme",
+    "quality_of_draws",
+]
 
 
 def estimate_quality(
@@ -144,14 +126,3 @@ def estimate_quality(
     horizon = sample.n_draws if horizon is None else positive_int("horizon", horizon)
     draws = Draws.build(population, sample, verdicts, vantage, labelled_draws)
     return quality_of_draws(draws, sample.scheme, confidence, horizon)
-
-
-def quality_of_draws(draws: Draws, scheme: str, confidence: float, horizon: int) -> QualityEstimates:
-    """:func:`estimate_quality` of draws already built (the derived metrics reuse them)."""
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    estimator = Estimator(draws, z, confidence, horizon)
-    estimates = scheme_estimates(estimator, scheme)
-    estimates = with_unsure_bounds(estimates, estimator, scheme)
-    return QualityEstimates(
-        scheme=scheme, confidence=confidence, estimates={name: estimates[name] for name in metrics_for_scheme(scheme)}
-    )

@@ -74,6 +74,7 @@ class Draws:
     # The units of two rows (a pair drawn both ways) and their second row; ``None`` when a unit
     # has more (a sample with repeated rows).
     second_rows: tuple[np.ndarray, np.ndarray] | None
+    sample_row: np.ndarray  # the sample row of each sorted row (model-assisted estimates read its score)
 
     @property
     def union_over_base(self) -> np.ndarray:
@@ -190,7 +191,8 @@ class Draws:
         for s, classes in SCHEME_STRATA[sample.scheme].items():
             totals[s, list(classes)] = context["totals"][list(classes)]
             stratum_mass[s] = float(np.sum(whole_totals[list(classes)]))
-        draws = counts[order if rows is None else rows[order]]
+        sample_row = order if rows is None else rows[order]
+        draws = counts[sample_row]
         unit_draws = _unit_draws(draws, units)
         if rows is None and class_drawn is None:
             per_stratum = np.array([unit_draws[unit_bounds[4 * s] : unit_bounds[4 * s + 4]].sum() for s in range(3)])
@@ -215,6 +217,7 @@ class Draws:
             unit_bounds=unit_bounds,
             second_rows=units.second_rows,
             class_drawn=class_drawn,
+            sample_row=sample_row,
         )
 
     @property

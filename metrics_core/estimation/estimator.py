@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from functools import cached_property, partial
-from typing import NamedTuple
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -14,6 +14,10 @@ from ..proportions import wilson_interval
 from ..results import Estimate
 from ..sequential import confidence_sequence_half_width, share_confidence_sequence
 from .draws import Draws
+from .frames import Frame, Mean, Unsettled, Weights
+
+if TYPE_CHECKING:
+    from .assist import Assist
 
 _SHIFTED = ("value", "ci_low", "ci_high", "cs_low", "cs_high", "unsure_low", "unsure_high")
 
@@ -28,169 +32,31 @@ class MeanOf(NamedTuple):
     importance: str | None = None  # "base" or "exp"; None: 1
 
 
-@dataclass(frozen=True, kw_only=True)
-class Mean:
-    """A weighted mean over judged draws, with what its interval and sequence need."""
-
-    value: float
-    n_eff: float
-    judged_draws: int
-    drawn_draws: int
-    horizon: float  # planned judged draws of its classes (spec §9)
-    stderr: float = math.nan
-    # The judged draws that carry a verdict (self pairs are known, not judged: spec §14), and a
-    # floor under SE(m)² from the smoothed share of each judged class (``normal`` means only).
-    verdict_draws: int = 0
-    floor: float = 0.0
-
-    @property
-    def floored_stderr(self) -> float:
-        """The SE the sequence uses: at least the floor's (defined from the first verdict on)."""
-        stderr = self.stderr
-        floor = math.sqrt(self.floor)
-        return floor if math.isnan(stderr) else max(stderr, floor)
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Unsettled:
-    """A mean whose SE waits for its spread ``Σ v_u² k_u (x_u − m)²`` (spec §6): the dot products
-    of each ``(v_u² k_u, (x_u − m)²)`` in ``terms``, then divided by ``total``, the sum of weights."""
-
-    mean: Mean
-    total: float
-    terms: list[tuple[np.ndarray, np.ndarray]]
-
-    def settled(self) -> Mean:
-        judged = self.mean.judged_draws
-        if judged <= 1:
-            return self.mean
-        spread = 0.0
-        for vk, squares in self.terms:
-            spread += float(np.dot(vk, squares))
-        return replace(self.mean, stderr=math.sqrt(judged / (judged - 1) * spread) / self.total)
-
-
-@dataclass(frozen=True)
-class _Frame:
-    """The judged units of one (stratum, class), with the class's reweighting."""
-
-    rows: slice
-    units: slice
-    drawn: int
-    judged: int
-    v: float  # drawn/judged
-    q: float  # share of the class's distinct pairs (labelled pairs in a prefix) judged
-    # In a labelled prefix (spec §14), the class's judged draws over its drawn draws; None otherwise.
-    labelled: float | None
-    present: np.ndarray | slice  # the class's units with a verdict (a slice when all are)
-    unit_draws: np.ndarray  # draws of the present units
-    share: np.ndarray  # share of equivalent verdicts of the present units
-
-    @classmethod
-    def build(cls, d: Draws, group: int) -> _Frame:
-        rows = slice(int(d.row_bounds[group]), int(d.row_bounds[group + 1]))
-        units = slice(int(d.unit_bounds[group]), int(d.unit_bounds[group + 1]))
-        share = d.unit_share[units]
-        present = np.isnan(share)
-        np.logical_not(present, out=present)
-        if present.all():
-            present = slice(None)  # views, not copies (self pairs; every pair judged)
-        all_draws = d.unit_draws[units]
-        unit_draws = all_draws[present]
-        drawn = int(all_draws.sum()) if d.class_drawn is None else int(d.class_drawn[group])
-        judged = int(unit_draws.sum())
-        n_units = units.stop - units.start
-        return cls(
-            rows,
-            units,
-            drawn,
-            judged,
-            drawn / judged if judged else 0.0,
-            len(unit_draws) / n_units if n_units else 0.0,
-            None if d.class_drawn is None else (judged / drawn if drawn else 0.0),
-            present,
-            unit_draws,
-            share[present],
-        )
-
-    @cached_property
-    def k(self) -> np.ndarray:
-        """The spec's ``k_u`` of each present unit: its draws and their within-unit pairs."""
-        # unit_draws + (1 − q)·unit_draws·(unit_draws − 1), in place (products commute exactly)
-        k = np.multiply(self.unit_draws, 1.0 - self.q)
-        k *= self.unit_draws - 1.0
-        k += self.unit_draws
-        return k
-
-    @cached_property
-    def plain(self) -> _Weights:
-        """The unit weights without importance: every such mean over this class shares them."""
-        return _Weights(self, self.v * self.unit_draws)
-
-    def unit_sums(self, d: Draws, values: np.ndarray) -> np.ndarray:
-        """Σ draws·values over the rows of each present unit (``values`` of this class's rows)."""
-        return d.unit_sums(values, self.rows, self.units)[self.present]
-
-
-class _Weights:
-    """A class's weight of each present unit, and the spec's ``v_u² k_u`` (``v_u`` the unit's
-    mean weight per draw) for the SE, with their sums."""
-
-    def __init__(self, frame: _Frame, unit_weight: np.ndarray):
-        self.frame = frame
-        self.unit_weight = unit_weight
-        self.total = float(unit_weight.sum())
-
-    @cached_property
-    def vk(self) -> np.ndarray:
-        vk = self.unit_weight / self.frame.unit_draws
-        np.multiply(vk, vk, out=vk)
-        vk *= self.frame.k
-        return vk
-
-    @cached_property
-    def vk_total(self) -> float:
-        return float(self.vk.sum())
-
-    def split_terms(self, x: np.ndarray, m: float, class_mean: float) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``v_u² k_u (x_u − m)²`` with ``k_u = q D_u + (1 − q) D_u²`` split in its two parts, the
-        second (the variance of losing a pair's draws together) centred at the class's mean."""
-        f = self.frame
-        per_draw = self.unit_weight / f.unit_draws
-        per_draw *= per_draw
-        return [
-            (per_draw * (f.q * f.unit_draws), np.square(x - m)),
-            (per_draw * ((1.0 - f.q) * f.unit_draws * f.unit_draws), np.square(x - class_mean)),
-        ]
-
-    def prefix_terms(self, x: np.ndarray, m: float, class_mean: float) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The same in a labelled prefix (spec §14), which is a simple random sample of the draws
-        post-stratified by class: ``v_u² k_u`` centred at the class's mean (within the class), and
-        the class's mean off the pooled one weighted as the class's share of all drawn draws varies,
-        ``N_g (ȳ_g − m)²`` (``v_u² D_u`` summed times the labelled share ``n_g/N_g``). Centred at
-        ``m`` as in §6, that term would be ``N_g²/n_g``: overstated by the unlabelled draws."""
-        f = self.frame
-        assert f.labelled is not None, "a class of a labelled prefix"
-        per_draw = self.unit_weight / f.unit_draws
-        per_draw *= per_draw
-        between = f.labelled * float(np.dot(per_draw, f.unit_draws))
-        return [(self.vk, np.square(x - class_mean)), (np.array([between]), np.array([(class_mean - m) ** 2]))]
-
-
 class Estimator:
     """The estimates of one set of draws. ``points_only``: values without intervals (spec §12's passes)."""
 
-    def __init__(self, draws: Draws, z: float, confidence: float, horizon: int, points_only: bool = False):
+    def __init__(
+        self,
+        draws: Draws,
+        z: float,
+        confidence: float,
+        horizon: int,
+        points_only: bool = False,
+        assist: Assist | None = None,
+    ):
         self.d = draws
         self.z = z
         self.confidence = confidence
         self.horizon = horizon
         self.points_only = points_only
-        self._frames: dict[int, _Frame] = {}
+        self.assist = assist  # the scores of model-assisted means (spec §15); None: §14's
+        self._frames: dict[int, Frame] = {}
 
     def resolved(self, unsure_as: np.ndarray | float) -> Estimator:
-        """Point estimates had the unsure verdicts been decided (:meth:`Draws.resolved`)."""
-        return Estimator(self.d.resolved(unsure_as), self.z, self.confidence, self.horizon, points_only=True)
+        """Point estimates had the unsure verdicts been decided (:meth:`Draws.resolved`), with the
+        same scores and ``λ``s."""
+        resolved = self.d.resolved(unsure_as)
+        return Estimator(resolved, self.z, self.confidence, self.horizon, points_only=True, assist=self.assist)
 
     def means(self, *wanted: MeanOf) -> list[Mean]:
         """The weighted mean over judged draws (spec §6) of each :class:`MeanOf`, in order.
@@ -205,10 +71,19 @@ class Estimator:
         between. Ask for every mean an estimate needs in one call.
         """
         passes = [self._pass(*w) for w in wanted]
-        return [p.settled() if isinstance(p, _Unsettled) else p for p in passes]
+        return [p.settled() if isinstance(p, Unsettled) else p for p in passes]
 
-    def _pass(self, stratum: int, classes: tuple[int, ...], x: str, importance: str | None) -> Mean | _Unsettled:
+    def _pass(self, stratum: int, classes: tuple[int, ...], x: str, importance: str | None) -> Mean | Unsettled:
         """A mean of :meth:`means`, with its SE's dot products still to do when it has an SE."""
+        human, parts = self._human_pass(stratum, classes, x, importance)
+        if self.assist is None or not parts:
+            return human
+        return self.assist.mean(self.d, stratum, parts, human, x, importance, self.points_only)
+
+    def _human_pass(
+        self, stratum: int, classes: tuple[int, ...], x: str, importance: str | None
+    ) -> tuple[Mean | Unsettled, list[tuple[int, Weights, np.ndarray]]]:
+        """The §14 mean, and its judged parts (group, weights, ``w·x``) when model-assisted means need them."""
         d = self.d
         frames = [self._frame(stratum * 4 + c) for c in classes]
         horizon = d.class_horizon(stratum, classes, self.horizon)
@@ -218,7 +93,7 @@ class Estimator:
         # A class drawn but not judged leaves a mean over several classes unknown: leaving the
         # class out would bias it (ΔPrecision without its split pairs looks better).
         if judged == 0 or any(f.drawn and not f.judged for f in frames):
-            return mean_of(value=math.nan, n_eff=0.0)
+            return mean_of(value=math.nan, n_eff=0.0), []
         parts = []
         for f in frames:
             if not f.judged:
@@ -227,7 +102,7 @@ class Estimator:
                 w, weights = f.unit_draws, f.plain
             else:
                 w = f.unit_sums(d, d.ratios.of(importance, f.rows))
-                weights = _Weights(f, f.v * w)
+                weights = Weights(f, f.v * w)
             # A unit's rows share its verdicts: x is the share times a per-row factor at most.
             if x == "share":
                 wx = w * f.share
@@ -238,8 +113,10 @@ class Estimator:
             parts.append((weights, wx))
         total = sum(weights.total for weights, _ in parts)
         m = sum(float(unit_wx.sum()) for _, unit_wx in parts) / total
+        groups = [stratum * 4 + c for c, f in zip(classes, frames) if f.judged]
+        kept = [] if self.assist is None else [(g, w, wx.copy()) for g, (w, wx) in zip(groups, parts)]
         if self.points_only:
-            return mean_of(value=m, n_eff=math.nan)
+            return mean_of(value=m, n_eff=math.nan), kept
         terms: list[tuple[np.ndarray, np.ndarray]] = []
         vk_total = 0.0
         for weights, unit_wx in parts:
@@ -254,9 +131,9 @@ class Estimator:
                 terms.extend(weights.prefix_terms(unit_x, m, class_mean))
         n_eff = total**2 / vk_total
         floor = self._floor(frames, classes, drawn) if x == "precision" else 0.0
-        return _Unsettled(mean=mean_of(value=m, n_eff=n_eff, floor=floor), total=total, terms=terms)
+        return Unsettled(mean=mean_of(value=m, n_eff=n_eff, floor=floor), total=total, terms=terms), kept
 
-    def _floor(self, frames: list[_Frame], classes: tuple[int, ...], drawn: int) -> float:
+    def _floor(self, frames: list[Frame], classes: tuple[int, ...], drawn: int) -> float:
         """A floor under SE(m)² of ΔPrecision's mean: ``Σ_g (N_g/N)² · l̄²_g · p̃_g(1 − p̃_g) / n_eff,g``
         over the judged classes but self, with ``p̃ = (k + 1)/(n + 2)`` the class's smoothed share
         of equivalent draws, ``l̄²`` its mean squared label and ``n_eff`` its draws over the design
@@ -274,11 +151,11 @@ class Estimator:
             floor += (f.drawn / drawn) ** 2 * float(squares.sum()) / n * p * (1.0 - p) / n_eff
         return floor
 
-    def _frame(self, group: int) -> _Frame:
+    def _frame(self, group: int) -> Frame:
         """The judged units of one (stratum, class) (what :meth:`mean` needs whatever it
         averages), built once per estimator."""
         if group not in self._frames:
-            self._frames[group] = _Frame.build(self.d, group)
+            self._frames[group] = Frame.build(self.d, group)
         return self._frames[group]
 
     def indicator(self, multiplier: float, mean: Mean, complement: bool = False, offset: float = 0.0) -> Estimate:
