@@ -175,6 +175,13 @@ def test_a_pair_without_a_score_is_named_with_its_line_of_pairs(tmp_path):
         read_scores_for_pairs(scores, ["a", "b"], ["b", "b"])
     assert message(refused) == f"{scores}: no score for pair ('b', 'b')"  # a self pair needs its row too
     assert refused.value.path == str(scores)
+    parquet_pairs = tmp_path / "pairs.parquet"
+    pq.write_table(pa.table({"i": ["a", "c"], "j": ["b", "a"]}), parquet_pairs)
+    with pytest.raises(InputError) as refused:
+        read_scores_for_pairs(scores, ["a", "c"], ["b", "a"], pairs_path=parquet_pairs)
+    assert message(refused) == f"{scores}: no score for pair ('c', 'a') (on row 2 of {parquet_pairs})"
+    with pytest.raises(ValueError, match="i and j differ in length"):
+        read_scores_for_pairs(scores, ["a", "c"], ["b"])
 
 
 def test_the_writer_writes_all_or_nothing(tmp_path):
