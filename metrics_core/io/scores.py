@@ -47,14 +47,17 @@ def read_scores(path: Any) -> ScoresTable:
     return table
 
 
-def read_scores_for_pairs(path: Any, i: Any, j: Any, *, pairs_path: Any = None) -> np.ndarray:
+def read_scores_for_pairs(
+    path: Any, i: Any, j: Any, *, pairs_path: Any = None, pair_rows: np.ndarray | None = None
+) -> np.ndarray:
     """The score of each pair ``(i[k], j[k])`` (the rows of a PAIRS file) from the SCORES file ``path``.
 
     A pair matches a SCORES row in either order; rows of SCORES that no pair needs are ignored.
     ``i`` and ``j`` are item ids as :func:`~metrics_core.io.read_pairs` reads them (text; integers
     are compared as their decimal text). Returns float64, one score per pair. Raises
     :class:`InputError`: any problem of :func:`read_scores`, or a pair with no score, named
-    (with its line of ``pairs_path`` when given).
+    (with its line of ``pairs_path`` when given: pair ``k`` is data row ``pair_rows[k]`` of that
+    file, or row ``k`` without ``pair_rows``, for pairs that are some of its rows only).
     """
     if len(i) != len(j):
         raise ValueError(f"i and j differ in length ({len(i)} and {len(j)})")
@@ -72,7 +75,9 @@ def read_scores_for_pairs(path: Any, i: Any, j: Any, *, pairs_path: Any = None) 
         pair_i, pair_j = (as_string(arrow_array(ids).slice(row, 1))[0].as_py() for ids in (i, j))
         where = ""
         if pairs_path is not None:
-            where = f" (on {place_text(row, lines_of(pairs_path, [row], len(pair_keys))[0])} of {pairs_path})"
+            file_row = row if pair_rows is None else int(pair_rows[row])
+            n_rows = len(pair_keys) if pair_rows is None else None
+            where = f" (on {place_text(file_row, lines_of(pairs_path, [file_row], n_rows)[0])} of {pairs_path})"
         missing = int(np.count_nonzero(~found))
         also = f"; {missing} of {len(pair_keys)} pairs have none" if missing > 1 else ""
         raise InputError(path, f"no score for pair ({pair_i!r}, {pair_j!r}){where}{also}")

@@ -182,6 +182,10 @@ def test_a_pair_without_a_score_is_named_with_its_line_of_pairs(tmp_path):
     assert message(refused) == f"{scores}: no score for pair ('c', 'a') (on row 2 of {parquet_pairs})"
     with pytest.raises(ValueError, match="i and j differ in length"):
         read_scores_for_pairs(scores, ["a", "c"], ["b"])
+    # Some rows of the file only (say, all but its self pairs): each pair named by its own line.
+    with pytest.raises(InputError) as refused:
+        read_scores_for_pairs(scores, ["c", "d"], ["a", "e"], pairs_path=pairs, pair_rows=np.array([2, 3]))
+    assert message(refused) == f"{scores}: no score for pair ('c', 'a') (on line 4 of {pairs}); 2 of 2 pairs have none"
 
 
 def test_the_writer_writes_all_or_nothing(tmp_path):
