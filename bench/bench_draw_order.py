@@ -13,7 +13,6 @@ median 95% half-width in draw order over today's order at the same verdicts (bot
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -26,6 +25,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "metrics_core")]
 from draw_order_simulation import (  # noqa: E402
     DrawOrderRun,
     World,
+    demo_world,
     todays_delta_precision_stderr,
     todays_order,
     world,
@@ -35,22 +35,6 @@ import metrics_core as mc  # noqa: E402
 
 METRICS = ("GoodSplitDistance", "GoodMergeDistance", "GoodMinusBadDistance", "DeltaPrecision", "AffectedGoodIndex")
 LEVELS = (100, 200, 400)
-
-
-def demo_world() -> World:
-    # The demo's records and clusterings are the app's (raterapp.services.demo); no database is used.
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "raterapp.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only")
-    import django
-
-    django.setup()
-    from raterapp.services.demo import demo_clusterings, febrl_records
-
-    records = febrl_records()
-    base, exp = demo_clusterings(records)
-    ideal = np.unique(np.asarray(records["entity"].to_pylist()), return_inverse=True)[1]
-    population = mc.population_from_labels(base, exp)
-    return World(population, ideal, mc.quality_from_gold(population, ideal))
 
 
 def measure(w: World, scheme: str, seeds: int, draws: int) -> None:

@@ -33,7 +33,14 @@ from .derived import (
     derived_metrics,
     recall_base_matching,
 )
-from .estimation import ESTIMATED_METRICS, estimate_quality, metrics_for_scheme
+from .estimation import (
+    ESTIMATED_METRICS,
+    AssistedClass,
+    ModelAssistedEstimates,
+    estimate_quality,
+    estimate_quality_assisted,
+    metrics_for_scheme,
+)
 from .external import EXTERNAL_MEASURES, external_measures, external_per_item
 from .gold import quality_from_gold, truth_from_gold
 from .impact import (
@@ -109,12 +116,14 @@ __all__ = [
     "AffectedItemDiagram",
     "AffectedItemSituation",
     "AgreementSummary",
+    "AssistedClass",
     "Decision",
     "Plan",
     "DerivedMetrics",
     "Estimate",
     "ImpactMetrics",
     "ImpactTable",
+    "ModelAssistedEstimates",
     "PairSample",
     "PairVerdicts",
     "Population",
@@ -144,6 +153,7 @@ __all__ = [
     "cohens_kappa",
     "derived_metrics",
     "estimate_quality",
+    "estimate_quality_assisted",
     "estimate_quality_by_slice",
     "external_measures",
     "external_per_item",

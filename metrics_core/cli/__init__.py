@@ -33,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "sample" and args.diff_share is not None and args.scheme != "stratified":
         args.subparser.error("--diff-share is only meaningful with --scheme stratified")
+    if args.command == "estimate" and args.score_lambda is not None and not args.scores:
+        args.subparser.error("--score-lambda is only meaningful with --scores")
     if args.command == "estimate" and args.gold and not args.raters:
         args.subparser.error("--gold is only meaningful with --raters dawid-skene")
     if args.command == "estimate" and args.recall_base_range[0] > args.recall_base_range[1]:

@@ -87,6 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument(
         "--gold", metavar="GOLD", help="with --raters: gold pairs i, j, answer (their verdicts are in JUDGEMENTS)"
     )
+    estimate.add_argument(
+        "--scores",
+        metavar="SCORES",
+        help="i, j, score of every pair of PAIRS: adds the key model_assisted (abcde-spec §15)",
+    )
+    estimate.add_argument(
+        "--score-lambda",
+        metavar="L",
+        type=_closed_unit,
+        default=None,
+        help="with --scores: fix every class's lambda (0: the human-only estimates); default tuned",
+    )
     estimate.set_defaults(run=run_estimate, subparser=estimate)
 
     compare = commands.add_parser("compare", help="ground-truth measures of a clustering against a gold one")
@@ -136,6 +148,13 @@ def _open_unit(text: str) -> float:
     value = _parse(float, text)
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text!r}")
+    return value
+
+
+def _closed_unit(text: str) -> float:
+    value = _parse(float, text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text!r}")
     return value
 
 

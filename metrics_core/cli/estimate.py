@@ -10,10 +10,12 @@ import pyarrow.compute as pc
 
 from ..derived import derived_metrics
 from ..estimation import Draws, quality_of_draws
+from ..estimation.assisted import assisted_of_draws
 from ..estimation.labelled import labelled_draws_by_metric
 from ..impact import impact_metrics
 from ..io import InputError, JudgementsTable, PairsTable, read_items, read_judgements, read_pairs
 from ..io.gold_pairs import read_gold_pairs
+from ..io.scores import read_scores_for_pairs
 from ..judgements import verdicts_from_judgements
 from ..rater_aware import estimate_quality_rater_aware
 from ..sampling import PairSample, SampleError
@@ -53,6 +55,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
     )
     verdicts = verdicts_from_judgements(judged_i, judged_j, judgements.verdict)
     labelled = labelled_of_pairs(pairs, sample, i, j, verdicts)  # None: no positions
+    pair_scores = _pair_scores(args.scores, pairs, i, j) if args.scores else None
     counts = None if labelled is None else labelled.counts
     # The draws and the estimates at the default horizon serve the derived metrics too.
     draws = Draws.build(population, sample, verdicts, None, counts)
@@ -79,6 +82,13 @@ def run_estimate(args: argparse.Namespace) -> dict:
         "estimates": quality.as_dict()["estimates"] | {name: e.as_dict() for name, e in derived.estimates.items()},
         "derived": derived.details_dict(),
     }
+    if pair_scores is not None:
+        scores = _sample_scores(sample, i, j, pair_scores)
+        full = draws if counts is None else Draws.build(population, sample, verdicts, None, None)
+        assisted = assisted_of_draws(
+            draws, full, sample, scores, args.confidence, horizon, args.score_lambda, human=quality
+        )
+        result["model_assisted"] = assisted.as_dict()
     if labelled is not None:
         result = with_labelled(result, sample, labelled)
     if args.raters:
@@ -86,6 +96,26 @@ def run_estimate(args: argparse.Namespace) -> dict:
             args, items, population, sample, judged_i, judged_j, judgements, gold, counts
         )
     return result
+
+
+def _pair_scores(path: str, pairs: PairsTable, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """The score of each PAIRS row from SCORES; self pairs are known, not scored (0, never read)."""
+    scores = np.zeros(len(pairs))
+    other = np.flatnonzero(i != j)
+    rows = pa.array(other)
+    scores[other] = read_scores_for_pairs(
+        path, pairs.i.take(rows), pairs.j.take(rows), pairs_path=pairs.path, pair_rows=other
+    )
+    return scores
+
+
+def _sample_scores(sample: PairSample, i: np.ndarray, j: np.ndarray, pair_scores: np.ndarray) -> np.ndarray:
+    """Each sample row's score from the PAIRS rows' (concatenated batches repeat a pair: one score)."""
+    n = max(int(max(i.max(initial=0), j.max(initial=0), sample.i.max(initial=0), sample.j.max(initial=0))) + 1, 1)
+    pair_key = np.minimum(i, j).astype(np.int64) * n + np.maximum(i, j)
+    order = np.argsort(pair_key)
+    sample_key = np.minimum(sample.i, sample.j).astype(np.int64) * n + np.maximum(sample.i, sample.j)
+    return pair_scores[order[np.searchsorted(pair_key[order], sample_key)]]
 
 
 def _one_column(*columns: pa.Array) -> pa.Array:

@@ -82,9 +82,12 @@ def labelled_of_pairs(
 
 
 def with_labelled(result: dict, sample: PairSample, labelled: Labelled) -> dict:
-    """The ``estimate`` JSON with the ``labelled`` block and each estimate's ``labelled_draws``."""
+    """The ``estimate`` JSON with the ``labelled`` block and each estimate's ``labelled_draws`` (the
+    model-assisted ones' too)."""
     per_metric = labelled_draws_by_metric(sample, labelled.counts, result["estimates"])
     for name, estimate in result["estimates"].items():
+        estimate["labelled_draws"] = per_metric[name]
+    for name, estimate in result.get("model_assisted", {}).get("estimates", {}).items():
         estimate["labelled_draws"] = per_metric[name]
     result["labelled"] = labelled.block
     return result

@@ -52,9 +52,11 @@ class AssistedClass:
 @dataclass(frozen=True)
 class ModelAssistedEstimates:
     """The model-assisted estimates, each with its ``λ`` (one-class metrics; NaN for sums over
-    classes) and ``verdicts_saved`` (SE₀²/SE² against the human-only estimate), and the classes."""
+    classes) and ``verdicts_saved`` (SE₀²/SE² against the human-only estimate), the classes, and
+    the human-only estimates of the same verdicts (``human``)."""
 
     quality: QualityEstimates
+    human: QualityEstimates
     lambdas: Mapping[str, float] = field(default_factory=dict)
     verdicts_saved: Mapping[str, float] = field(default_factory=dict)
     classes: tuple[AssistedClass, ...] = ()
@@ -144,7 +146,7 @@ def assisted_of_draws(
             else math.nan
         )
         saved[name] = _saved(human[name].stderr, estimate.stderr)
-    return ModelAssistedEstimates(quality, lambdas, saved, _classes(assist, scheme))
+    return ModelAssistedEstimates(quality, human, lambdas, saved, _classes(assist, scheme))
 
 
 def _saved(human: float, assisted: float) -> float:

@@ -21,7 +21,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from raterapp.access import access_experiment_for_engineer
-from raterapp.selectors.dashboard import dashboard_version_get, estimate_convergence_get, experiment_dashboard_get
+from raterapp.selectors.convergence import estimate_convergence_get
+from raterapp.selectors.dashboard import dashboard_version_get, experiment_dashboard_get
 from raterapp.selectors.derived import derived_latest
 from raterapp.selectors.slices import UnknownAttribute, experiment_slices_get, slice_attributes_list
 

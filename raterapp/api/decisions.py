@@ -18,7 +18,11 @@ from raterapp.access import access_experiment_for_engineer, access_experiment_fo
 from raterapp.selectors import batches
 from raterapp.selectors.batches import sample_batch_as_dict, sample_batch_plan_get, sample_batches_list
 from raterapp.selectors.dashboard import experiment_dashboard_get
-from raterapp.services.experiments.control import experiment_decision_set, experiment_recall_base_set
+from raterapp.services.experiments.control import (
+    experiment_decision_set,
+    experiment_model_assisted_set,
+    experiment_recall_base_set,
+)
 from raterapp.services.sampling.batches import sample_batch_request
 
 from .common import EXPERIMENT_NOT_FOUND, OWNER_ONLY, IsEngineerOrAdmin, change_schema, owner_setting_put, validated
@@ -38,6 +42,13 @@ class DecisionRuleSerializer(serializers.Serializer):
 class RecallBaseRangeSerializer(serializers.Serializer):
     recall_base_low = serializers.FloatField(help_text="Lowest Recall_Base(AffectedItems) assumed, in (0, 1].")
     recall_base_high = serializers.FloatField(help_text="Highest Recall_Base(AffectedItems) assumed, at least low.")
+
+
+class ModelAssistedSerializer(serializers.Serializer):
+    model_assisted = serializers.BooleanField(
+        help_text="Estimates corrected from a score of every drawn pair (abcde-spec §15; default true); "
+        "false: the human-only estimates."
+    )
 
 
 class BatchRequestSerializer(serializers.Serializer):
@@ -90,6 +101,23 @@ class ExperimentRecallBaseApi(APIView):
     @extend_schema(request=RecallBaseRangeSerializer, responses={200: RecallBaseRangeSerializer, 403: OWNER_ONLY})
     def put(self, request, experiment_id: int):
         return owner_setting_put(request, experiment_id, RecallBaseRangeSerializer, experiment_recall_base_set)
+
+
+class ExperimentModelAssistedApi(APIView):
+    """Whether every estimate and the headline are model-assisted: corrected from a score of every
+    drawn pair (the built-in card similarity, or uploaded scores) by the human verdicts (abcde-spec
+    §15). PUT turns it on or off (owner or admin) and estimates again."""
+
+    permission_classes = [IsEngineerOrAdmin]
+
+    @extend_schema(responses={200: ModelAssistedSerializer, 404: EXPERIMENT_NOT_FOUND})
+    def get(self, request, experiment_id: int):
+        experiment = access_experiment_for_engineer(request.user, experiment_id)
+        return Response(ModelAssistedSerializer(experiment).data)
+
+    @extend_schema(request=ModelAssistedSerializer, responses={200: ModelAssistedSerializer, 403: OWNER_ONLY})
+    def put(self, request, experiment_id: int):
+        return owner_setting_put(request, experiment_id, ModelAssistedSerializer, experiment_model_assisted_set)
 
 
 class ExperimentBatchesApi(APIView):

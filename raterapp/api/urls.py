@@ -4,7 +4,13 @@ from .admin_console import GoldPairApi, PairReportResolveApi, RaterPasswordLinkA
 from .audit import AuditEntriesApi
 from .budgets import BudgetPoolApi, BudgetPoolsApi, ExperimentBudgetApi, ExperimentBudgetChangesApi
 from .dashboard import ExperimentConvergenceApi, ExperimentDashboardApi, ExperimentDerivedApi, ExperimentSlicesApi
-from .decisions import ExperimentBatchesApi, ExperimentBatchPlanApi, ExperimentDecisionApi, ExperimentRecallBaseApi
+from .decisions import (
+    ExperimentBatchesApi,
+    ExperimentBatchPlanApi,
+    ExperimentDecisionApi,
+    ExperimentModelAssistedApi,
+    ExperimentRecallBaseApi,
+)
 from .events import ExperimentEventsApi
 from .experiment_control import (
     ExperimentArchiveApi,
@@ -75,6 +81,7 @@ experiment_urlpatterns = [
     path("slices/", ExperimentSlicesApi.as_view(), name="api-experiment-slices"),
     path("target/", ExperimentTargetApi.as_view(), name="api-experiment-target"),
     path("decision/", ExperimentDecisionApi.as_view(), name="api-experiment-decision"),
+    path("model-assisted/", ExperimentModelAssistedApi.as_view(), name="api-experiment-model-assisted"),
     path("recall-base/", ExperimentRecallBaseApi.as_view(), name="api-experiment-recall-base"),
     path("batches/", ExperimentBatchesApi.as_view(), name="api-experiment-batches"),
     path("batches/plan/", ExperimentBatchPlanApi.as_view(), name="api-experiment-batch-plan"),

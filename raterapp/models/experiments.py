@@ -161,6 +161,11 @@ class Experiment(models.Model):
         default=True,
         help_text="Takes verdicts of its workspace for pairs judged there, and offers its own; off: neither.",
     )
+    model_assisted = models.BooleanField(
+        default=True,
+        help_text="Estimates corrected from a score of every drawn pair (abcde-spec §15): the built-in card "
+        "similarity, or the team's uploaded scores. Off: the human-only estimates.",
+    )
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="Progress of the current step, 0 to 1.")

@@ -34,6 +34,18 @@ class SampledPair(models.Model):
     vantage_base = models.FloatField(null=True, blank=True, help_text="weight(Base(i)) (Dask engine).")
     vantage_exp = models.FloatField(null=True, blank=True, help_text="weight(Exp(i)) (Dask engine).")
 
+    class ScoreSource(models.TextChoices):
+        BUILT_IN = "built_in", "built-in card similarity"
+        UPLOADED = "uploaded", "uploaded by the team"
+
+    # Never shown to raters: it would bias their verdicts.
+    score = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The pair's score (abcde-spec §15), higher meaning more likely equivalent; null until scored.",
+    )
+    score_source = models.CharField(max_length=10, choices=ScoreSource.choices, blank=True)
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["experiment", "vantage", "partner"], name="sampled_pair_unique"),

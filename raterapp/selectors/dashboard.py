@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-import numpy as np
 from django.db.models import Count, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 
@@ -29,7 +28,12 @@ from metrics_core import (
 from metrics_core.results import json_number
 from raterapp.models import PREPARING, EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
 from raterapp.selectors.batches import sample_batches_list
-from raterapp.selectors.decision import experiment_decision_get, experiment_decision_metric, experiment_list_decision
+from raterapp.selectors.decision import (
+    deciding_quality,
+    experiment_decision_get,
+    experiment_decision_metric,
+    experiment_list_decision,
+)
 from raterapp.selectors.derived import (
     absolute_panel_get,
     calibration_panel_get,
@@ -41,6 +45,7 @@ from raterapp.selectors.derived import (
     estimate_reading,
 )
 from raterapp.selectors.experiments import estimate_snapshot_latest
+from raterapp.selectors.model_assisted import model_assisted_panel_get
 from raterapp.selectors.rater_aware import rater_aware_latest_id, rater_aware_panel_get
 from raterapp.selectors.rating_access import experiment_waiting_get, experiments_waiting_of
 from raterapp.selectors.reuse import experiment_reuse_get
@@ -118,7 +123,12 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     stale = estimates_staleness_get(experiment=experiment, snapshot=snapshot)
     rater_aware = rater_aware_panel_get(experiment=experiment, raw=stored["estimates"] if stored else None)
     decision = experiment_decision_get(
-        experiment=experiment, quality=quality, derived=derived_panel, progress=progress, sample=stored
+        experiment=experiment,
+        quality=deciding_quality(stored),
+        derived=derived_panel,
+        progress=progress,
+        sample=stored,
+        model_assisted=bool(stored and stored.get("model_assisted")),
     )
     waiting = experiment_waiting_get(experiment=experiment)
     return {
@@ -161,6 +171,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
         "absolute": absolute_panel_get(experiment=experiment, quality=quality, derived=derived_panel),
         "calibration": calibration_panel_get(experiment=experiment, quality=quality, derived=derived),
         "rater_aware": rater_aware,
+        "model_assisted": model_assisted_panel_get(experiment=experiment, stored=stored),
         "reuse": experiment_reuse_get(experiment=experiment),
     }
 
@@ -368,33 +379,3 @@ def _rate_per_hour(experiment: Experiment, snapshot: EstimateSnapshot | None) ->
     if hours <= 0:
         return None
     return (snapshot.judgements - earlier[1]) / hours
-
-
-def estimate_convergence_get(*, experiment: Experiment, max_points: int = 200, after: int | None = None) -> dict:
-    """Each metric's estimate and interval against the number of verdicts, from the stored
-    snapshots (only those with an id above ``after`` when given: what a live page lacks): all of
-    them up to ``max_points``, else that many evenly spread (the last included)."""
-    snapshots = EstimateSnapshot.objects.filter(experiment=experiment)
-    if after is not None:
-        snapshots = snapshots.filter(pk__gt=after)
-    ids = list(snapshots.order_by("created_at", "pk").values_list("pk", flat=True))
-    if len(ids) > max_points:
-        ids = [ids[k] for k in np.unique(np.linspace(0, len(ids) - 1, max_points).round().astype(int))]
-    rows = (
-        EstimateSnapshot.objects.filter(pk__in=ids)
-        .order_by("created_at", "pk")
-        .values_list("pk", "created_at", "judgements", "estimates")
-    )
-    points = [
-        {
-            "snapshot": pk,
-            "created_at": created_at.isoformat(),
-            "judgements": judgements,
-            "estimates": {
-                name: {key: values.get(key) for key in ("value", "ci_low", "ci_high", "cs_low", "cs_high")}
-                for name, values in stored["estimates"].items()
-            },
-        }
-        for pk, created_at, judgements, stored in rows
-    ]
-    return {"metrics": list(metrics_for_scheme(experiment.scheme)), "points": points}

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from raterapp.models import Experiment
-from raterapp.selectors.dashboard import dashboard_version_get, estimate_convergence_get, experiment_dashboard_get
+from raterapp.selectors.convergence import estimate_convergence_get
+from raterapp.selectors.dashboard import dashboard_version_get, experiment_dashboard_get
 
 
 @dataclass(frozen=True)

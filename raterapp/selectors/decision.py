@@ -32,11 +32,13 @@ def experiment_decision_get(
     derived: dict | None,
     progress: dict | None = None,
     sample: dict | None = None,
+    model_assisted: bool = False,
 ) -> dict | None:
     """The headline decision with the numbers behind it, its fragility and, while undecided, the
     verdicts and cost expected to settle it. None for an absolute-quality experiment (nothing to
     compare) and before the sample exists. ``sample``: the snapshot's ``new_pair_share`` and
-    ``sample_draws``, for the plan."""
+    ``sample_draws``, for the plan. ``model_assisted``: ``quality`` is :func:`deciding_quality`'s
+    model-assisted estimates (the page says so; the plan then counts the score's saving)."""
     if experiment.kind == Experiment.Kind.ABSOLUTE or experiment.status not in ("rating", "done"):
         return None
     metric = experiment_decision_metric(experiment)
@@ -80,14 +82,30 @@ def experiment_decision_get(
             if decision.outcome == "not_enough_data"
             else None
         ),
-        "sentence": _sentence(decision, metric_label(metric), experiment.confidence),
+        "sentence": _sentence(decision, metric_label(metric), experiment.confidence)
+        + (" Model-assisted: a score of every drawn pair, corrected by the verdicts." if model_assisted else ""),
+        "model_assisted": model_assisted,
     }
+
+
+def deciding_quality(stored: dict | None) -> QualityEstimates | None:
+    """The estimates of a snapshot the headline decides on: the model-assisted ones when it has them
+    (abcde-spec §15: their sequences hold as the human-only ones do, and are tighter), else the
+    human-only ones."""
+    if not stored:
+        return None
+    block = stored.get("model_assisted")
+    if block:
+        return QualityEstimates.from_dict({**stored, "estimates": block["estimates"]})
+    return QualityEstimates.from_dict(stored)
 
 
 def experiment_list_decision(*, experiment: Experiment, stored: dict | None) -> dict | None:
     """The decision of one experiment of the list, from its latest stored snapshot."""
-    quality = QualityEstimates.from_dict(stored) if stored else None
-    decision = experiment_decision_get(experiment=experiment, quality=quality, derived=None)
+    assisted = bool(stored and stored.get("model_assisted"))
+    decision = experiment_decision_get(
+        experiment=experiment, quality=deciding_quality(stored), derived=None, model_assisted=assisted
+    )
     if decision is None:
         return None
     return {key: decision[key] for key in ("key", "label", "metric_label", "value", "cs_low", "cs_high", "fragile")}

@@ -38,6 +38,7 @@ PAIR_FIELDS: tuple[str, ...] = (
     "verdicts",
     "wanted",
     "batch",
+    "score",
 )
 JUDGEMENT_FIELDS = ("i", "j", "verdict", "task", "rater", "comment", "created_at", "reused", "source_experiment")
 
@@ -57,6 +58,7 @@ class JudgedSample:
     verdict: np.ndarray
     verdicts: PairVerdicts
     context: SampleContext | None = None
+    scores: np.ndarray | None = None  # each sample row's score (abcde-spec §15); NaN where unscored
 
     @property
     def source(self) -> Population | SampleContext:
@@ -82,6 +84,7 @@ class _FixedSample:
     task_a: np.ndarray
     task_b: np.ndarray
     context: SampleContext | None = None  # Dask engine: what the estimators need of the population
+    scores: np.ndarray | None = None  # each row's score (abcde-spec §15); NaN where unscored
     # Computed on first use, against the population of the version the sample was read with.
     derived: dict = field(default_factory=dict, compare=False)
 
@@ -118,7 +121,14 @@ def judged_sample_get(*, experiment: Experiment) -> JudgedSample:
         index = np.searchsorted(fixed.task_ids, task)
     i, j = fixed.task_a[index], fixed.task_b[index]
     return JudgedSample(
-        population, fixed.sample, i, j, verdict, verdicts_from_judgements(i, j, verdict), context=fixed.context
+        population,
+        fixed.sample,
+        i,
+        j,
+        verdict,
+        verdicts_from_judgements(i, j, verdict),
+        context=fixed.context,
+        scores=fixed.scores,
     )
 
 
@@ -153,7 +163,18 @@ def _fixed_sample_read(experiment: Experiment, population: Population | None) ->
         pair_ids, sample, context = _sample_read_with_context(experiment, position_of)
     else:
         (pair_ids, sample), context = _sample_read(experiment, population, position_of), None
-    return _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b), context)
+    scores = _scores_read(experiment, pair_ids)
+    return _FixedSample(sample, pair_ids, task_ids, position_of(a), position_of(b), context, scores)
+
+
+def _scores_read(experiment: Experiment, pair_ids: np.ndarray) -> np.ndarray:
+    """Each sampled pair's score, in ``pair_ids`` order (NaN where it has none)."""
+    rows = SampledPair.objects.filter(experiment=experiment).order_by("pk").values_list("pk", "score")
+    pk, score = _columns(rows, 2)
+    scores = np.array([np.nan if value is None else value for value in score], dtype=np.float64)
+    if not np.array_equal(np.asarray(pk, dtype=np.int64), pair_ids):  # pairs added meanwhile: by id
+        scores = scores[np.searchsorted(np.asarray(pk, dtype=np.int64), pair_ids)]
+    return scores
 
 
 def _item_positions(experiment: Experiment):
@@ -220,8 +241,8 @@ def _sample_read_with_context(experiment: Experiment, position_of) -> tuple[np.n
 
 def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
     """Every sampled pair with item ids, class, stratum, draws (over every batch), its contribution
-    to JaccardDistance, its task's verdict count (``task`` is null for self pairs) and the batch
-    that first drew it."""
+    to JaccardDistance, its task's verdict count (``task`` is null for self pairs), the batch
+    that first drew it and its score (abcde-spec §15; null until scored)."""
     rows = list(
         SampledPair.objects.filter(experiment=experiment)
         .order_by("pk")
@@ -235,6 +256,7 @@ def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
             "task__verdicts",
             "task__wanted",
             "batch",
+            "score",
         )
     )
     if not rows:
@@ -254,6 +276,7 @@ def sampled_pairs_rows(*, experiment: Experiment) -> list[dict]:
             "verdicts": row["task__verdicts"],
             "wanted": row["task__wanted"],
             "batch": row["batch"],
+            "score": row["score"],
         }
         for row, contribution in zip(rows, contributions, strict=True)
     ]

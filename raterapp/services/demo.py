@@ -104,22 +104,7 @@ def demo_files_write(*, folder: Path) -> dict[str, Path]:
             "exp_cluster": [f"e{k}" for k in exp],
         }
     )
-    address = [
-        ", ".join(part for part in (f"{n} {a1}".strip(), a2, f"{s} {p}".strip(), st.upper()) if part)
-        for n, a1, a2, s, p, st in zip(
-            text["street_number"], text["address_1"], text["address_2"], text["suburb"], text["postcode"], text["state"]
-        )
-    ]
-    catalogue = pa.table(
-        {
-            "item_id": text["rec_id"],
-            "title": [f"{g} {s}".strip().title() or "(no name)" for g, s in zip(text["given_name"], text["surname"])],
-            "description": address,
-            "date_of_birth": text["date_of_birth"],
-            "soc_sec_id": text["soc_sec_id"],
-            "state": [s.upper() for s in text["state"]],
-        }
-    )
+    catalogue = demo_catalogue(records)
     ground_truth = pa.table({"item_id": text["rec_id"], "cluster_id": text["entity"]})
     paths = {
         "items": folder / "items.csv",
@@ -130,6 +115,28 @@ def demo_files_write(*, folder: Path) -> dict[str, Path]:
     pcsv.write_csv(catalogue, paths["catalogue"])
     pcsv.write_csv(ground_truth, paths["ground_truth"])
     return paths
+
+
+def demo_catalogue(records: pa.Table) -> pa.Table:
+    """The demo's item cards: a person's name as the title, the address as the description, and
+    date of birth, social security id and state as attributes (what raters compare)."""
+    text = {name: records[name].to_pylist() for name in records.column_names}
+    address = [
+        ", ".join(part for part in (f"{n} {a1}".strip(), a2, f"{s} {p}".strip(), st.upper()) if part)
+        for n, a1, a2, s, p, st in zip(
+            text["street_number"], text["address_1"], text["address_2"], text["suburb"], text["postcode"], text["state"]
+        )
+    ]
+    return pa.table(
+        {
+            "item_id": text["rec_id"],
+            "title": [f"{g} {s}".strip().title() or "(no name)" for g, s in zip(text["given_name"], text["surname"])],
+            "description": address,
+            "date_of_birth": text["date_of_birth"],
+            "soc_sec_id": text["soc_sec_id"],
+            "state": [s.upper() for s in text["state"]],
+        }
+    )
 
 
 def demo_truth() -> dict[str, str]:

@@ -14,6 +14,7 @@ clustering, one per pair; the truth is ``quality_from_gold``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,22 @@ def world(weights: str) -> World:
     w = np.ones(n) if weights == "unit" else np.random.default_rng(99).lognormal(0.0, 1.0, n)
     population = mc.population_from_labels(pop.base, pop.exp, w)
     ideal = np.asarray(ideal)
+    return World(population, ideal, mc.quality_from_gold(population, ideal))
+
+
+def demo_world() -> World:
+    # The demo's records and clusterings are the app's (raterapp.services.demo); no database is used.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "raterapp.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only")
+    import django
+
+    django.setup()
+    from raterapp.services.demo import demo_clusterings, febrl_records
+
+    records = febrl_records()
+    base, exp = demo_clusterings(records)
+    ideal = np.unique(np.asarray(records["entity"].to_pylist()), return_inverse=True)[1]
+    population = mc.population_from_labels(base, exp)
     return World(population, ideal, mc.quality_from_gold(population, ideal))
 
 

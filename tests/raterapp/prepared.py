@@ -128,12 +128,19 @@ def sample_of(experiment: Experiment):
     return population, sample
 
 
-def draw_order_experiment(owner):
-    """The prepared experiment's sample saved again through ``sampled_rows_save``, in draw order."""
-    experiment = experiment_prepared(owner=owner, n_draws=300, seed=11)
+def draw_order_experiment(owner, *, base=BASE, exp=EXP, n_draws=300, seed=11, title=None):
+    """The prepared experiment's sample saved again through ``sampled_rows_save``, in draw order
+    (``title``: each item's title by its position, instead of the builder's)."""
+    experiment = experiment_prepared(owner=owner, base=base, exp=exp, n_draws=n_draws, seed=seed)
     population, sample = sample_of(experiment)
     items = [
-        Item(experiment_id=experiment.pk, item_id=i.item_id, position=i.position, title=i.title, weight=i.weight)
+        Item(
+            experiment_id=experiment.pk,
+            item_id=i.item_id,
+            position=i.position,
+            title=i.title if title is None else title(i.position),
+            weight=i.weight,
+        )
         for i in Item.objects.filter(experiment=experiment).order_by("position")
     ]
     positions = np.array([item.position for item in items], dtype=np.int64)

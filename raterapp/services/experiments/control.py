@@ -1,5 +1,5 @@
 """What an experiment's owner (or an admin) changes after the upload: the precision target, the
-decision rule, whether rating is open, and whether it is archived."""
+decision rule, the model-assisted estimates, whether rating is open, and whether it is archived."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from metrics_core import metrics_for_scheme
 from raterapp.models import Experiment
-from raterapp.services.scheduling import DERIVED_REFRESH
+from raterapp.services.scheduling import DERIVED_REFRESH, ESTIMATES_REFRESH
 
 Status = Experiment.Status
 
@@ -48,6 +48,16 @@ def experiment_recall_base_set(
     experiment.save(update_fields=["recall_base_low", "recall_base_high", "updated_at"])
     if experiment.status in (Status.RATING, Status.DONE):
         transaction.on_commit(lambda: DERIVED_REFRESH.schedule(experiment.pk))
+    return experiment
+
+
+def experiment_model_assisted_set(*, experiment: Experiment, model_assisted: bool) -> Experiment:
+    """Turn the model-assisted estimates on or off (abcde-spec §15) and estimate again: on, every
+    estimate and the headline use the pairs' scores; off, the human-only estimates."""
+    experiment.model_assisted = bool(model_assisted)
+    experiment.save(update_fields=["model_assisted", "updated_at"])
+    if experiment.status in (Status.RATING, Status.DONE):
+        transaction.on_commit(lambda: ESTIMATES_REFRESH.schedule(experiment.pk))
     return experiment
 
 

@@ -35,6 +35,7 @@ from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.outbox import outbox_add
 from raterapp.services.preparation.catalogue import Catalogue, catalogue_cards_at, catalogue_rows_for
 from raterapp.services.sampling.coupled import batch_sample_draw
+from raterapp.services.sampling.scores import builtin_scores_fill
 from raterapp.services.sampling.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
 
 SELF = PAIR_CLASSES.index("self")
@@ -180,8 +181,8 @@ def sampled_item_rows(
 
 
 def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
-    """Create the items, then the tasks (rank = order), then the pairs linked to their task, and
-    record the sample as batch 0."""
+    """Create the items, then the tasks (rank = order), then the pairs linked to their task and scored
+    (abcde-spec §15), and record the sample as batch 0."""
     experiment, sample = rows.experiment, rows.sample
     SampleBatch.objects.filter(experiment_id=experiment.pk).delete()
     SampleBatch.objects.create(
@@ -235,3 +236,4 @@ def sampled_rows_save(*, rows: SampledRows, batch_size: int) -> None:
         ],
         batch_size=batch_size,
     )
+    builtin_scores_fill(experiment=experiment)

@@ -15,6 +15,7 @@ import numpy as np
 from django.db import transaction
 
 from metrics_core import agreement_summary, estimate_quality, impact_metrics
+from metrics_core.estimation import estimate_quality_assisted
 from metrics_core.estimation.labelled import labelled_draws_by_metric
 from metrics_core.growth import new_pair_share
 from metrics_core.results import json_number
@@ -84,12 +85,37 @@ def estimates_compute(*, experiment: Experiment, judged: JudgedSample | None = N
         "new_pair_share": json_number(new_pair_share(judged.sample)),
         "sample_draws": judged.sample.n_draws,
     }
+    assisted = _model_assisted(experiment, judged, labelled)
+    if assisted is not None:
+        payload["model_assisted"] = assisted
     if labelled is not None:  # as ``estimate`` on a PAIRS file with positions (metrics-cli.md)
         payload["labelled"] = labelled.block
         per_metric = labelled_draws_by_metric(judged.sample, labelled.counts, payload["estimates"])
-        for name, estimate in payload["estimates"].items():
-            estimate["labelled_draws"] = per_metric[name]
+        for estimates in (payload["estimates"], payload.get("model_assisted", {}).get("estimates", {})):
+            for name, estimate in estimates.items():
+                estimate["labelled_draws"] = per_metric[name]
     return payload
+
+
+def _model_assisted(experiment: Experiment, judged: JudgedSample, labelled) -> dict | None:
+    """The model-assisted estimates (abcde-spec §15) as ``estimate --scores`` gives them, with what they
+    assume: on when the owner's switch is, in draw order, once every non-self pair has a score."""
+    if not experiment.model_assisted or labelled is None or judged.scores is None:
+        return None
+    sample = judged.sample
+    scored = ~np.isnan(judged.scores) | (sample.i == sample.j)
+    if not scored.all():
+        return None
+    assisted = estimate_quality_assisted(
+        judged.source,
+        sample,
+        judged.verdicts,
+        np.where(np.isnan(judged.scores), 0.0, judged.scores),
+        confidence=experiment.confidence,
+        horizon=experiment.n_draws,
+        labelled_draws=labelled.counts,
+    )
+    return assisted.as_dict()
 
 
 def estimate_snapshot_as_dict(snapshot: EstimateSnapshot) -> dict:

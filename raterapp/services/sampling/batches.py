@@ -42,6 +42,7 @@ from raterapp.services.outbox import outbox_add
 from raterapp.services.preparation.catalogue import catalogue_read
 from raterapp.services.preparation.sampled_rows import sample_tasks_ordered, sampled_item_rows, sampled_items_at
 from raterapp.services.sampling.coupled import batch_sample_draw
+from raterapp.services.sampling.scores import builtin_scores_fill
 from raterapp.services.sampling.verdict_reuse import reused_verdicts_record, tasks_reuse_apply
 
 logger = logging.getLogger(__name__)
@@ -254,6 +255,7 @@ def _batch_rows_append(batch: SampleBatch, rows: _BatchRows) -> None:
             )
         )
     SampledPair.objects.bulk_create(created, batch_size=_BULK)
+    builtin_scores_fill(experiment=experiment)  # the new pairs (abcde-spec §15)
     repeated = list(SampledPair.objects.filter(pk__in=list(more)).only("pk", "draws", "positions"))
     for pair in repeated:
         draws, positions = more[pair.pk]

@@ -14,6 +14,7 @@ import { announcer } from "./announce.js";
 import { errorText } from "./errors.js";
 import { requestJson } from "./http.js";
 import { renderDerivedPanels } from "./derived_panels.js";
+import { bindModelAssistedForm, renderModelAssisted } from "./model_assisted.js";
 import { renderRaterAware } from "./rater_aware.js";
 import { bindDecisionForm, renderDecision } from "./decision.js";
 import { bindRecallBaseForm } from "./recall_base.js";
@@ -58,6 +59,7 @@ function render(data) {
   renderAgreement(root, data.agreement);
   renderDerivedPanels(root, data);
   renderRaterAware(root, data);
+  renderModelAssisted(root, data);
   const snapshotChanged = !previous || (previous.snapshot || {}).id !== (data.snapshot || {}).id;
   // The slices' estimates are computed by the derived step that follows each snapshot.
   const derivedChanged = !previous || (previous.derived || {}).id !== (data.derived || {}).id;
@@ -154,6 +156,7 @@ export function startDashboard({ polling }) {
   bindControls();
   bindDecisionForm(refreshNow);
   bindRecallBaseForm(refreshNow);
+  bindModelAssistedForm(refreshNow);
   bindBatchForm(refreshNow);
   document.addEventListener("experiment:prepared", refreshNow);
   slices.loadAttributes();

@@ -30,6 +30,7 @@ WRITES = {
     ("put", E + "raters/"),
     ("put", E + "decision/"),
     ("put", E + "recall-base/"),
+    ("put", E + "model-assisted/"),
     ("post", E + "batches/"),
     ("post", "/api/tokens/"),
     ("delete", "/api/tokens/{tok}/"),
@@ -70,6 +71,8 @@ def body_of(kind, world):
         return {"decision_metric": "DeltaPrecision", "equivalence_margin": 0.01}
     if kind == "recall_base":
         return {"recall_base_low": 0.3, "recall_base_high": 0.7}
+    if kind == "model_assisted":
+        return {"model_assisted": False}
     if kind == "batch":
         return {"draws": 100}
     if kind == "token":

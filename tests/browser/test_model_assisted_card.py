@@ -1,0 +1,67 @@
+"""The model-assisted card in real headless Chromium (abcde-spec §15): the estimates corrected from a
+score of every drawn pair beside the human-only ones, what the score is worth per class, kept current
+without a reload, and the owner's switch. Screenshots at 1280 and 390 px for a person to look at."""
+
+from __future__ import annotations
+
+import pytest
+
+from raterapp.services.refresh.estimates import estimates_refresh
+from tests.raterapp.factories import UserFactory
+from tests.raterapp.helpers.scored import judge, scored_experiment
+
+from .conftest import record_problems, settle, sign_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LAPTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
+    browser, live_server, screenshots_dir, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    owner = UserFactory(username="dana", roles=["engineer"])
+    owner.set_password("pw")
+    owner.save()
+    experiment, _, _ = scored_experiment(owner)
+    context = browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    problems: list[str] = []
+    record_problems(page, problems)
+    sign_in(page, live_server, "dana", "pw", f"/experiments/{experiment.pk}/")
+    card = page.locator("[data-model-assisted]")
+    assert card.locator('[data-model-assisted-state="waiting"]').is_visible()
+    assert "built-in card similarity" in card.locator("[data-model-assisted-line]").inner_text()
+
+    judge(experiment, 150)
+    estimates_refresh(experiment_id=experiment.pk)
+    card.locator("[data-model-assisted-value]").first.wait_for(state="visible")  # live, no reload
+    merge = card.locator('tr[data-metric="GoodMergeDistance"]')
+    cells = merge.locator("td").all_inner_texts()
+    human_low, human_high = (float(x) for x in cells[1].strip("[]").split(","))
+    low, high = (float(x) for x in cells[3].strip("[]").split(","))
+    assert high - low < human_high - human_low
+    assert cells[4].endswith("×") and float(cells[4][:-1]) > 1.0
+    classes = card.locator("[data-model-assisted-classes] li").all_inner_texts()
+    assert any("calibrated score" in text and "worth" in text for text in classes), classes
+    settle(page)
+    page.screenshot(path=str(screenshots_dir / "model-assisted-card-1280.png"), full_page=True)
+    card.screenshot(path=str(screenshots_dir / "model-assisted-card-only-1280.png"))
+    page.set_viewport_size(PHONE)
+    settle(page)
+    card.screenshot(path=str(screenshots_dir / "model-assisted-card-390.png"))
+
+    page.set_viewport_size(LAPTOP)
+    form = card.locator("[data-model-assisted-form]")
+    form.get_by_label("Use the score in every estimate and the headline").uncheck()
+    form.get_by_role("button", name="Save").click()
+    form.locator("[data-model-assisted-status]").filter(has_text="Off").wait_for()
+    card.locator('[data-model-assisted-state="off"]').wait_for(state="visible")
+    experiment.refresh_from_db()
+    assert experiment.model_assisted is False
+    assert card.locator("[data-model-assisted-block]").is_hidden()
+    assert not problems, problems
+    context.close()

@@ -1,0 +1,148 @@
+"""``estimate --scores`` (metrics-cli.md, abcde-spec §15): the ``model_assisted`` block, the library's
+numbers, ``--score-lambda 0`` as the human-only estimates, CSV and Parquet alike, and refusals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metrics_core as mc
+from metrics_core.estimation import estimate_quality_assisted
+from tests.metrics_core.cli_run import run, run_json
+
+N = 400
+RNG = np.random.default_rng(8)
+IDEAL = np.repeat(np.arange(80), 5)
+BASE = np.where(RNG.uniform(size=N) < 0.15, IDEAL + 100, IDEAL)
+EXP = np.where(RNG.uniform(size=N) < 0.15, IDEAL + 200, IDEAL // 2)
+IDS = [f"it{k}" for k in range(N)]
+
+
+@pytest.fixture
+def files(tmp_path):
+    items = tmp_path / "items.csv"
+    pd.DataFrame({"item_id": IDS, "base_cluster": BASE, "exp_cluster": EXP}).to_csv(items, index=False)
+    pairs = tmp_path / "pairs.csv"
+    done = run("sample", items, "--pairs", 3000, "--seed", 4, "--out", pairs)
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(pairs, dtype={"positions": str})
+    first = {}
+    for i, j in zip(table["i"], table["j"]):
+        if i != j:
+            first.setdefault(frozenset((i, j)), (i, j))
+    tasks = list(first.values())[:250]  # the first 250 pairs in draw order (the file is in that order)
+    judged = [
+        (i, j, "equivalent" if IDEAL[IDS.index(i)] == IDEAL[IDS.index(j)] else "not_equivalent") for i, j in tasks
+    ]
+    judgements = tmp_path / "judgements.csv"
+    pd.DataFrame(judged, columns=["i", "j", "verdict"]).to_csv(judgements, index=False)
+    noise = np.random.default_rng(3).normal(size=len(first))
+    scores = tmp_path / "scores.csv"
+    rows = [
+        (j, i, 1 / (1 + math.exp(-(1.5 * (1 if IDEAL[IDS.index(i)] == IDEAL[IDS.index(j)] else -1) + e))))
+        for (i, j), e in zip(first.values(), noise)
+    ]  # written j, i: a pair matches in either order
+    pd.DataFrame(rows, columns=["i", "j", "score"]).to_csv(scores, index=False)
+    return items, pairs, judgements, scores
+
+
+def library_estimates(items, pairs, judgements, scores, **kw):
+    """What the library gives for the same files: the command line's arithmetic is the library's."""
+    table = pd.read_csv(pairs, dtype={"positions": str})
+    position = {item: k for k, item in enumerate(IDS)}
+    pop = mc.population_from_labels(BASE, EXP)
+    sample = mc.PairSample.from_columns(
+        pop,
+        scheme="jaccard",
+        i=[position[x] for x in table["i"]],
+        j=[position[x] for x in table["j"]],
+        draws=table["draws"],
+    )
+    verdicts_table = pd.read_csv(judgements)
+    verdicts = mc.verdicts_from_judgements(
+        [position[x] for x in verdicts_table["i"]],
+        [position[x] for x in verdicts_table["j"]],
+        verdicts_table["verdict"],
+    )
+    score_table = pd.read_csv(scores)
+    by_pair = {frozenset((a, b)): s for a, b, s in zip(score_table["i"], score_table["j"], score_table["score"])}
+    row_scores = np.array([by_pair.get(frozenset((a, b)), 0.0) for a, b in zip(table["i"], table["j"])])
+    positions = [np.array(text.split(), dtype=np.int64) for text in table["positions"]]
+    resolved = np.array(
+        [
+            a == b or frozenset((a, b)) in {frozenset(p) for p in zip(verdicts_table["i"], verdicts_table["j"])}
+            for a, b in zip(table["i"], table["j"])
+        ]
+    )
+    flat = np.empty(int(table["draws"].sum()), dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(table["draws"])))
+    for r, p in enumerate(positions):
+        flat[offsets[r] : offsets[r + 1]] = p
+    counts, _ = mc.labelled_prefix(sample, flat, resolved)
+    return estimate_quality_assisted(pop, sample, verdicts, row_scores, labelled_draws=counts, **kw)
+
+
+def test_estimate_with_scores_adds_the_model_assisted_block_the_library_computes(files):
+    items, pairs, judgements, scores = files
+    out = run_json("estimate", items, pairs, judgements, "--scores", scores)
+    plain = run_json("estimate", items, pairs, judgements)
+    assert out["estimates"] == plain["estimates"]  # "estimates" stays the human-only result
+    block = out["model_assisted"]
+    assert set(block) == {"estimates", "classes"}
+    library = library_estimates(items, pairs, judgements, scores)
+    for name, e in block["estimates"].items():
+        assert e["value"] == pytest.approx(library[name].value, abs=1e-12), name
+        assert e["stderr"] == pytest.approx(library[name].stderr, abs=1e-12), name
+        assert {"lambda", "verdicts_saved", "labelled_draws", "cs_low", "unsure_low"} <= set(e)
+    merge = next(c for c in block["classes"] if c["pair_class"] == "merge")
+    assert merge["rule"] in ("raw", "calibrated") and merge["lambda"] > 0 and merge["verdicts_saved"] > 1
+    assert set(merge) == {
+        "stratum",
+        "pair_class",
+        "judged_pairs",
+        "rule",
+        "lambda",
+        "verdicts_saved",
+        "unsure_share",
+        "unsure_warning",
+    }
+
+
+def test_score_lambda_zero_gives_the_human_only_estimates(files):
+    items, pairs, judgements, scores = files
+    out = run_json("estimate", items, pairs, judgements, "--scores", scores, "--score-lambda", "0")
+    for name, e in out["model_assisted"]["estimates"].items():
+        human = out["estimates"][name]
+        for key in ("value", "stderr", "ci_low", "ci_high", "cs_low", "cs_high", "unsure_low", "unsure_high"):
+            assert e[key] == pytest.approx(human[key], abs=1e-12), (name, key)
+
+
+def test_parquet_scores_give_the_same_result(files, tmp_path):
+    items, pairs, judgements, scores = files
+    parquet = tmp_path / "scores.parquet"
+    pd.read_csv(scores).to_parquet(parquet, index=False)
+    assert run_json("estimate", items, pairs, judgements, "--scores", parquet) == run_json(
+        "estimate", items, pairs, judgements, "--scores", scores
+    )
+
+
+def test_a_pair_without_a_score_and_a_lambda_without_scores_are_refused(files, tmp_path):
+    items, pairs, judgements, scores = files
+    short = tmp_path / "short.csv"
+    pd.read_csv(scores).iloc[1:].to_csv(short, index=False)
+    done = run("estimate", items, pairs, judgements, "--scores", short)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "no score for pair" in done.stderr and str(short) in done.stderr and done.stderr.count("\n") == 1
+    table = pd.read_csv(pairs)
+    missing = pd.read_csv(scores).iloc[0]
+    line = next(
+        k + 2 for k, (i, j) in enumerate(zip(table["i"], table["j"])) if {i, j} == {missing["i"], missing["j"]}
+    )  # the pair's first row of PAIRS (line 1 is the header)
+    assert f"line {line} of {pairs}" in done.stderr, done.stderr
+    done = run("estimate", items, pairs, judgements, "--score-lambda", "0")
+    assert done.returncode == 2 and "--score-lambda is only meaningful with --scores" in done.stderr
+    done = run("estimate", items, pairs, judgements, "--scores", scores, "--score-lambda", "1.5")
+    assert done.returncode == 2 and "must be in [0, 1]" in done.stderr

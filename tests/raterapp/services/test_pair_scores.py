@@ -1,0 +1,94 @@
+"""Scores of drawn pairs and the model-assisted estimates in the app (abcde-spec §15): every drawn
+pair is scored with the built-in card similarity when it is stored, and each snapshot carries the
+model-assisted estimates that metrics_core gives for those scores, when the owner's switch is on."""
+
+import numpy as np
+import pytest
+
+from metrics_core import card_similarity, estimate_quality_assisted
+from raterapp.models import Experiment, Item, SampledPair
+from raterapp.selectors.draw_order import labelled_prefix_get
+from raterapp.selectors.samples import judged_sample_get
+from raterapp.services.refresh.estimates import estimates_refresh
+from tests.raterapp.helpers.scored import IDEAL, judge, scored_experiment
+
+pytestmark = pytest.mark.usefixtures("media")
+
+
+def test_every_stored_pair_is_scored_with_the_card_similarity_of_its_items(users):
+    experiment, _, _ = scored_experiment(users["engineer"])
+    items = list(Item.objects.filter(experiment=experiment).order_by("pk"))
+    index = {item.pk: k for k, item in enumerate(items)}
+    pairs = list(SampledPair.objects.filter(experiment=experiment).order_by("pk"))
+    expected = card_similarity(
+        cards={"title": [item.title for item in items], "description": [item.description for item in items]},
+        i=[index[p.vantage_id] for p in pairs],
+        j=[index[p.partner_id] for p in pairs],
+    )
+    assert [p.score for p in pairs] == pytest.approx(expected.tolist(), abs=1e-12)
+    assert {p.score_source for p in pairs} == {SampledPair.ScoreSource.BUILT_IN}
+    same = np.array([IDEAL[p.vantage.position] == IDEAL[p.partner.position] for p in pairs])
+    scores = np.array([p.score for p in pairs])
+    assert scores[same].mean() > scores[~same].mean() + 0.3  # the cards tell people apart
+
+
+def test_a_snapshot_carries_the_model_assisted_estimates_metrics_core_gives(users):
+    experiment, _, _ = scored_experiment(users["engineer"])
+    judge(experiment, 150)
+    snapshot = estimates_refresh(experiment_id=experiment.pk)
+    judged = judged_sample_get(experiment=experiment)
+    labelled = labelled_prefix_get(experiment=experiment, judged=judged)
+    expected = estimate_quality_assisted(
+        judged.source,
+        judged.sample,
+        judged.verdicts,
+        judged.scores,
+        confidence=experiment.confidence,
+        horizon=experiment.n_draws,
+        labelled_draws=labelled.counts,
+    ).as_dict()
+    block = snapshot.estimates["model_assisted"]
+    assert block["classes"] == expected["classes"]
+    for name, estimate in expected["estimates"].items():
+        stored = block["estimates"][name]
+        assert {key: stored[key] for key in estimate} == estimate
+        assert stored["labelled_draws"] == snapshot.estimates["estimates"][name]["labelled_draws"]
+    assert any(c["rule"] != "none" and c["lambda"] > 0 for c in block["classes"])
+    human = snapshot.estimates["estimates"]["GoodMergeDistance"]
+    assisted = block["estimates"]["GoodMergeDistance"]
+    assert assisted["ci_high"] - assisted["ci_low"] < human["ci_high"] - human["ci_low"]
+
+
+def test_no_model_assisted_estimates_when_the_owner_turns_them_off_or_a_pair_has_no_score(users):
+    experiment, _, _ = scored_experiment(users["engineer"])
+    judge(experiment, 60)
+    Experiment.objects.filter(pk=experiment.pk).update(model_assisted=False)
+    assert "model_assisted" not in estimates_refresh(experiment_id=experiment.pk).estimates
+    Experiment.objects.filter(pk=experiment.pk).update(model_assisted=True)
+    assert "model_assisted" in estimates_refresh(experiment_id=experiment.pk).estimates
+    pair = SampledPair.objects.filter(experiment=experiment).exclude(pair_class="self").first()
+    SampledPair.objects.filter(pk=pair.pk).update(score=None)
+    Experiment.objects.filter(pk=experiment.pk).update(sample_version=experiment.sample_version + 1)  # read again
+    assert "model_assisted" not in estimates_refresh(experiment_id=experiment.pk).estimates
+
+
+def test_the_headline_decides_on_the_model_assisted_sequence_and_says_so(users):
+    from raterapp.selectors.dashboard import experiment_dashboard_get
+
+    experiment, _, _ = scored_experiment(users["engineer"])
+    Experiment.objects.filter(pk=experiment.pk).update(decision_metric="GoodMinusBadDistance")
+    experiment.refresh_from_db()
+    judge(experiment, 150)
+    stored = estimates_refresh(experiment_id=experiment.pk).estimates
+    decision = experiment_dashboard_get(experiment=experiment)["decision"]
+    assisted = stored["model_assisted"]["estimates"]["GoodMinusBadDistance"]
+    assert (decision["cs_low"], decision["cs_high"]) == (assisted["cs_low"], assisted["cs_high"])
+    assert decision["model_assisted"] and "Model-assisted" in decision["sentence"]
+    human = stored["estimates"]["GoodMinusBadDistance"]
+    assert assisted["cs_high"] - assisted["cs_low"] < human["cs_high"] - human["cs_low"]
+    Experiment.objects.filter(pk=experiment.pk).update(model_assisted=False)
+    experiment.refresh_from_db()
+    stored = estimates_refresh(experiment_id=experiment.pk).estimates
+    decision = experiment_dashboard_get(experiment=experiment)["decision"]
+    assert (decision["cs_low"], decision["cs_high"]) == (human["cs_low"], human["cs_high"])
+    assert not decision["model_assisted"] and "Model-assisted" not in decision["sentence"]
