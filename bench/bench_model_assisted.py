@@ -7,6 +7,11 @@ draws 4,000 draws and judges its first 100 / 200 / 400 tasks in draw order (one 
 each); printed, per metric, the median over seeds of the model-assisted 95% half-width over the
 human-only one at the same verdicts (paired), and both coverages.
 
+``--decide``: on the demo's data with the built-in score, verdicts arrive one by one in draw order
+(looks every 10 verdicts, up to 1,000); for each seed, the first look at which the headline (the
+deciding metric's confidence sequence against margin 0, as the page decides) says better or worse,
+with and without the score: the median number of verdicts each needs, and their ratio.
+
 ``--speed``: whole processes, in turns (A B A B), medians of CPU time: ``estimate ITEMS PAIRS
 JUDGEMENTS --scores SCORES`` against the same without ``--scores``, on ``--draws`` draws (default
 1M) of a ``--items`` population (default 2M), the first half of the pairs judged in draw order.
@@ -71,6 +76,35 @@ def widths(name: str, w: World, scores_of, seeds: int) -> None:
         print(f"{metric:<22}" + "".join(f"{c:>24}" for c in cells))
 
 
+def decide_earlier(seeds: int, metric: str = "GoodMinusBadDistance") -> None:
+    w, builtin = demo_card_scores()
+    needed = {"assisted": [], "human": []}
+    for seed in range(seeds):
+        run = DrawOrderRun.draw(w, "jaccard", DRAWS, seed)
+        scores = builtin(run.sample)
+        first = {}
+        for verdicts in range(10, min(1000, len(run.a)) + 1, 10):
+            judged, counts = run.judged(verdicts)
+            result = mc.estimate_quality_assisted(
+                w.population, run.sample, judged, scores, labelled_draws=counts, horizon=DRAWS
+            )
+            for name, quality in (("assisted", result.quality), ("human", result.human)):
+                if name not in first and mc.decide(quality, metric=metric).outcome != "not_enough_data":
+                    first[name] = verdicts
+            if len(first) == 2:
+                break
+        for name in needed:
+            needed[name].append(first.get(name, np.nan))
+    assisted, human = (np.array(needed[name], dtype=float) for name in ("assisted", "human"))
+    both = ~np.isnan(assisted) & ~np.isnan(human)
+    print(
+        f"\nverdicts until the headline decides on {metric} (Febrl 3, built-in score, {seeds} seeds; "
+        f"decided within 1,000: assisted {np.count_nonzero(~np.isnan(assisted))}, human-only "
+        f"{np.count_nonzero(~np.isnan(human))}): median {np.nanmedian(assisted):.0f} with the score, "
+        f"{np.nanmedian(human):.0f} without; paired median ratio {np.median(assisted[both] / human[both]):.2f}"
+    )
+
+
 def speed_inputs(folder: pathlib.Path, n_items: int, draws: int) -> tuple[pathlib.Path, ...]:
     items = items_path(folder, n_items)
     if not items.exists():
@@ -120,13 +154,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--widths", action="store_true")
     parser.add_argument("--speed", action="store_true")
+    parser.add_argument("--decide", action="store_true")
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--items", type=int, default=2_000_000)
     parser.add_argument("--draws", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workdir", type=pathlib.Path, default=None)
     args = parser.parse_args()
-    if args.widths or not args.speed:
+    if args.decide:
+        decide_earlier(args.seeds)
+    if args.widths or not (args.speed or args.decide):
         w, builtin = demo_card_scores()
         widths("Febrl 3, built-in card similarity", w, lambda sample, seed: builtin(sample), args.seeds)
         synthetic = world("lognormal")

@@ -37,7 +37,7 @@ ESTIMATE_FIELDS = (
 )  # fmt: skip
 
 
-def _export_schema(json_body):
+def export_schema(json_body):
     return extend_schema(parameters=[FORMAT], responses=download_responses(json_body))
 
 
@@ -55,7 +55,7 @@ class ExperimentPairsExportApi(_RowsExportApi):
     body_serializer = SampledPairSerializer
     read = staticmethod(pairs_export_rows)
 
-    @_export_schema(SampledPairSerializer(many=True))
+    @export_schema(SampledPairSerializer(many=True))
     def get(self, request, experiment_id: int):
         return self.answer(request, experiment_id)
 
@@ -74,7 +74,7 @@ class ExperimentJudgementsExportApi(_RowsExportApi):
     body_serializer = JudgementExportSerializer
     read = staticmethod(judgements_export_rows)
 
-    @_export_schema(JudgementExportSerializer(many=True))
+    @export_schema(JudgementExportSerializer(many=True))
     def get(self, request, experiment_id: int):
         return self.answer(request, experiment_id)
 
@@ -86,7 +86,7 @@ class ExperimentImpactExportApi(ExportApi):
     export_name = "impact"
     csv_fields = ("metric", "value")
 
-    @_export_schema(OpenApiTypes.OBJECT)
+    @export_schema(OpenApiTypes.OBJECT)
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         if not experiment.impact:
@@ -108,7 +108,7 @@ class ExperimentEstimatesExportApi(ExportApi):
     export_name = "estimates"
     csv_fields = ESTIMATE_FIELDS
 
-    @_export_schema(EstimateSnapshotSerializer)
+    @export_schema(EstimateSnapshotSerializer)
     def get(self, request, experiment_id: int):
         experiment = access_experiment_for_engineer(request.user, experiment_id)
         snapshot = estimate_snapshot_latest(experiment=experiment)

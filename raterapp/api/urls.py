@@ -49,6 +49,7 @@ from .overview import OverviewApi
 from .quality import GoldAccuracyApi, GoldPairsApi, GoldRateApi, PairReportsApi
 from .rater_aware import ExperimentRaterAwareApi, ExperimentTransitivityApi, RaterSensitivityApi
 from .raters import ExperimentAgreementApi, ExperimentRatersApi, RaterApi, RaterMeApi, RatersApi
+from .scores import ExperimentScoresApi, ExperimentScoresExportApi
 from .tokens import ApiTokenApi, ApiTokensApi, UserApiTokensApi
 from .verdict_corrections import JudgementChangeApi, RaterRecentVerdictsApi, VerdictVoidApi
 
@@ -66,6 +67,7 @@ experiment_urlpatterns = [
     path("estimates/history/", ExperimentEstimatesHistoryApi.as_view(), name="api-experiment-estimates-history"),
     path("exports/pairs/", ExperimentPairsExportApi.as_view(), name="api-export-pairs"),
     path("exports/judgements/", ExperimentJudgementsExportApi.as_view(), name="api-export-judgements"),
+    path("exports/scores/", ExperimentScoresExportApi.as_view(), name="api-export-scores"),
     path("exports/estimates/", ExperimentEstimatesExportApi.as_view(), name="api-export-estimates"),
     path("exports/impact/", ExperimentImpactExportApi.as_view(), name="api-export-impact"),
     path("next-pair/", NextPairApi.as_view(), name="api-next-pair"),
@@ -82,6 +84,7 @@ experiment_urlpatterns = [
     path("target/", ExperimentTargetApi.as_view(), name="api-experiment-target"),
     path("decision/", ExperimentDecisionApi.as_view(), name="api-experiment-decision"),
     path("model-assisted/", ExperimentModelAssistedApi.as_view(), name="api-experiment-model-assisted"),
+    path("scores/", ExperimentScoresApi.as_view(), name="api-experiment-scores"),
     path("recall-base/", ExperimentRecallBaseApi.as_view(), name="api-experiment-recall-base"),
     path("batches/", ExperimentBatchesApi.as_view(), name="api-experiment-batches"),
     path("batches/plan/", ExperimentBatchPlanApi.as_view(), name="api-experiment-batch-plan"),

@@ -23,6 +23,7 @@ from raterapp.services.experiments.budgets import budget_create
 from raterapp.services.judging.progress import experiment_progress_recount
 from raterapp.services.preparation.impact_groups import impact_groups_build
 from raterapp.services.preparation.sampled_rows import SampledRows, sample_tasks_ordered, sampled_rows_save
+from raterapp.services.sampling.scores import builtin_scores_fill
 
 # Base {0..5} {6..9} {10, 11}; Exp splits the first, merges the others: every pair class occurs.
 BASE = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
@@ -116,6 +117,7 @@ def experiment_prepared(
             task=None if code == SELF else task_of[min(i, j), max(i, j)],
         )
     SampleBatch.objects.create(experiment=experiment, index=0, draws=n_draws, status="done", drawn_by=owner)
+    builtin_scores_fill(experiment=experiment)  # as the pipeline stores its pairs (abcde-spec §15)
     return experiment
 
 

@@ -85,6 +85,12 @@ class EstimateSnapshotSerializer(serializers.Serializer):
         help_text="Draw order only (abcde-spec §14): the labelled prefix's draws, the verdicts waiting for it "
         "and each batch's prefix, as the metrics_core ``estimate`` output's ``labelled``.",
     )
+    model_assisted = serializers.DictField(
+        source="estimates.model_assisted",
+        required=False,
+        help_text="With a score of every drawn pair, in draw order (abcde-spec §15): the model-assisted estimates "
+        "(each with lambda and verdicts_saved) and the classes, as ``estimate --scores`` prints them.",
+    )
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_agreement(self, snapshot) -> dict | None:

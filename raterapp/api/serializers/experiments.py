@@ -188,6 +188,11 @@ class SampledPairSerializer(serializers.Serializer):
     verdicts = serializers.IntegerField(allow_null=True)
     wanted = serializers.IntegerField(allow_null=True)
     batch = serializers.IntegerField(help_text="The batch of draws that first drew the pair.")
+    score = serializers.FloatField(
+        allow_null=True,
+        help_text="The pair's score for the model-assisted estimates (abcde-spec §15; higher: more likely "
+        "equivalent); null until scored.",
+    )
     positions = serializers.CharField(
         required=False,
         help_text="Exports of a draw-order experiment only (one row per batch that drew the pair, ``batch`` that "

@@ -39,7 +39,7 @@ TABLE_OF[Kind.WEIGHTS] = "weights"
 def upload_content_problems(*, files: Mapping[str, Any], kind: str) -> list[str]:
     """One message per problem found in the first rows of the uploads, each naming the kind,
     the file as the user named it, the line and the problem. ``files`` passed ``file_problems``."""
-    with _local_copies(files) as paths:
+    with local_copies(files) as paths:
         names = {key: os.path.basename(files[key].name or "") for key in paths}
         heads = {key: check_head(path, table=TABLE_OF[key]) for key, path in paths.items() if key in TABLE_OF}
         catalogue = None
@@ -112,7 +112,7 @@ def _item_ids(heads: dict[str, Head], kind: str) -> pa.Array | None:
 
 
 @contextmanager
-def _local_copies(files: Mapping[str, Any]) -> Iterator[dict[str, str]]:
+def local_copies(files: Mapping[str, Any]) -> Iterator[dict[str, str]]:
     """A local path for each upload, ending in its extension: Django's temporary file where it
     wrote one, else a copy in a temporary folder removed on exit."""
     with tempfile.TemporaryDirectory(prefix="upload-check-") as folder:

@@ -36,6 +36,7 @@ def test_a_rater_comment_cannot_become_a_spreadsheet_formula(people, client_of):
 CARRIED = {
     "exports/pairs/": {"item"},
     "exports/judgements/": {"item", "comment"},
+    "exports/scores/": {"item"},
     "exports/estimates/": set(),
     "exports/impact/": set(),
     "explorer/pairs/": {"item", "title"},

@@ -4,6 +4,7 @@ request (or a read) changes nothing in the database."""
 import uuid
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 
 from tests.raterapp.api.conftest import ROLES
@@ -31,6 +32,7 @@ WRITES = {
     ("put", E + "decision/"),
     ("put", E + "recall-base/"),
     ("put", E + "model-assisted/"),
+    ("post", E + "scores/"),
     ("post", E + "batches/"),
     ("post", "/api/tokens/"),
     ("delete", "/api/tokens/{tok}/"),
@@ -73,6 +75,10 @@ def body_of(kind, world):
         return {"recall_base_low": 0.3, "recall_base_high": 0.7}
     if kind == "model_assisted":
         return {"model_assisted": False}
+    if kind == "scores":
+        task = world["task"]
+        text = f"i,j,score\n{task.item_a.item_id},{task.item_b.item_id},0.25\n"
+        return {"scores": SimpleUploadedFile("scores.csv", text.encode())}
     if kind == "batch":
         return {"draws": 100}
     if kind == "token":
@@ -98,7 +104,9 @@ def test_role_table(client_of, world, method, path, body, statuses):
         with transaction.atomic():
             before = database_state()
             data = body_of(body, world)
-            response = getattr(client_of(role), method)(url, data=data, format="multipart" if body == "upload" else "json")
+            response = getattr(client_of(role), method)(
+                url, data=data, format="multipart" if body in ("upload", "scores") else "json"
+            )
             if response.status_code != expected:
                 wrong.append(f"{role}: {response.status_code}, not {expected}: {response.content[:300]!r}")
             elif expected == 401 and response.get("WWW-Authenticate") != "Token":

@@ -38,6 +38,8 @@ PATHS = [
     "/api/experiments/{experiment_id}/target/",
     "/api/experiments/{experiment_id}/recall-base/",
     "/api/experiments/{experiment_id}/model-assisted/",
+    "/api/experiments/{experiment_id}/scores/",
+    "/api/experiments/{experiment_id}/exports/scores/",
     "/api/experiments/{experiment_id}/close/",
     "/api/experiments/{experiment_id}/reopen/",
     "/api/experiments/{experiment_id}/budget/",

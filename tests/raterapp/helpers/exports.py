@@ -17,6 +17,7 @@ def csv_rows(response):
 CSV_EXPORTS = [
     E + "exports/pairs/?format=csv",
     E + "exports/judgements/?format=csv",
+    E + "exports/scores/?format=csv",
     E + "exports/estimates/?format=csv",
     E + "exports/impact/?format=csv",
     E + "explorer/pairs/?format=csv",
