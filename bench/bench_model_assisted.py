@@ -117,6 +117,10 @@ def speed_inputs(folder: pathlib.Path, n_items: int, draws: int) -> tuple[pathli
         subprocess.run([*command, "--out", str(pairs)], cwd=ROOT, check=True)
         table = pq.read_table(pairs, columns=["i", "j", "pair_class"])
         other = table.filter(pc.not_equal(table["pair_class"], "self"))
+        # one row per unordered pair (a pair drawn both ways has two rows), in file order
+        i, j = (other[name].to_numpy().astype(np.int64) for name in ("i", "j"))
+        key = np.minimum(i, j) * (int(max(i.max(), j.max())) + 1) + np.maximum(i, j)
+        other = other.take(np.sort(np.unique(key, return_index=True)[1]))
         # the file is in draw order (first position): its first half of pairs is a labelled prefix
         half = other.slice(0, len(other) // 2)
         rng = np.random.default_rng(3)
@@ -133,20 +137,34 @@ def cpu_seconds(command: list[str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def score_inputs(folder: pathlib.Path, n_pairs: int) -> tuple[pathlib.Path, pathlib.Path]:
+    """The demo's catalogue and ``n_pairs`` pairs of its items drawn uniformly (bench_score.py's)."""
+    from bench_score import demo_files, pairs_files
+
+    catalogue, pairs = folder / "score" / "catalogue.csv", folder / "score" / "uniform.parquet"
+    if not pairs.exists():
+        paths = demo_files(folder / "score")
+        pairs = pairs_files(folder / "score", paths, n_pairs)["uniform.parquet"]
+    return catalogue, pairs
+
+
 def speed(folder: pathlib.Path, n_items: int, draws: int, rounds: int) -> None:
     items, pairs, judgements, scores = speed_inputs(folder, n_items, draws)
+    catalogue, score_pairs = score_inputs(folder, draws)
     plain = [sys.executable, "-m", "metrics_core", "estimate", str(items), str(pairs), str(judgements)]
     assisted = [*plain, "--scores", str(scores)]
-    ratios, times = [], defaultdict(list)
-    for _ in range(rounds):
-        a, b = cpu_seconds(assisted), cpu_seconds(plain)
-        times["assisted"].append(a)
-        times["plain"].append(b)
-        ratios.append(a / b)
+    score = [sys.executable, "-m", "metrics_core", "score", str(catalogue), str(score_pairs), "--out"]
+    times = defaultdict(list)
+    for _ in range(rounds):  # in turns: A B C, A B C, ...
+        times["assisted"].append(cpu_seconds(assisted))
+        times["plain"].append(cpu_seconds(plain))
+        times["score"].append(cpu_seconds([*score, str(folder / "score" / "scores.parquet")]))
+    ratio = {name: np.median(np.array(times[name]) / np.array(times["plain"])) for name in ("assisted", "score")}
     print(
-        f"\nestimate --scores / estimate, {draws:,} draws of {n_items:,} items, {rounds} pairs of runs: "
-        f"CPU {np.median(times['assisted']):.2f} s / {np.median(times['plain']):.2f} s, "
-        f"median ratio {np.median(ratios):.2f} (goal ≤ 2)"
+        f"\n{rounds} rounds in turns, CPU medians: estimate ({draws:,} draws of {n_items:,} items) "
+        f"{np.median(times['plain']):.2f} s; estimate --scores {np.median(times['assisted']):.2f} s "
+        f"(ratio {ratio['assisted']:.2f}, goal ≤ 2); score on {draws:,} pairs of the demo's catalogue "
+        f"{np.median(times['score']):.2f} s (ratio {ratio['score']:.2f}, goal ≤ 2)"
     )
 
 

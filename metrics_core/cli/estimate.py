@@ -111,6 +111,8 @@ def _pair_scores(path: str, pairs: PairsTable, i: np.ndarray, j: np.ndarray) -> 
 
 def _sample_scores(sample: PairSample, i: np.ndarray, j: np.ndarray, pair_scores: np.ndarray) -> np.ndarray:
     """Each sample row's score from the PAIRS rows' (concatenated batches repeat a pair: one score)."""
+    if len(sample) == len(i):  # no pair repeated: the sample's rows are the file's, in its order
+        return pair_scores
     n = max(int(max(i.max(initial=0), j.max(initial=0), sample.i.max(initial=0), sample.j.max(initial=0))) + 1, 1)
     pair_key = np.minimum(i, j).astype(np.int64) * n + np.maximum(i, j)
     order = np.argsort(pair_key)

@@ -53,41 +53,56 @@ class Calibration:
 
     def predict(self, feature: np.ndarray, group: np.ndarray) -> np.ndarray:
         """The mean of the ``K`` models' probabilities for pairs none of them saw."""
-        design = _design(feature, group, (self.coefficients.shape[1] - 1) // 2)
-        return np.mean(_sigmoid(design @ self.coefficients.T), axis=1)
+        classes = (self.coefficients.shape[1] - 1) // 2
+        total = np.zeros(len(feature))
+        for beta in self.coefficients:
+            total += _probability(beta, feature, group, classes)
+        return total / len(self.coefficients)
 
 
 def cross_fit(feature: np.ndarray, group: np.ndarray, share: np.ndarray, fold: np.ndarray, classes: int) -> Calibration:
     """Fit the calibration on the judged pairs (their ``feature``, class code ``group`` in
     ``range(classes)``, ``share`` of equivalent verdicts and ``fold``), one model per fold left out."""
-    design = _design(feature, group, classes)
-    models = np.zeros((FOLDS, design.shape[1]))
+    models = np.zeros((FOLDS, 1 + 2 * classes))
     out_of_fold = np.empty(len(share))
     for k in range(FOLDS):
         held = fold == k
-        models[k] = _fit(design[~held], share[~held])
-        out_of_fold[held] = _sigmoid(design[held] @ models[k])
+        models[k] = _fit(feature[~held], group[~held], share[~held], classes)
+        out_of_fold[held] = _probability(models[k], feature[held], group[held], classes)
     return Calibration(out_of_fold, models)
 
 
-def _design(feature: np.ndarray, group: np.ndarray, classes: int) -> np.ndarray:
-    """Columns: the common slope, one intercept per class, one slope deviation per class."""
-    design = np.zeros((len(feature), 1 + 2 * classes))
-    design[:, 0] = feature
-    rows = np.arange(len(feature))
-    design[rows, 1 + group] = 1.0
-    design[rows, 1 + classes + group] = feature
-    return design
+def _probability(beta: np.ndarray, feature: np.ndarray, group: np.ndarray, classes: int) -> np.ndarray:
+    """The model's probability: coefficients ``[common slope, intercept per class, slope deviation per class]``."""
+    return _sigmoid(beta[1 + group] + (beta[0] + beta[1 + classes + group]) * feature)
 
 
-def _fit(design: np.ndarray, share: np.ndarray) -> np.ndarray:
-    """Ridge-penalised logistic regression of a share in [0, 1] by Newton's method."""
-    beta = np.zeros(design.shape[1])
-    ridge = RIDGE * np.eye(design.shape[1])
+def _fit(feature: np.ndarray, group: np.ndarray, share: np.ndarray, classes: int) -> np.ndarray:
+    """Ridge-penalised logistic regression of a share in [0, 1] by Newton's method. The design (the
+    common slope, a class's intercept and its slope deviation) is sparse: its normal matrix is read
+    off sums by class, in one pass over the pairs per step."""
+    size = 1 + 2 * classes
+    intercept, deviation = 1 + np.arange(classes), 1 + classes + np.arange(classes)
+    beta = np.zeros(size)
+
+    def by_class(values: np.ndarray) -> np.ndarray:
+        return np.bincount(group, weights=values, minlength=classes)[:classes]
+
     for _ in range(_NEWTON_STEPS):
-        p = _sigmoid(design @ beta)
-        gradient = design.T @ (share - p) - RIDGE * beta
-        hessian = (design * (p * (1.0 - p))[:, None]).T @ design + ridge
+        p = _probability(beta, feature, group, classes)
+        residual = share - p
+        weight = p * (1.0 - p)
+        weighted_feature = weight * feature
+        w, wf, wff = by_class(weight), by_class(weighted_feature), by_class(weighted_feature * feature)
+        residual_feature = by_class(residual * feature)
+        gradient = np.concatenate(([residual_feature.sum()], by_class(residual), residual_feature)) - RIDGE * beta
+        hessian = RIDGE * np.eye(size)
+        hessian[0, 0] += wff.sum()
+        hessian[0, intercept] = hessian[intercept, 0] = wf
+        hessian[0, deviation] = hessian[deviation, 0] = wff
+        hessian[intercept, intercept] += w
+        hessian[intercept, deviation] = hessian[deviation, intercept] = wf
+        hessian[deviation, deviation] += wff
         step = np.linalg.solve(hessian, gradient)
         beta += step
         if float(np.max(np.abs(step))) < 1e-10:

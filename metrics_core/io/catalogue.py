@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .id_positions import integer_ids, integer_positions, integer_queries, positions_among
-from .source import TableSource, arrow_array, as_string, combined_array
+from .id_positions import positions_of_ids
+from .source import TableSource, as_string, combined_array
 
 CATALOGUE_CARD_COLUMNS = ("title", "description", "image_url", "url")
 
@@ -39,15 +39,7 @@ class CatalogueTable:
     def positions_of(self, ids: Any) -> np.ndarray:
         """Position of each id (text, or integers) among the items, -1 where unknown (int64);
         as ``ItemTable.positions_of``: integer ids are looked up as integers, ``007`` is not ``7``."""
-        values = arrow_array(ids)
-        if pa.types.is_dictionary(values.type):
-            values = values.dictionary_decode()
-        item_ids = integer_ids(self.ids)
-        queries = None if item_ids is None else integer_queries(values)
-        if item_ids is not None and queries is not None:
-            return integer_positions(item_ids, *queries)
-        item_text = as_string(self.ids)
-        return positions_among(pc.cast(as_string(values), item_text.type), item_text)
+        return positions_of_ids(ids, self.ids, lambda: as_string(self.ids))
 
 
 def read_catalogue(path: Any) -> CatalogueTable:

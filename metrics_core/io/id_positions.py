@@ -6,15 +6,33 @@ An integer id read from text must be written as the items' ids are written as te
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .source import as_string, codes_in
+from .source import arrow_array, as_string, codes_in
 
 # A direct table over the ids' range when the range is at most this many times the items (or small):
 # 4 bytes a slot, so at most 16 bytes an item, held only while looking up.
 DENSE_SPAN = 4
+
+
+def positions_of_ids(ids: Any, item_ids: pa.Array, item_text: Callable[[], pa.Array]) -> np.ndarray:
+    """Position of each of ``ids`` (text, or integers) among ``item_ids``, -1 where unknown (int64):
+    integer ids are looked up as integers (``007`` is not ``7``), others as text against
+    ``item_text()`` (the items' ids as text, asked for only then)."""
+    values = arrow_array(ids)
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    integers = integer_ids(item_ids)
+    queries = None if integers is None else integer_queries(values)
+    if integers is not None and queries is not None:
+        return integer_positions(integers, *queries)
+    text = item_text()
+    return positions_among(pc.cast(as_string(values), text.type), text)
 
 
 def positions_among(values: pa.Array, among: pa.Array) -> np.ndarray:

@@ -16,10 +16,12 @@ from ..judgements import VERDICTS
 from ..population import Population, population_from_labels
 from ..sampling import PAIR_CLASSES, SCHEMES, STRATA
 from .errors import InputError
-from .id_positions import integer_ids, integer_positions, integer_queries, matched_positions, positions_among
+from .id_positions import (
+    matched_positions,
+    positions_of_ids,
+)
 from .source import (
     TableSource,
-    arrow_array,
     as_string,
     combined_array,
     labels_for_population,
@@ -85,14 +87,7 @@ class ItemTable:
         >>> table.positions_of(["7", "007", "40"]).tolist()
         [1, -1, 0]
         """
-        values = arrow_array(ids)
-        if pa.types.is_dictionary(values.type):
-            values = values.dictionary_decode()
-        item_ids = integer_ids(self.ids)
-        queries = None if item_ids is None else integer_queries(values)
-        if item_ids is not None and queries is not None:
-            return integer_positions(item_ids, *queries)
-        return positions_among(pc.cast(values, self.item_id.type), self.item_id)
+        return positions_of_ids(ids, self.ids, lambda: self.item_id)
 
     def to_population(self) -> Population:
         """The factorised clusterings; unit weights take the population's fast path.

@@ -146,3 +146,24 @@ def test_a_pair_without_a_score_and_a_lambda_without_scores_are_refused(files, t
     assert done.returncode == 2 and "--score-lambda is only meaningful with --scores" in done.stderr
     done = run("estimate", items, pairs, judgements, "--scores", scores, "--score-lambda", "1.5")
     assert done.returncode == 2 and "must be in [0, 1]" in done.stderr
+
+
+def test_concatenated_batches_take_one_score_per_pair(files, tmp_path):
+    """Two batches in one PAIRS file repeat pairs: each gets its one score (λ = 0 is still human-only)."""
+    items, pairs, judgements, scores = files
+    second = tmp_path / "batch1.csv"
+    assert run("sample", items, "--pairs", 3000, "--seed", 4, "--batch", 1, "--out", second).returncode == 0
+    both = tmp_path / "both.csv"
+    table = pd.concat([pd.read_csv(pairs, dtype={"positions": str}), pd.read_csv(second, dtype={"positions": str})])
+    table.to_csv(both, index=False)
+    known = {frozenset(p) for p in zip(pd.read_csv(scores)["i"], pd.read_csv(scores)["j"])}
+    extra = {frozenset((i, j)) for i, j in zip(table["i"], table["j"]) if i != j} - known
+    more = pd.DataFrame([sorted(p) + [0.5] for p in extra], columns=["i", "j", "score"])
+    all_scores = tmp_path / "all_scores.csv"
+    pd.concat([pd.read_csv(scores), more]).to_csv(all_scores, index=False)
+    assert len(table) > len({(i, j) for i, j in zip(table["i"], table["j"])})  # pairs repeat across batches
+    out = run_json("estimate", items, both, judgements, "--scores", all_scores, "--score-lambda", "0")
+    for name, e in out["model_assisted"]["estimates"].items():
+        assert e["value"] == pytest.approx(out["estimates"][name]["value"], abs=1e-12), name
+    tuned = run_json("estimate", items, both, judgements, "--scores", all_scores)
+    assert any(c["lambda"] for c in tuned["model_assisted"]["classes"])
