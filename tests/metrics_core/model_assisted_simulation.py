@@ -9,14 +9,30 @@ drawn once per pair: the binormal model, whose AUC is ``Φ(a·√2)``. ``a = 1.1
 
 from __future__ import annotations
 
+import math
+from collections import defaultdict
+
 import numpy as np
+from scipy.stats import binom
 
 import metrics_core as mc
-from tests.metrics_core.draw_order_simulation import World, demo_world
+from metrics_core.estimation import estimate_quality_assisted
+from tests.metrics_core.draw_order_simulation import DrawOrderRun, World, demo_world, world
 
 SCORE_KINDS = ("auc95", "auc80", "random", "inverted", "inverted_merge")
 _SEPARATION = {"auc95": 1.163, "auc80": 0.595, "random": 0.0, "inverted": -1.163, "inverted_merge": 1.163}
 MERGE = mc.PAIR_CLASSES.index("merge")
+N_DRAWS = 4000
+LEVELS = (100, 200, 400)
+COVERED = (
+    "GoodSplitDistance",
+    "BadSplitDistance",
+    "GoodMergeDistance",
+    "BadMergeDistance",
+    "GoodMinusBadDistance",
+    "DeltaPrecision",
+)
+MERGE_METRICS = ("GoodMergeDistance", "BadMergeDistance")
 
 
 def simulated_scores(world: World, sample: mc.PairSample, kind: str, seed: int) -> np.ndarray:
@@ -45,3 +61,53 @@ def demo_card_scores():
         return mc.card_similarity(cards=cards, attributes=attributes, i=sample.i, j=sample.j)
 
     return w, scores
+
+
+def holds(low: float, high: float, truth: float) -> bool:
+    """Whether an interval holds the truth; an undefined one (not enough data) claims nothing."""
+    return math.isnan(low) or math.isnan(high) or low - 1e-12 <= truth <= high + 1e-12
+
+
+def short_of(rate: float, n: int, level: float) -> bool:
+    """Whether ``rate`` of ``n`` trials is below ``level`` beyond a binomial 1% bound (a real shortfall)."""
+    return binom.cdf(round(rate * n), n, level) < 0.01
+
+
+def check_synthetic_coverage(kind: str) -> None:
+    """The coverage test of one score ``kind`` on the synthetic lognormal population (its docstring is
+    test_model_assisted_coverage.py's): simulated, printed, and asserted."""
+    w = world("lognormal")
+    covered, human_covered, trials = defaultdict(int), defaultdict(int), defaultdict(int)
+    ratios = defaultdict(list)
+    for scheme in ("jaccard", "stratified"):
+        for seed in range(300):
+            run = DrawOrderRun.draw(w, scheme, N_DRAWS, seed)
+            scores = simulated_scores(w, run.sample, kind, 50_000 + seed)
+            for verdicts in LEVELS:
+                judged, counts = run.judged(verdicts)
+                result = estimate_quality_assisted(w.population, run.sample, judged, scores, labelled_draws=counts)
+                for name in COVERED:
+                    e, h, truth = result[name], result.human[name], w.truth[name]
+                    cell = (scheme, verdicts, name)
+                    trials[cell] += 1
+                    covered[cell] += holds(e.ci_low, e.ci_high, truth)
+                    human_covered[cell] += holds(h.ci_low, h.ci_high, truth)
+                    if h.ci_high > h.ci_low:
+                        ratios[(verdicts, name)].append((e.ci_high - e.ci_low) / (h.ci_high - h.ci_low))
+    n = sum(trials.values())
+    pooled, human = sum(covered.values()) / n, sum(human_covered.values()) / n
+    rates = {cell: covered[cell] / trials[cell] for cell in trials}
+    lowest = min(rates.items(), key=lambda item: item[1])
+    medians = {key: float(np.median(r)) for key, r in ratios.items()}
+    print(f"\n{kind}: pooled coverage {pooled:.4f} (human-only {human:.4f}); lowest cell {lowest}")
+    print("  median width ratio to human-only:", {k: round(v, 3) for k, v in sorted(medians.items())})
+    assert pooled >= 0.93, pooled
+    assert pooled >= human - 0.015, (pooled, human)
+    assert not any(short_of(rate, trials[cell], 0.88) for cell, rate in rates.items()), lowest
+    if kind == "random":
+        assert max(medians.values()) <= 1.02, medians
+        assert max(float(np.percentile(r, 95)) for r in ratios.values()) <= 1.05
+    if kind == "auc95":
+        assert max(medians[(v, name)] for v in (200, 400) for name in MERGE_METRICS) <= 0.75, medians
+    if kind in ("auc95", "inverted"):  # the calibration turns an inverted score round
+        assert medians[(400, "GoodMergeDistance")] <= 0.8, medians

@@ -59,10 +59,10 @@ def test_scores_are_bounded_symmetric_and_one_for_an_item_with_itself(case):
 def test_a_pairs_score_does_not_depend_on_the_other_pairs_or_the_items_order(case, data):
     cards, attributes, i, j = case
     score = card_similarity(cards=cards, attributes=attributes, i=i, j=j)
-    alone = [
-        card_similarity(cards=cards, attributes=attributes, i=i[k : k + 1], j=j[k : k + 1])[0] for k in range(len(i))
-    ]
-    assert score.tolist() == alone
+    # Three pairs scored alone (each call hashes the catalogue again: every pair would cost a minute in CI).
+    some = sorted(set(data.draw(st.lists(st.integers(0, max(len(i) - 1, 0)), max_size=3)))) if len(i) else []
+    alone = [card_similarity(cards=cards, attributes=attributes, i=i[k : k + 1], j=j[k : k + 1])[0] for k in some]
+    assert score[some].tolist() == alone
     n = len(cards["title"])
     order = np.array(data.draw(st.permutations(range(n))), dtype=np.int64)  # item order[k] is now at k
     where = np.argsort(order)
