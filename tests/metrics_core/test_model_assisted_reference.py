@@ -12,14 +12,13 @@ from __future__ import annotations
 from statistics import NormalDist
 
 import numpy as np
+import ppi_py as ppi  # a test dependency (requirements/dev.lock): missing, the module fails, never skips
 import pytest
 
 import metrics_core as mc
 from metrics_core.estimation import estimate_quality_assisted
 from metrics_core.estimation.assist import Assist
 from metrics_core.estimation.draws import Draws
-
-ppi = pytest.importorskip("ppi_py")  # a test dependency: requirements/dev.lock; CI fails on a skip
 
 SPLIT = mc.PAIR_CLASSES.index("split")
 Z = NormalDist().inv_cdf(0.975)
