@@ -128,13 +128,16 @@ REDIS_CHANNEL_PREFIX = env.str("REDIS_CHANNEL_PREFIX", default="")
 FILESYSTEM_BROKER_URL = "filesystem://localhost/"
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or FILESYSTEM_BROKER_URL)
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's file-system transport with every file placed whole (raterapp/embedded_broker.py).
+    CELERY_BROKER_TRANSPORT = "raterapp.embedded_broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, str | float] = {
         "data_folder_in": str(DATA_DIR / "broker"),
         "data_folder_out": str(DATA_DIR / "broker"),
         "processed_folder": str(DATA_DIR / "broker-processed"),
         "control_folder": str(DATA_DIR / "broker-control"),
+        "staging_folder": str(DATA_DIR / "broker-staging"),
     }
-    for folder in ("broker", "broker-processed", "broker-control"):
+    for folder in ("broker", "broker-processed", "broker-control", "broker-staging"):
         (DATA_DIR / folder).mkdir(exist_ok=True)
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Redis hands an unacknowledged message to another worker after this many seconds: longer than the
