@@ -29,6 +29,7 @@ from metrics_core.results import json_number
 from raterapp.models import PREPARING, EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
 from raterapp.selectors.batches import sample_batches_list
 from raterapp.selectors.decision import (
+    deciding_estimates,
     deciding_quality,
     experiment_decision_get,
     experiment_decision_metric,
@@ -72,7 +73,9 @@ def experiment_badge_get(
 ) -> dict:
     """The status badge and the rules behind it (GrowthBook's and Eppo's status with reasons);
     "Waiting for raters/budget" (``waiting``, from :mod:`raterapp.selectors.rating_access`)
-    instead of "Rating" while no rater can be offered a pair."""
+    instead of "Rating" while no rater can be offered a pair. ``estimate``: ΔPrecision as the
+    headline decides on it (:func:`deciding_estimates`; a model-assisted one carries its
+    ``verdicts_saved``, and the reasons say so)."""
     if experiment.status in PREPARING:
         return _badge("preparing", [f"{experiment.get_status_display()}."])
     if experiment.status == Status.FAILED:
@@ -80,6 +83,7 @@ def experiment_badge_get(
     if experiment.status == Status.DONE:
         return _badge("done", ["Rating was closed by the experiment's owner or an admin."])
     reasons = []
+    label = "ΔPrecision (model-assisted)" if "verdicts_saved" in (estimate or {}) else "ΔPrecision"
     judged = (estimate or {}).get("judged_draws") or 0
     half_width = _half_width(estimate)
     target = experiment.target_half_width
@@ -90,9 +94,9 @@ def experiment_badge_get(
     if half_width is None:
         reasons.append("No ΔPrecision interval yet.")
     elif half_width > target:
-        reasons.append(f"ΔPrecision is ±{half_width:.4f}; the target is ±{target:.4f}.")
+        reasons.append(f"{label} is ±{half_width:.4f}; the target is ±{target:.4f}.")
     if not reasons:
-        return _badge("enough_data", [f"ΔPrecision is ±{half_width:.4f}, within the target ±{target:.4f}."])
+        return _badge("enough_data", [f"{label} is ±{half_width:.4f}, within the target ±{target:.4f}."])
     if waiting:
         return {"key": "waiting", "label": waiting["label"], "reasons": waiting["reasons"], "waiting": waiting}
     return _badge("rating", reasons)
@@ -101,7 +105,7 @@ def experiment_badge_get(
 def experiment_badge_for(*, experiment: Experiment) -> dict:
     """The experiment's badge as its page shows it, for pages that show only the badge."""
     snapshot = estimate_snapshot_latest(experiment=experiment)
-    headline = snapshot.estimates["estimates"].get(HEADLINE) if snapshot is not None else None
+    headline = deciding_estimates(snapshot.estimates if snapshot is not None else None).get(HEADLINE)
     waiting = experiment_waiting_get(experiment=experiment)
     return experiment_badge_get(
         experiment=experiment, estimate=headline, progress=_sample_totals(experiment), waiting=waiting
@@ -115,7 +119,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     totals = _sample_totals(experiment)
     quality = QualityEstimates.from_dict(stored) if stored else None
     exact = (experiment.impact or {}).get("metrics")
-    headline = stored["estimates"].get(HEADLINE) if stored else None
+    headline = deciding_estimates(stored).get(HEADLINE)  # the target's and the badge's: with the score's saving
     progress = _progress(experiment, snapshot, totals, headline)
     situation = affected_item_situation(quality, exact=exact) if quality is not None and exact else None
     derived = derived_latest(experiment=experiment)
@@ -244,13 +248,14 @@ def experiment_list_rows(*, experiments) -> list[dict]:
         snapshot = snapshots.get(snapshot_of.get(experiment.pk))
         stored = snapshot.estimates if snapshot is not None else None
         headline = stored["estimates"].get(HEADLINE) if stored else None
+        deciding = deciding_estimates(stored).get(HEADLINE)
         total = totals.get(experiment.pk, {"tasks": 0, "wanted": 0, "verdicts": 0})
         progress = {"wanted": total["wanted"], "verdicts": total["verdicts"], "tasks": total["tasks"]}
         rows.append(
             {
                 "experiment": experiment,
                 "badge": experiment_badge_get(
-                    experiment=experiment, estimate=headline, progress=progress, waiting=waiting.get(experiment.pk)
+                    experiment=experiment, estimate=deciding, progress=progress, waiting=waiting.get(experiment.pk)
                 ),
                 "progress": progress,
                 "progress_percent": round(100 * total["verdicts"] / total["wanted"]) if total["wanted"] else 0,

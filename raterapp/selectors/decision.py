@@ -88,16 +88,22 @@ def experiment_decision_get(
     }
 
 
+def deciding_estimates(stored: dict | None) -> dict[str, dict]:
+    """The estimates of a snapshot (name -> stored estimate) that the headline decides on and the
+    planners plan with: the model-assisted ones when it has them (abcde-spec §15: their intervals
+    and sequences hold as the human-only ones do, and are tighter, so the verdicts still needed
+    count the score's saving), else the human-only ones."""
+    if not stored:
+        return {}
+    block = stored.get("model_assisted")
+    return block["estimates"] if block else stored["estimates"]
+
+
 def deciding_quality(stored: dict | None) -> QualityEstimates | None:
-    """The estimates of a snapshot the headline decides on: the model-assisted ones when it has them
-    (abcde-spec §15: their sequences hold as the human-only ones do, and are tighter), else the
-    human-only ones."""
+    """:func:`deciding_estimates` as metrics_core's estimates."""
     if not stored:
         return None
-    block = stored.get("model_assisted")
-    if block:
-        return QualityEstimates.from_dict({**stored, "estimates": block["estimates"]})
-    return QualityEstimates.from_dict(stored)
+    return QualityEstimates.from_dict({**stored, "estimates": deciding_estimates(stored)})
 
 
 def experiment_list_decision(*, experiment: Experiment, stored: dict | None) -> dict | None:

@@ -28,6 +28,9 @@ class BudgetPlanRowSerializer(serializers.Serializer):
 class BudgetPlanSerializer(serializers.Serializer):
     target_half_width = serializers.FloatField()
     judgements = serializers.IntegerField()
+    model_assisted = serializers.BooleanField(
+        help_text="The half-widths are the model-assisted estimates': the plan counts the score's saving."
+    )
     metrics = BudgetPlanRowSerializer(many=True)
 
 

@@ -92,3 +92,40 @@ def test_the_headline_decides_on_the_model_assisted_sequence_and_says_so(users):
     decision = experiment_dashboard_get(experiment=experiment)["decision"]
     assert (decision["cs_low"], decision["cs_high"]) == (human["cs_low"], human["cs_high"])
     assert not decision["model_assisted"] and "Model-assisted" not in decision["sentence"]
+
+
+def test_the_planners_count_the_scores_saving(users):
+    """The verdicts still needed to the target (the budget's plan, the progress line) and the badge's
+    target check use the estimates the headline decides on: with a score, the model-assisted ones."""
+    from raterapp.selectors.budgets import budget_plan_get
+    from raterapp.selectors.dashboard import experiment_dashboard_get
+
+    experiment, _, _ = scored_experiment(users["engineer"])
+    judge(experiment, 150)
+    stored = estimates_refresh(experiment_id=experiment.pk).estimates
+    assisted, human = stored["model_assisted"]["estimates"], stored["estimates"]
+    target = (human["DeltaPrecision"]["ci_high"] - human["DeltaPrecision"]["ci_low"]) / 4  # out of reach yet
+    Experiment.objects.filter(pk=experiment.pk).update(target_half_width=target)
+    experiment.refresh_from_db()
+
+    def half(estimate):
+        return (estimate["ci_high"] - estimate["ci_low"]) / 2
+
+    plan = budget_plan_get(experiment=experiment, cost_per_verdict=1.0)
+    assert plan["model_assisted"]
+    with_score = {row["metric"]: row for row in plan["metrics"]}
+    assert with_score["GoodMergeDistance"]["half_width"] == pytest.approx(half(assisted["GoodMergeDistance"]))
+    assert half(assisted["GoodMergeDistance"]) < half(human["GoodMergeDistance"])
+    dashboard = experiment_dashboard_get(experiment=experiment)
+    assert "ΔPrecision (model-assisted) is ±" in dashboard["badge"]["reasons"][0]
+
+    Experiment.objects.filter(pk=experiment.pk).update(model_assisted=False)
+    experiment.refresh_from_db()
+    estimates_refresh(experiment_id=experiment.pk)
+    plan = budget_plan_get(experiment=experiment, cost_per_verdict=1.0)
+    without = {row["metric"]: row for row in plan["metrics"]}
+    assert not plan["model_assisted"]
+    assert without["GoodMergeDistance"]["half_width"] == pytest.approx(half(human["GoodMergeDistance"]))
+    assert with_score["GoodMergeDistance"]["more_verdicts"] < without["GoodMergeDistance"]["more_verdicts"]
+    assert with_score["DeltaPrecision"]["more_verdicts"] < without["DeltaPrecision"]["more_verdicts"]
+    assert experiment_dashboard_get(experiment=experiment)["badge"]["reasons"][0].startswith("ΔPrecision is ±")
