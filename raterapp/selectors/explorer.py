@@ -36,7 +36,7 @@ VERDICTS = tuple(Verdict.values)  # equivalent, not_equivalent, unsure
 SELF = "self"
 VERDICT_SUMMARIES = ("unjudged", *VERDICTS, "mixed", SELF)
 PAIR_CLASS_ORDER = ("split", "merge", "intersection", SELF)  # the diff first (abcde-spec §3)
-ORDERINGS = ("-jaccard_contribution", "jaccard_contribution", "-draws", "draws", "pair_class")
+ORDERINGS = ("-jaccard_contribution", "jaccard_contribution", "-draws", "draws", "-score", "score", "pair_class")
 CLUSTER_SIDES = ("base", "exp")
 MEMBERS_SHOWN = 50
 # The columns of the list and of its CSV download: ids and numbers exact, titles free text.
@@ -55,6 +55,8 @@ EXPLORER_PAIR_FIELDS = (
     "wanted",
     "agreement",
     "verdict",
+    "score",
+    "score_source",
 )
 
 
@@ -182,6 +184,8 @@ def explorer_rows(
         "draws",
         "task",
         "task__wanted",
+        "score",
+        "score_source",
     ]
     if attribute is not None:
         fields.append("vantage__attributes")
@@ -209,6 +213,7 @@ def explorer_rows(
             "wanted": value["task__wanted"],
         }
         row["agreement"], row["verdict"] = _agreement(row, is_self=value["pair_class"] == SELF)
+        row["score"], row["score_source"] = value["score"], value["score_source"] or None
         if attribute is not None:
             row["_attribute"] = _attribute_text(value["vantage__attributes"], attribute)
         rows.append(row)
@@ -261,6 +266,9 @@ _ORDER_KEYS = {
     "jaccard_contribution": lambda r: (r["jaccard_contribution"], r["id"]),
     "-draws": lambda r: (-r["draws"], r["id"]),
     "draws": lambda r: (r["draws"], r["id"]),
+    # Unscored pairs (self pairs, a sample stored before scores) last either way.
+    "-score": lambda r: (r["score"] is None, -(r["score"] or 0.0), r["id"]),
+    "score": lambda r: (r["score"] is None, r["score"] or 0.0, r["id"]),
     "pair_class": lambda r: (_class_rank(r["pair_class"]), -r["jaccard_contribution"], r["id"]),
 }
 

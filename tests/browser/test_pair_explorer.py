@@ -148,6 +148,15 @@ def test_engineer_explores_pairs_and_hostile_items_stay_inert(browser, live_serv
     draws = dict(pairs.values_list("pk", "draws"))
     shown = _row_ids(page)
     assert [draws[pk] for pk in shown] == sorted((draws[pk] for pk in shown), reverse=True)
+    # Sort by the pairs' scores (what the model-assisted estimates correct), highest first.
+    page.get_by_role("button", name="Score").click()
+    page.wait_for_function(f"{EXPLORER}.dataset.state === 'ready' && location.search.includes('ordering=-score')")
+    assert page.locator("th[data-sort-col='score']").get_attribute("aria-sort") == "descending"
+    scores = dict(pairs.values_list("pk", "score"))
+    shown = _row_ids(page)
+    assert [scores[pk] for pk in shown] == sorted((scores[pk] for pk in shown), reverse=True)
+    assert len({scores[pk] for pk in shown}) > 1
+    assert page.locator("[data-rows] td[data-label='Score']").first.inner_text() == f"{scores[shown[0]]:.3f}"
 
     # Choosing a cluster lists the pairs with an item in it.
     page.get_by_label("Class", exact=True).select_option("")
@@ -184,6 +193,7 @@ def test_engineer_explores_pairs_and_hostile_items_stay_inert(browser, live_serv
     assert detail.get_by_role("heading", name=f"Split pair {pair.pk}").is_visible()
     cards = detail.locator(".item-card")
     assert cards.count() == 2
+    assert detail.get_by_text(f"{pair.score:.3f} (built-in card similarity)", exact=True).is_visible()
     assert cards.nth(0).locator(".item-card__title").inner_text() == HOSTILE_TITLE
     assert cards.nth(1).locator(".item-card__title").inner_text() == pair.partner.title
     # Hostile text is text: no script ran, nothing became a link, an image or markup.

@@ -78,6 +78,14 @@ class ExplorerPairSerializer(serializers.Serializer):
         help_text=f"The verdict summary, one of {', '.join(VERDICT_SUMMARIES)}: unjudged without verdicts; the "
         "verdict all its verdicts agree on; mixed when they differ; self for self pairs."
     )
+    score = serializers.FloatField(
+        allow_null=True,
+        help_text="The pair's score (higher: more likely equivalent), which model-assisted estimates use; "
+        "null until scored. Never shown to raters.",
+    )
+    score_source = serializers.CharField(
+        allow_null=True, help_text="built_in (the card similarity) or uploaded (the team's own scores); null unscored."
+    )
 
 
 class ExplorerClusterMemberSerializer(serializers.Serializer):

@@ -5,7 +5,7 @@
 import { el, renderCard } from "./cards.js";
 import { errorText } from "./errors.js";
 import { requestJson } from "./http.js";
-import { CLASS_NAMES, OTHER_SIDE, SIDE_NAMES, VERDICT_NAMES, badge, counts, number, percent, problemOf, titleOf } from "./explorer_format.js";
+import { CLASS_NAMES, OTHER_SIDE, SCORE_SOURCES, SIDE_NAMES, VERDICT_NAMES, badge, counts, number, percent, problemOf, scoreText, titleOf } from "./explorer_format.js";
 import { HASH, config, shareOfJd, state, ui } from "./explorer_state.js";
 
 const pairUrl = (id) => config.urls.pair.replace(/\/0\/$/, `/${id}/`);
@@ -94,6 +94,7 @@ function facts(pair) {
   add("Contribution to JD", number(pair.jaccard_contribution) + (share !== null && pair.jaccard_contribution > 0 ? ` (${percent(share)})` : ""));
   add("Verdict", badge(pair.verdict, VERDICT_NAMES));
   add("Agreement", percent(pair.agreement));
+  if (pair.score !== null) add("Score", `${scoreText(pair)} (${SCORE_SOURCES[pair.score_source] || "unknown source"})`);
   if (pair.task !== null) add("Verdicts", `${pair.equivalent + pair.not_equivalent + pair.unsure} of ${pair.wanted} wanted`);
   return list;
 }

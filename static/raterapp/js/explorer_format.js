@@ -27,6 +27,13 @@ export function percent(share) {
   return `${text.replace(/\.0+$/, "")}%`;
 }
 
+// The pair's score (model-assisted estimates, abcde-spec §15) and where it comes from.
+export const SCORE_SOURCES = { built_in: "built-in card similarity", uploaded: "your uploaded score" };
+
+export function scoreText(row) {
+  return row.score === null || row.score === undefined ? "—" : row.score.toFixed(3);
+}
+
 export const titleOf = (title, id) => (typeof title === "string" && title.trim() ? title : String(id));
 const known = (names, value) => (Object.hasOwn(names, value) ? value : "other");
 

@@ -6,7 +6,7 @@ export const root = document.getElementById("explorer");
 const $ = (selector) => root.querySelector(selector);
 
 export const FILTERS = ["pair_class", "verdict", "attribute", "value", "cluster", "side", "q", "include_self"];
-export const ORDERINGS = ["-jaccard_contribution", "jaccard_contribution", "-draws", "draws", "pair_class"];
+export const ORDERINGS = ["-jaccard_contribution", "jaccard_contribution", "-draws", "draws", "-score", "score", "pair_class"];
 export const DEFAULT_ORDERING = "-jaccard_contribution";
 export const CLUSTERS_SHOWN = 8;
 export const SEARCH_DELAY_MS = 350;

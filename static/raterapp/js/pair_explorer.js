@@ -18,7 +18,7 @@ import { el } from "./cards.js";
 import { requestJson } from "./http.js";
 import { loadClusters, markActiveCluster } from "./explorer_clusters.js";
 import { onDetailClosed, openFromHash } from "./explorer_detail.js";
-import { CLASS_NAMES, VERDICT_NAMES, badge, counts, number, percent, problemOf, titleOf } from "./explorer_format.js";
+import { CLASS_NAMES, VERDICT_NAMES, badge, counts, number, percent, problemOf, scoreText, titleOf } from "./explorer_format.js";
 import { DEFAULT_ORDERING, FILTERS, ORDERINGS, SEARCH_DELAY_MS, config, root, shareOfJd, state, ui } from "./explorer_state.js";
 
 // ---------------------------------------------------------------- filters and the address
@@ -199,7 +199,10 @@ function pairRow(row) {
   }
   const agreement = cell("Agreement", percent(row.agreement));
   agreement.classList.add("num");
-  tr.append(pair, kind, verdict, draws, contribution, agreement);
+  const score = cell("Score", scoreText(row));
+  score.classList.add("num");
+  if (row.score_source === "uploaded") score.firstChild.append(el("span", { className: "xp-share", text: "yours" }));
+  tr.append(pair, kind, verdict, draws, contribution, agreement, score);
   return tr;
 }
 
@@ -228,6 +231,7 @@ function verdictCounts(row) {
 const SORT_FLIP = {
   jaccard_contribution: ["-jaccard_contribution", "jaccard_contribution"],
   draws: ["-draws", "draws"],
+  score: ["-score", "score"],
 };
 
 function showSort() {

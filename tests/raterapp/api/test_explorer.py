@@ -202,6 +202,8 @@ def test_search_matches_ids_and_titles_in_any_case(client_of, judged):
         ("jaccard_contribution", lambda r: (r["jaccard_contribution"], r["id"])),
         ("-draws", lambda r: (-r["draws"], r["id"])),
         ("draws", lambda r: (r["draws"], r["id"])),
+        ("-score", lambda r: (-r["score"], r["id"])),
+        ("score", lambda r: (r["score"], r["id"])),
         ("pair_class", lambda r: (["split", "merge", "intersection"].index(r["pair_class"]), -r["jaccard_contribution"], r["id"])),
     ],
 )
@@ -210,6 +212,24 @@ def test_ordering(client_of, judged, ordering, key):
     rows = get_pairs(client_of("owner"), judged, **params)["results"]
     assert len({row["draws"] for row in rows}) > 1  # the order is not trivial
     assert [row["id"] for row in rows] == [row["id"] for row in sorted(rows, key=key)]
+
+
+def test_each_row_carries_its_stored_score_beside_the_verdicts(client_of, judged):
+    """Scores are data of the experiment (abcde-spec §15): the explorer shows each pair's, with its
+    source; a pair without one (stored before scores) sorts last either way."""
+    stored = dict(non_self(judged).values_list("pk", "score"))
+    assert len(set(stored.values())) > 5 and None not in stored.values()  # the worker scored every pair
+    SampledPair.objects.filter(pk=min(stored)).update(score_source="uploaded")
+    rows = get_pairs(client_of("owner"), judged)["results"]
+    assert {row["id"]: row["score"] for row in rows} == stored
+    assert {row["id"]: row["score_source"] for row in rows} == {
+        pk: ("uploaded" if pk == min(stored) else "built_in") for pk in stored
+    }
+    SampledPair.objects.filter(pk=max(stored)).update(score=None, score_source="")
+    for ordering in ("-score", "score"):
+        rows = get_pairs(client_of("owner"), judged, ordering=ordering)["results"]
+        assert (rows[-1]["id"], rows[-1]["score"], rows[-1]["score_source"]) == (max(stored), None, None)
+        assert all(row["score"] is not None for row in rows[:-1])
 
 
 def test_pagination_is_limit_offset_like_the_other_lists(client_of, judged):
