@@ -81,7 +81,7 @@ def decide_earlier(seeds: int, metric: str = "GoodMinusBadDistance") -> None:
     needed = {"assisted": [], "human": []}
     for seed in range(seeds):
         run = DrawOrderRun.draw(w, "jaccard", DRAWS, seed)
-        scores = builtin(run.sample)
+        scores = builtin(run.sample.i, run.sample.j)
         first = {}
         for verdicts in range(10, min(1000, len(run.a)) + 1, 10):
             judged, counts = run.judged(verdicts)
@@ -183,7 +183,7 @@ def main() -> None:
         decide_earlier(args.seeds)
     if args.widths or not (args.speed or args.decide):
         w, builtin = demo_card_scores()
-        widths("Febrl 3, built-in card similarity", w, lambda sample, seed: builtin(sample), args.seeds)
+        widths("Febrl 3, built-in card similarity", w, lambda sample, seed: builtin(sample.i, sample.j), args.seeds)
         synthetic = world("lognormal")
         for kind in ("auc95", "random"):
             widths(

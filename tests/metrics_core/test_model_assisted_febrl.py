@@ -58,10 +58,16 @@ def test_on_the_demo_data_the_built_in_score_covers_and_halves_the_merge_interva
     w, scores_of = demo_card_scores()
     covered, human_covered, trials = defaultdict(int), defaultdict(int), defaultdict(int)
     ratios = defaultdict(list)
+    runs = {
+        (scheme, seed): DrawOrderRun.draw(w, scheme, N_DRAWS, seed)
+        for scheme in ("jaccard", "stratified")
+        for seed in range(300)
+    }
+    scores_of(*(np.concatenate([getattr(run.sample, side) for run in runs.values()]) for side in "ij"))
     for scheme in ("jaccard", "stratified"):
         for seed in range(300):
-            run = DrawOrderRun.draw(w, scheme, N_DRAWS, seed)
-            scores = scores_of(run.sample)
+            run = runs[(scheme, seed)]
+            scores = scores_of(run.sample.i, run.sample.j)
             for verdicts in LEVELS:
                 judged, counts = run.judged(verdicts)
                 result = estimate_quality_assisted(w.population, run.sample, judged, scores, labelled_draws=counts)
