@@ -11,7 +11,7 @@ from django.utils import timezone
 from metrics_core import judgements_to_target
 from metrics_core.results import json_number
 from raterapp.models import BudgetChange, BudgetLedgerEntry, BudgetPool, Experiment, ExperimentBudget, Lease
-from raterapp.selectors.decision import deciding_estimates
+from raterapp.selectors.decision import decides_model_assisted, deciding_estimates
 from raterapp.selectors.experiments import estimate_snapshot_latest
 
 
@@ -59,7 +59,7 @@ def budget_plan_get(*, experiment: Experiment, cost_per_verdict: float, target: 
     snapshot = estimate_snapshot_latest(experiment=experiment)
     rows = []
     if snapshot is not None:
-        for name, estimate in deciding_estimates(snapshot.estimates).items():
+        for name, estimate in deciding_estimates(experiment, snapshot.estimates).items():
             low, high = estimate.get("ci_low"), estimate.get("ci_high")
             half_width = (high - low) / 2 if low is not None and high is not None else math.nan
             more = judgements_to_target(half_width=half_width, judgements=snapshot.judgements, target_half_width=target)
@@ -74,7 +74,7 @@ def budget_plan_get(*, experiment: Experiment, cost_per_verdict: float, target: 
     return {
         "target_half_width": target,
         "judgements": snapshot.judgements if snapshot else 0,
-        "model_assisted": bool(snapshot and snapshot.estimates.get("model_assisted")),
+        "model_assisted": decides_model_assisted(experiment, snapshot.estimates if snapshot else None),
         "metrics": rows,
     }
 

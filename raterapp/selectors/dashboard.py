@@ -29,6 +29,7 @@ from metrics_core.results import json_number
 from raterapp.models import PREPARING, EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
 from raterapp.selectors.batches import sample_batches_list
 from raterapp.selectors.decision import (
+    decides_model_assisted,
     deciding_estimates,
     deciding_quality,
     experiment_decision_get,
@@ -105,7 +106,7 @@ def experiment_badge_get(
 def experiment_badge_for(*, experiment: Experiment) -> dict:
     """The experiment's badge as its page shows it, for pages that show only the badge."""
     snapshot = estimate_snapshot_latest(experiment=experiment)
-    headline = deciding_estimates(snapshot.estimates if snapshot is not None else None).get(HEADLINE)
+    headline = deciding_estimates(experiment, snapshot.estimates if snapshot is not None else None).get(HEADLINE)
     waiting = experiment_waiting_get(experiment=experiment)
     return experiment_badge_get(
         experiment=experiment, estimate=headline, progress=_sample_totals(experiment), waiting=waiting
@@ -119,7 +120,7 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     totals = _sample_totals(experiment)
     quality = QualityEstimates.from_dict(stored) if stored else None
     exact = (experiment.impact or {}).get("metrics")
-    headline = deciding_estimates(stored).get(HEADLINE)  # the target's and the badge's: with the score's saving
+    headline = deciding_estimates(experiment, stored).get(HEADLINE)  # the target and the badge: with the saving
     progress = _progress(experiment, snapshot, totals, headline)
     situation = affected_item_situation(quality, exact=exact) if quality is not None and exact else None
     derived = derived_latest(experiment=experiment)
@@ -128,11 +129,11 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
     rater_aware = rater_aware_panel_get(experiment=experiment, raw=stored["estimates"] if stored else None)
     decision = experiment_decision_get(
         experiment=experiment,
-        quality=deciding_quality(stored),
+        quality=deciding_quality(experiment, stored),
         derived=derived_panel,
         progress=progress,
         sample=stored,
-        model_assisted=bool(stored and stored.get("model_assisted")),
+        model_assisted=decides_model_assisted(experiment, stored),
     )
     waiting = experiment_waiting_get(experiment=experiment)
     return {
@@ -248,7 +249,7 @@ def experiment_list_rows(*, experiments) -> list[dict]:
         snapshot = snapshots.get(snapshot_of.get(experiment.pk))
         stored = snapshot.estimates if snapshot is not None else None
         headline = stored["estimates"].get(HEADLINE) if stored else None
-        deciding = deciding_estimates(stored).get(HEADLINE)
+        deciding = deciding_estimates(experiment, stored).get(HEADLINE)
         total = totals.get(experiment.pk, {"tasks": 0, "wanted": 0, "verdicts": 0})
         progress = {"wanted": total["wanted"], "verdicts": total["verdicts"], "tasks": total["tasks"]}
         rows.append(

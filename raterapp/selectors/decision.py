@@ -88,29 +88,37 @@ def experiment_decision_get(
     }
 
 
-def deciding_estimates(stored: dict | None) -> dict[str, dict]:
+def decides_model_assisted(experiment: Experiment, stored: dict | None) -> bool:
+    """Whether the headline and the planners use the snapshot's model-assisted estimates: the snapshot
+    has them and the owner has not turned them off since (the switch acts at once; turned on, the
+    next snapshot brings them)."""
+    return bool(experiment.model_assisted and stored and stored.get("model_assisted"))
+
+
+def deciding_estimates(experiment: Experiment, stored: dict | None) -> dict[str, dict]:
     """The estimates of a snapshot (name -> stored estimate) that the headline decides on and the
-    planners plan with: the model-assisted ones when it has them (abcde-spec §15: their intervals
-    and sequences hold as the human-only ones do, and are tighter, so the verdicts still needed
-    count the score's saving), else the human-only ones."""
+    planners plan with: the model-assisted ones when :func:`decides_model_assisted` (abcde-spec §15:
+    their intervals and sequences hold as the human-only ones do, and are tighter, so the verdicts
+    still needed count the score's saving), else the human-only ones."""
     if not stored:
         return {}
-    block = stored.get("model_assisted")
-    return block["estimates"] if block else stored["estimates"]
+    return stored["model_assisted"]["estimates"] if decides_model_assisted(experiment, stored) else stored["estimates"]
 
 
-def deciding_quality(stored: dict | None) -> QualityEstimates | None:
+def deciding_quality(experiment: Experiment, stored: dict | None) -> QualityEstimates | None:
     """:func:`deciding_estimates` as metrics_core's estimates."""
     if not stored:
         return None
-    return QualityEstimates.from_dict({**stored, "estimates": deciding_estimates(stored)})
+    return QualityEstimates.from_dict({**stored, "estimates": deciding_estimates(experiment, stored)})
 
 
 def experiment_list_decision(*, experiment: Experiment, stored: dict | None) -> dict | None:
     """The decision of one experiment of the list, from its latest stored snapshot."""
-    assisted = bool(stored and stored.get("model_assisted"))
     decision = experiment_decision_get(
-        experiment=experiment, quality=deciding_quality(stored), derived=None, model_assisted=assisted
+        experiment=experiment,
+        quality=deciding_quality(experiment, stored),
+        derived=None,
+        model_assisted=decides_model_assisted(experiment, stored),
     )
     if decision is None:
         return None

@@ -4,6 +4,8 @@ without a reload, and the owner's switch. Screenshots at 1280 and 390 px for a p
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from raterapp.services.refresh.estimates import estimates_refresh
@@ -63,5 +65,43 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     experiment.refresh_from_db()
     assert experiment.model_assisted is False
     assert card.locator("[data-model-assisted-block]").is_hidden()
+    assert not problems, problems
+    context.close()
+
+
+def test_the_headline_decides_earlier_with_the_score_on_the_same_verdicts(browser, live_server, settings, tmp_path):
+    """Sixty verdicts: the model-assisted sequence of Good−Bad already excludes zero, the human-only
+    one does not yet (it does from about 90 verdicts; bench_model_assisted.py --decide measures the
+    verdicts saved over seeds). The owner's switch moves the page's headline between the two: off at
+    once, on with the next snapshot (the worker's, here called in the test)."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    owner = UserFactory(username="dana", roles=["engineer"])
+    owner.set_password("pw")
+    owner.save()
+    experiment, _, _ = scored_experiment(owner)
+    type(experiment).objects.filter(pk=experiment.pk).update(decision_metric="GoodMinusBadDistance")
+    judge(experiment, 60)
+    estimates_refresh(experiment_id=experiment.pk)
+    context = browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    problems: list[str] = []
+    record_problems(page, problems)
+    sign_in(page, live_server, "dana", "pw", f"/experiments/{experiment.pk}/")
+    label, why = page.locator("[data-decision-label]"), page.locator("[data-decision-why]")
+    assert label.inner_text() == "Exp is worse"
+    assert "Model-assisted" in why.inner_text()
+
+    form = page.locator("[data-model-assisted-form]")
+    form.get_by_label("Use the score in every estimate and the headline").uncheck()
+    form.get_by_role("button", name="Save").click()
+    page.wait_for_function("document.querySelector('[data-decision-label]').textContent === 'Not enough data yet'")
+    assert "Model-assisted" not in why.inner_text()
+
+    form.get_by_label("Use the score in every estimate and the headline").check()
+    form.get_by_role("button", name="Save").click()
+    form.locator("[data-model-assisted-status]").filter(has_text=re.compile("^On:")).wait_for()
+    estimates_refresh(experiment_id=experiment.pk)
+    page.wait_for_function("document.querySelector('[data-decision-label]').textContent === 'Exp is worse'")
     assert not problems, problems
     context.close()

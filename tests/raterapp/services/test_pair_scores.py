@@ -88,6 +88,9 @@ def test_the_headline_decides_on_the_model_assisted_sequence_and_says_so(users):
     assert assisted["cs_high"] - assisted["cs_low"] < human["cs_high"] - human["cs_low"]
     Experiment.objects.filter(pk=experiment.pk).update(model_assisted=False)
     experiment.refresh_from_db()
+    decision = experiment_dashboard_get(experiment=experiment)["decision"]  # the switch acts before a snapshot
+    assert (decision["cs_low"], decision["cs_high"]) == (human["cs_low"], human["cs_high"])
+    assert not decision["model_assisted"]
     stored = estimates_refresh(experiment_id=experiment.pk).estimates
     decision = experiment_dashboard_get(experiment=experiment)["decision"]
     assert (decision["cs_low"], decision["cs_high"]) == (human["cs_low"], human["cs_high"])
