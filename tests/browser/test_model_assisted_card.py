@@ -20,20 +20,31 @@ LAPTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 
-def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
-    browser, live_server, screenshots_dir, settings, tmp_path
-):
+def _owners_experiment(settings, tmp_path):
+    """A scored experiment (tests.raterapp.helpers.scored) of the engineer "dana" (password "pw")."""
     settings.MEDIA_ROOT = tmp_path / "media"
     owner = UserFactory(username="dana", roles=["engineer"])
     owner.set_password("pw")
     owner.save()
-    experiment, _, _ = scored_experiment(owner)
+    return scored_experiment(owner)[0]
+
+
+def _signed_in(browser, live_server, experiment):
+    """A laptop-sized page of ``experiment`` signed in as its owner, with its problems recorded."""
     context = browser.new_context(viewport=LAPTOP)
     page = context.new_page()
     page.set_default_timeout(20_000)
     problems: list[str] = []
     record_problems(page, problems)
     sign_in(page, live_server, "dana", "pw", f"/experiments/{experiment.pk}/")
+    return context, page, problems
+
+
+def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
+    browser, live_server, screenshots_dir, settings, tmp_path
+):
+    experiment = _owners_experiment(settings, tmp_path)
+    context, page, problems = _signed_in(browser, live_server, experiment)
     card = page.locator("[data-model-assisted]")
     assert card.locator('[data-model-assisted-state="waiting"]').is_visible()
     assert "built-in card similarity" in card.locator("[data-model-assisted-line]").inner_text()
@@ -74,20 +85,11 @@ def test_the_headline_decides_earlier_with_the_score_on_the_same_verdicts(browse
     one does not yet (it does from about 90 verdicts; bench_model_assisted.py --decide measures the
     verdicts saved over seeds). The owner's switch moves the page's headline between the two: off at
     once, on with the next snapshot (the worker's, here called in the test)."""
-    settings.MEDIA_ROOT = tmp_path / "media"
-    owner = UserFactory(username="dana", roles=["engineer"])
-    owner.set_password("pw")
-    owner.save()
-    experiment, _, _ = scored_experiment(owner)
+    experiment = _owners_experiment(settings, tmp_path)
     type(experiment).objects.filter(pk=experiment.pk).update(decision_metric="GoodMinusBadDistance")
     judge(experiment, 60)
     estimates_refresh(experiment_id=experiment.pk)
-    context = browser.new_context(viewport=LAPTOP)
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    problems: list[str] = []
-    record_problems(page, problems)
-    sign_in(page, live_server, "dana", "pw", f"/experiments/{experiment.pk}/")
+    context, page, problems = _signed_in(browser, live_server, experiment)
     label, why = page.locator("[data-decision-label]"), page.locator("[data-decision-why]")
     assert label.inner_text() == "Exp is worse"
     assert "Model-assisted" in why.inner_text()

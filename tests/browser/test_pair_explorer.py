@@ -101,6 +101,17 @@ def _wait_images(page):
     page.wait_for_function("[...document.querySelectorAll('img')].every((img) => img.complete)")
 
 
+def _sorted_by(page, button: str, column: str, values: dict) -> list[int]:
+    """Sort by ``column``'s header ``button`` (largest first); the rows shown, checked against ``values``."""
+    page.get_by_role("button", name=button).click()
+    page.wait_for_function(f"{EXPLORER}.dataset.state === 'ready' && location.search.includes('ordering=-{column}')")
+    assert page.locator(f"th[data-sort-col='{column}']").get_attribute("aria-sort") == "descending"
+    shown = _row_ids(page)
+    assert [values[pk] for pk in shown] == sorted((values[pk] for pk in shown), reverse=True)
+    assert len({values[pk] for pk in shown}) > 1  # the order is not trivial
+    return shown
+
+
 def test_engineer_explores_pairs_and_hostile_items_stay_inert(browser, live_server, explored, screenshots_dir):
     experiment = explored
     problems: list[str] = []
@@ -141,21 +152,11 @@ def test_engineer_explores_pairs_and_hostile_items_stay_inert(browser, live_serv
     csv_link = page.get_by_role("link", name="CSV", exact=True)
     assert "pair_class=split" in csv_link.get_attribute("href") and "format=csv" in csv_link.get_attribute("href")
 
-    # Sort by draws, most first: the header says so and the rows follow.
-    page.get_by_role("button", name="Draws").click()
-    page.wait_for_function(f"{EXPLORER}.dataset.state === 'ready' && location.search.includes('ordering=-draws')")
-    assert page.locator("th[data-sort-col='draws']").get_attribute("aria-sort") == "descending"
-    draws = dict(pairs.values_list("pk", "draws"))
-    shown = _row_ids(page)
-    assert [draws[pk] for pk in shown] == sorted((draws[pk] for pk in shown), reverse=True)
-    # Sort by the pairs' scores (what the model-assisted estimates correct), highest first.
-    page.get_by_role("button", name="Score").click()
-    page.wait_for_function(f"{EXPLORER}.dataset.state === 'ready' && location.search.includes('ordering=-score')")
-    assert page.locator("th[data-sort-col='score']").get_attribute("aria-sort") == "descending"
+    # Sort by draws, most first: the header says so and the rows follow; then by the pairs' scores
+    # (what the model-assisted estimates correct), highest first.
+    _sorted_by(page, "Draws", "draws", dict(pairs.values_list("pk", "draws")))
     scores = dict(pairs.values_list("pk", "score"))
-    shown = _row_ids(page)
-    assert [scores[pk] for pk in shown] == sorted((scores[pk] for pk in shown), reverse=True)
-    assert len({scores[pk] for pk in shown}) > 1
+    shown = _sorted_by(page, "Score", "score", scores)
     assert page.locator("[data-rows] td[data-label='Score']").first.inner_text() == f"{scores[shown[0]]:.3f}"
 
     # Choosing a cluster lists the pairs with an item in it.
