@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..derived import derived_metrics
+from ..derived.assisted import derived_metrics_assisted
 from ..estimation import Draws, quality_of_draws
 from ..estimation.assisted import assisted_of_draws
 from ..estimation.labelled import labelled_draws_by_metric
@@ -61,19 +62,23 @@ def run_estimate(args: argparse.Namespace) -> dict:
     draws = Draws.build(population, sample, verdicts, None, counts)
     horizon = sample.n_draws if args.horizon is None else args.horizon
     quality = quality_of_draws(draws, sample.scheme, args.confidence, horizon)
+    # ΔRecall and IQ, human-only and of the model-assisted inputs: the same bootstrap, the same seed.
+    bootstrap = {
+        "confidence": args.confidence,
+        "recall_base": args.recall_base,
+        "recall_base_range": tuple(args.recall_base_range),
+        "precision_base": args.precision_base,
+        "n_boot": args.n_boot,
+        "labelled_draws": counts,
+        "draws": draws,
+    }
     derived = derived_metrics(
         population,
         sample,
         verdicts,
         rng=np.random.default_rng(args.seed),
-        confidence=args.confidence,
-        recall_base=args.recall_base,
-        recall_base_range=tuple(args.recall_base_range),
-        precision_base=args.precision_base,
-        n_boot=args.n_boot,
-        labelled_draws=counts,
-        draws=draws,
         quality=quality if horizon == sample.n_draws else None,
+        **bootstrap,
     )
     result = {
         "scheme": quality.scheme,
@@ -89,6 +94,18 @@ def run_estimate(args: argparse.Namespace) -> dict:
             draws, full, sample, scores, args.confidence, horizon, args.score_lambda, human=quality
         )
         result["model_assisted"] = assisted.as_dict()
+        assisted_derived = derived_metrics_assisted(
+            population,
+            sample,
+            verdicts,
+            scores,
+            rng=np.random.default_rng(args.seed),
+            score_lambda=args.score_lambda,
+            full=full,
+            human=derived,
+            **bootstrap,
+        )
+        result["model_assisted"]["estimates"] |= assisted_derived.estimates_dict()
     if labelled is not None:
         result = with_labelled(result, sample, labelled)
     if args.raters:

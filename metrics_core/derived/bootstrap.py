@@ -46,7 +46,7 @@ _STRATUM_OF = {
 
 
 @dataclass(frozen=True)
-class _Columns:
+class Columns:
     """The sums a replicate needs: the columns of ``A`` (rows × sums), by what each is.
 
     A row of class ``c`` is non-zero only in the columns of ``c`` (drawn, judged, ΔPrecision and,
@@ -100,6 +100,16 @@ def replicate_inputs(draws: Draws, scheme: str, *, n_boot: int, rng: np.random.G
     replicate leaves a needed class without judged draws.
     """
     columns = _columns(draws, scheme)
+    return inputs_from_sums(replicate_sums(draws, scheme, columns, n_boot, rng, within), draws, scheme, columns)
+
+
+def replicate_sums(
+    draws: Draws, scheme: str, columns: Columns, n_boot: int, rng: np.random.Generator, within: str
+) -> np.ndarray:
+    """The column sums of ``n_boot`` replicates, (n_boot, columns): :func:`replicate_inputs` before the
+    estimators. ``columns`` may carry more sums than :func:`columns_of`' (a subclass's
+    :meth:`Columns.values`): they are resampled with the draws of their rows; with only
+    :func:`columns_of`' the generator is used as :func:`replicate_inputs` uses it."""
     prefix = _partial_prefix(draws)
     groups = _groups(draws, scheme, "class" if prefix else within)
     fixed = np.ones(len(draws.draws), dtype=bool)
@@ -111,7 +121,7 @@ def replicate_inputs(draws: Draws, scheme: str, *, n_boot: int, rng: np.random.G
         sums += _group_sums(rows, draws, judged, columns, n_boot, rng)
     if prefix:
         _resample_class_shares(sums, draws, scheme, columns, rng)
-    return inputs_from_sums(sums, draws, scheme, columns)
+    return sums
 
 
 def _partial_prefix(draws: Draws) -> bool:
@@ -123,7 +133,7 @@ def _partial_prefix(draws: Draws) -> bool:
 
 
 def _resample_class_shares(
-    sums: np.ndarray, draws: Draws, scheme: str, columns: _Columns, rng: np.random.Generator
+    sums: np.ndarray, draws: Draws, scheme: str, columns: Columns, rng: np.random.Generator
 ) -> None:
     """A labelled prefix is a simple random sample of the draws, post-stratified by class: its
     replicates resample each class's labelled draws (``within="class"``) and, apart, the classes'
@@ -145,7 +155,7 @@ def _resample_class_shares(
 
 
 def _group_sums(
-    rows: np.ndarray, draws: Draws, judged: np.ndarray, columns: _Columns, n_boot: int, rng: np.random.Generator
+    rows: np.ndarray, draws: Draws, judged: np.ndarray, columns: Columns, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
     """Column sums of ``n_boot`` resamples of a group's draws, (n_boot, columns).
 
@@ -212,7 +222,7 @@ def _normal_sums(values: np.ndarray, weights: np.ndarray, picks: np.ndarray, rng
     return picks[:, None] * mean + np.sqrt(picks)[:, None] * noise
 
 
-def inputs_from_sums(sums: np.ndarray, draws: Draws, scheme: str, columns: _Columns) -> dict[str, np.ndarray]:
+def inputs_from_sums(sums: np.ndarray, draws: Draws, scheme: str, columns: Columns) -> dict[str, np.ndarray]:
     stratum_of = _STRATUM_OF[scheme]
     n = len(sums)
     delta_precision = np.zeros(n)
@@ -244,7 +254,22 @@ def inputs_from_sums(sums: np.ndarray, draws: Draws, scheme: str, columns: _Colu
     return out
 
 
-def _columns(draws: Draws, scheme: str) -> _Columns:
+def columns_of(draws: Draws, scheme: str) -> Columns:
+    """The columns the human-only replicates sum (:mod:`.assisted` adds its own after them)."""
+    return _columns(draws, scheme)
+
+
+def fixed_size_sums(
+    values: np.ndarray, counts: np.ndarray, size: int, n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Column sums of ``n_boot`` resamples of ``size`` draws of the rows of ``values`` (with replacement,
+    ∝ ``counts``), (n_boot, columns): exact up to :data:`EXACT_DRAWS` draws, else their normal limit."""
+    if size <= EXACT_DRAWS:
+        return _exact_sums(values, counts, np.full(n_boot, size, dtype=np.int64), rng)
+    return _normal_sums(values, counts.astype(np.float64), np.full(n_boot, float(size)), rng)
+
+
+def _columns(draws: Draws, scheme: str) -> Columns:
     stratum_of = _STRATUM_OF[scheme]
     count = iter(range(1000))
     drawn_col, judged_col, precision_col = {}, {}, {}
@@ -254,7 +279,7 @@ def _columns(draws: Draws, scheme: str) -> _Columns:
     numerator, denominator = {}, {}
     for kind in ("split", "merge"):
         numerator[kind], denominator[kind] = next(count), next(count)
-    return _Columns(next(count), drawn_col, judged_col, precision_col, numerator, denominator, scheme)
+    return Columns(next(count), drawn_col, judged_col, precision_col, numerator, denominator, scheme)
 
 
 def _groups(draws: Draws, scheme: str, within: str) -> list[np.ndarray]:

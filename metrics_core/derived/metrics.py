@@ -180,16 +180,9 @@ def derived_metrics(
     >>> bool(e.ci_low <= e.value <= e.ci_high), e.drawn_draws
     (True, 400)
     """
-    confidence = open_unit_interval("confidence", confidence)
-    n_boot = positive_int("n_boot", n_boot)
-    rng = generator("rng", rng)
-    if recall_base is not None:
-        recall_base = unit_parameter("recall_base", recall_base)
-    range_low, range_high = _recall_base_range(recall_base, recall_base_range)
-    if precision_base is not None:
-        precision_base = unit_parameter("precision_base", precision_base)
-    if resampling not in RESAMPLING:
-        raise ValueError(f"resampling must be one of {', '.join(RESAMPLING)}; got {resampling!r}")
+    confidence, n_boot, rng, recall_base, recall_bases, precision_base = derived_parameters(
+        confidence, n_boot, rng, recall_base, recall_base_range, precision_base, resampling
+    )
     if draws is None:
         draws = Draws.build(population, sample, verdicts, None, labelled_draws)
     elif draws.verdicts is not verdicts:
@@ -197,6 +190,63 @@ def derived_metrics(
     if quality is None:
         quality = quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)
     exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
+    replicates = replicate_inputs(draws, sample.scheme, n_boot=n_boot, rng=rng, within=resampling)
+    return derived_of_replicates(
+        quality,
+        exact,
+        replicates,
+        scheme=sample.scheme,
+        confidence=confidence,
+        recall_base=recall_base,
+        recall_bases=recall_bases,
+        precision_base=precision_base,
+        recall_grid=recall_grid,
+        precision_grid=precision_grid,
+        resampling=resampling,
+    )
+
+
+def derived_parameters(
+    confidence: float,
+    n_boot: int,
+    rng: np.random.Generator,
+    recall_base: float | None,
+    recall_base_range: tuple[float, float],
+    precision_base: float | None,
+    resampling: str,
+) -> tuple[float, int, np.random.Generator, float | None, tuple[float, float], float | None]:
+    """:func:`derived_metrics`' parameters checked: the range assumed is ``recall_base`` alone when given."""
+    confidence = open_unit_interval("confidence", confidence)
+    n_boot = positive_int("n_boot", n_boot)
+    rng = generator("rng", rng)
+    if recall_base is not None:
+        recall_base = unit_parameter("recall_base", recall_base)
+    recall_bases = _recall_base_range(recall_base, recall_base_range)
+    if precision_base is not None:
+        precision_base = unit_parameter("precision_base", precision_base)
+    if resampling not in RESAMPLING:
+        raise ValueError(f"resampling must be one of {', '.join(RESAMPLING)}; got {resampling!r}")
+    return confidence, n_boot, rng, recall_base, recall_bases, precision_base
+
+
+def derived_of_replicates(
+    quality: QualityEstimates,
+    exact: Mapping[str, float],
+    replicates: Mapping[str, np.ndarray],
+    *,
+    scheme: str,
+    confidence: float,
+    recall_base: float | None,
+    recall_bases: tuple[float, float],
+    precision_base: float | None,
+    recall_grid: Any,
+    precision_grid: Any,
+    resampling: str,
+) -> DerivedMetrics:
+    """:func:`derived_metrics` from the point estimates ``quality`` (their values, sequences and unsure
+    bounds) and the bootstrap ``replicates`` of the five inputs (parameters already checked)."""
+    range_low, range_high = recall_bases
+    n_boot = len(replicates["DeltaPrecision"])
     diagram = affected_item_diagram_from_metrics(quality, exact, recall_base=recall_base, precision_base=precision_base)
     if (
         recall_base is None
@@ -208,8 +258,6 @@ def derived_metrics(
         diagram = replace(
             diagram.with_parameters(recall_base=recall_base, precision_base=precision_base), recall_base_rule="range"
         )
-
-    replicates = replicate_inputs(draws, sample.scheme, n_boot=n_boot, rng=rng, within=resampling)
     inputs = {
         "affected_weight_fraction": exact["AffectedWeightFraction"],
         "weight_fraction_of_base_cluster": exact["WeightFractionOfBaseCluster"],
@@ -233,7 +281,7 @@ def derived_metrics(
         union = percentile_union(np.broadcast_to(over_range[name], (n_boot, len(grid))), confidence)
         estimates[name] = _over_range(estimate, union, sequence[name], unsure[name], (range_low, range_high))
     return DerivedMetrics(
-        scheme=sample.scheme,
+        scheme=scheme,
         confidence=confidence,
         n_boot=n_boot,
         estimates=estimates,

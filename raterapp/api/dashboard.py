@@ -60,9 +60,10 @@ class ExperimentDashboardApi(APIView):
 
 class ExperimentDerivedApi(ExperimentReadApi):
     """The latest ΔRecall and IQ with bootstrap intervals, the diagram they come from (variant,
-    clips, checks), the Recall_Base curve, the heat map and, with a ground-truth clustering, the
-    calibration against the truth (404 until first computed; it follows the estimates by a
-    few seconds). Roles: engineer (own or granted), admin."""
+    clips, checks), the Recall_Base curve, the heat map, with a ground-truth clustering the
+    calibration against the truth, and with pair scores the model-assisted ΔRecall and IQ
+    (``model_assisted``, as ``estimate --scores`` gives them; 404 until first computed; it follows
+    the estimates by a few seconds). Roles: engineer (own or granted), admin."""
 
     missing = "No derived metrics yet."
 

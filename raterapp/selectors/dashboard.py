@@ -176,7 +176,9 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
         "absolute": absolute_panel_get(experiment=experiment, quality=quality, derived=derived_panel),
         "calibration": calibration_panel_get(experiment=experiment, quality=quality, derived=derived),
         "rater_aware": rater_aware,
-        "model_assisted": model_assisted_panel_get(experiment=experiment, stored=stored),
+        "model_assisted": model_assisted_panel_get(
+            experiment=experiment, stored=stored, derived=derived.payload if derived else None
+        ),
         "reuse": experiment_reuse_get(experiment=experiment),
     }
 

@@ -25,9 +25,10 @@ MODEL_ASSISTED_HELP = (
 )
 
 
-def model_assisted_panel_get(*, experiment: Experiment, stored: dict | None) -> dict:
+def model_assisted_panel_get(*, experiment: Experiment, stored: dict | None, derived: dict | None = None) -> dict:
     """The panel: ``state`` "on" with the estimates and classes, or why there are none ("off",
-    "no_scores", "waiting")."""
+    "no_scores", "waiting"). ``derived``: the latest derived payload, whose model-assisted ΔRecall
+    and IQ (the worker's, a moment after the snapshot) join the rows."""
     source = _score_source(experiment)
     panel: dict[str, Any] = {
         "state": "off",
@@ -42,21 +43,29 @@ def model_assisted_panel_get(*, experiment: Experiment, stored: dict | None) -> 
     if stored is None or block is None:
         panel["state"] = "waiting" if source else "no_scores"
         return panel
-    human = stored["estimates"]
     panel["state"] = "on"
-    panel["estimates"] = [
-        {
-            **estimate_reading(name, block["estimates"][name]),
-            "metric": name,
-            "lambda": block["estimates"][name].get("lambda"),
-            "verdicts_saved": block["estimates"][name].get("verdicts_saved"),
-            "human": estimate_reading(name, human[name]),
-        }
-        for name in metrics_for_scheme(experiment.scheme)
-        if name in block["estimates"] and name in human
-    ]
+    panel["estimates"] = _rows(block["estimates"], stored["estimates"], metrics_for_scheme(experiment.scheme))
+    derived = derived or {}
+    assisted_derived = (derived.get("model_assisted") or {}).get("estimates")
+    if assisted_derived:
+        panel["estimates"] += _rows(assisted_derived, derived["estimates"], ("DeltaRecall", "IQ"))
     panel["classes"] = [{**c, "rule_text": RULE_TEXT.get(c["rule"], c["rule"])} for c in block["classes"]]
     return panel
+
+
+def _rows(assisted: dict, human: dict, names) -> list[dict]:
+    """Each metric's model-assisted reading beside its human-only one."""
+    return [
+        {
+            **estimate_reading(name, assisted[name]),
+            "metric": name,
+            "lambda": assisted[name].get("lambda"),
+            "verdicts_saved": assisted[name].get("verdicts_saved"),
+            "human": estimate_reading(name, human[name]),
+        }
+        for name in names
+        if name in assisted and name in human
+    ]
 
 
 def _score_source(experiment: Experiment) -> str:

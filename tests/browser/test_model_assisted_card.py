@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
 from tests.raterapp.helpers.scored import judge, scored_experiment
@@ -60,6 +61,11 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     assert cells[4].endswith("×") and float(cells[4][:-1]) > 1.0
     classes = card.locator("[data-model-assisted-classes] li").all_inner_texts()
     assert any("calibrated score" in text and "worth" in text for text in classes), classes
+    derived_refresh(experiment_id=experiment.pk)  # the worker's ΔRecall and IQ join the card, live
+    delta_recall = card.locator('tr[data-metric="DeltaRecall"]')
+    delta_recall.wait_for()
+    assert delta_recall.locator("th").inner_text().startswith("ΔRecall")
+    assert card.locator('tr[data-metric="IQ"]').is_visible()
     settle(page)
     page.screenshot(path=str(screenshots_dir / "model-assisted-card-1280.png"), full_page=True)
     card.screenshot(path=str(screenshots_dir / "model-assisted-card-only-1280.png"))

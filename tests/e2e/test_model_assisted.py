@@ -91,6 +91,15 @@ def test_the_workers_model_assisted_estimates_equal_the_command_line_on_the_expo
         _same(cli["estimates"][name], estimate, name)
     for name, estimate in assisted["estimates"].items():
         _same(cli["model_assisted"]["estimates"][name], estimate, f"model-assisted {name}")
+    # ΔRecall and IQ: the worker's, a moment later, with the experiment's seed, as the command line's.
+    derived = wait_for(
+        lambda: (d := engineer.get(f"{url}/derived/")).status_code == 200 and d.json()["judgements"] == VERDICTS and d.json(),
+        what="the worker's ΔRecall and IQ of every verdict",
+    )
+    assert set(derived["model_assisted"]["estimates"]) == {"DeltaRecall", "IQ"}
+    for name in ("DeltaRecall", "IQ"):
+        _same(cli["estimates"][name], derived["estimates"][name], name)
+        _same(cli["model_assisted"]["estimates"][name], derived["model_assisted"]["estimates"][name], f"model-assisted {name}")
 
 
 def _same(theirs: dict, stored: dict, what: str) -> None:

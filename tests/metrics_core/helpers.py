@@ -3,6 +3,8 @@ simulation populations with a known Ideal clustering and their verdicts, the pop
 enough to enumerate, and the brute-force truth of ΔRecall and IQ. Helpers live here, never in a
 test module (``tests/test_test_imports.py``)."""
 
+import math
+
 import numpy as np
 
 import metrics_core as mc
@@ -283,3 +285,12 @@ def drawn_once(sample):
 
 # Ideal {a,b},{c,d}: every split pair is a good split, every merge pair a good merge.
 TINY_JUDGEMENTS = "i,j,verdict\na,b,equivalent\nc,a,not_equivalent\nb,c,not_equivalent\nd,c,equivalent\n"
+
+
+def binomial_floor(n: int, p: float, alpha: float = 0.001) -> int:
+    """The largest k with P(Binomial(n, p) < k) ≤ alpha: fewer successes than k reject "rate ≥ p"."""
+    cdf, k = 0.0, 0
+    while cdf + math.comb(n, k) * p**k * (1 - p) ** (n - k) <= alpha:
+        cdf += math.comb(n, k) * p**k * (1 - p) ** (n - k)
+        k += 1
+    return k

@@ -76,6 +76,36 @@ def demo_card_scores():
     return w, scores
 
 
+def pair_scores(w, sample: mc.PairSample, strength: float, seed: int) -> np.ndarray:
+    """A score per sample row, the same for a pair's two rows: the truth plus noise, as a probability."""
+    same = (w.ideal[sample.i] == w.ideal[sample.j]).astype(float)
+    low, high = np.minimum(sample.i, sample.j), np.maximum(sample.i, sample.j)
+    _, pair = np.unique(low * (sample.i.max() + sample.j.max() + 2) + high, return_inverse=True)
+    noise = np.random.default_rng(seed).normal(size=pair.max() + 1)[pair]
+    return 1.0 / (1.0 + np.exp(-(strength * (2 * same - 1) + noise)))
+
+
+def judged_with_unsure_and_replicas(run: DrawOrderRun, tasks: int, seed: int):
+    """The first ``tasks`` pairs judged from the truth, a tenth of them *unsure* only, a tenth
+    twice (one of those the wrong way round); each row's labelled draws."""
+    rng = np.random.default_rng(seed)
+    a, b = run.a[:tasks], run.b[:tasks]
+    truth = np.where(run.world.ideal[a] == run.world.ideal[b], "equivalent", "not_equivalent")
+    flip = {"equivalent": "not_equivalent", "not_equivalent": "equivalent"}
+    kind = rng.integers(0, 10, size=tasks)
+    rows_a, rows_b, verdicts = [], [], []
+    for x, y, t, k in zip(a.tolist(), b.tolist(), truth.tolist(), kind.tolist()):
+        said = ["unsure"] if k == 0 else [t, flip[t]] if k == 1 else [t]
+        rows_a += [x] * len(said)
+        rows_b += [y] * len(said)
+        verdicts += said
+    judged = set(zip(a.tolist(), b.tolist()))
+    low, high = np.minimum(run.sample.i, run.sample.j), np.maximum(run.sample.i, run.sample.j)
+    resolved = np.array([pair in judged for pair in zip(low.tolist(), high.tolist())], dtype=bool)
+    counts, _ = mc.labelled_prefix(run.sample, run.positions, resolved)
+    return mc.verdicts_from_judgements(rows_a, rows_b, verdicts), counts
+
+
 def holds(low: float, high: float, truth: float) -> bool:
     """Whether an interval holds the truth; an undefined one (not enough data) claims nothing."""
     return math.isnan(low) or math.isnan(high) or low - 1e-12 <= truth <= high + 1e-12

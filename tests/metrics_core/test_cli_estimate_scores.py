@@ -21,8 +21,9 @@ EXP = np.where(RNG.uniform(size=N) < 0.15, IDEAL + 200, IDEAL // 2)
 IDS = [f"it{k}" for k in range(N)]
 
 
-@pytest.fixture
-def files(tmp_path):
+def scored_files(tmp_path, unsure_every: int | None = None):
+    """ITEMS, PAIRS (in draw order), the first 250 pairs judged from Ideal (with ``unsure_every``, every
+    such pair *unsure*), and a good SCORES file of every pair."""
     items = tmp_path / "items.csv"
     pd.DataFrame({"item_id": IDS, "base_cluster": BASE, "exp_cluster": EXP}).to_csv(items, index=False)
     pairs = tmp_path / "pairs.csv"
@@ -35,18 +36,33 @@ def files(tmp_path):
             first.setdefault(frozenset((i, j)), (i, j))
     tasks = list(first.values())[:250]  # the first 250 pairs in draw order (the file is in that order)
     judged = [
-        (i, j, "equivalent" if IDEAL[IDS.index(i)] == IDEAL[IDS.index(j)] else "not_equivalent") for i, j in tasks
+        (i, j, "unsure" if unsure_every and k % unsure_every == unsure_every - 1 else _verdict(i, j))
+        for k, (i, j) in enumerate(tasks)
     ]
     judgements = tmp_path / "judgements.csv"
     pd.DataFrame(judged, columns=["i", "j", "verdict"]).to_csv(judgements, index=False)
     noise = np.random.default_rng(3).normal(size=len(first))
     scores = tmp_path / "scores.csv"
     rows = [
-        (j, i, 1 / (1 + math.exp(-(1.5 * (1 if IDEAL[IDS.index(i)] == IDEAL[IDS.index(j)] else -1) + e))))
+        (j, i, 1 / (1 + math.exp(-(1.5 * (1 if _verdict(i, j) == "equivalent" else -1) + e))))
         for (i, j), e in zip(first.values(), noise)
     ]  # written j, i: a pair matches in either order
     pd.DataFrame(rows, columns=["i", "j", "score"]).to_csv(scores, index=False)
     return items, pairs, judgements, scores
+
+
+def _verdict(i: str, j: str) -> str:
+    return "equivalent" if IDEAL[IDS.index(i)] == IDEAL[IDS.index(j)] else "not_equivalent"
+
+
+@pytest.fixture
+def files(tmp_path):
+    return scored_files(tmp_path)
+
+
+@pytest.fixture
+def files_with_unsure(tmp_path):
+    return scored_files(tmp_path, unsure_every=10)
 
 
 def library_estimates(items, pairs, judgements, scores, **kw):
@@ -93,7 +109,10 @@ def test_estimate_with_scores_adds_the_model_assisted_block_the_library_computes
     block = out["model_assisted"]
     assert set(block) == {"estimates", "classes"}
     library = library_estimates(items, pairs, judgements, scores)
+    assert {"DeltaRecall", "IQ"} <= set(block["estimates"])  # from the model-assisted inputs: test_derived_assisted.py
     for name, e in block["estimates"].items():
+        if name in mc.DERIVED_METRICS:
+            continue
         assert e["value"] == pytest.approx(library[name].value, abs=1e-12), name
         assert e["stderr"] == pytest.approx(library[name].stderr, abs=1e-12), name
         assert {"lambda", "verdicts_saved", "labelled_draws", "cs_low", "unsure_low"} <= set(e)
@@ -167,3 +186,52 @@ def test_concatenated_batches_take_one_score_per_pair(files, tmp_path):
         assert e["value"] == pytest.approx(out["estimates"][name]["value"], abs=1e-12), name
     tuned = run_json("estimate", items, both, judgements, "--scores", all_scores)
     assert any(c["lambda"] for c in tuned["model_assisted"]["classes"])
+
+
+# ΔRecall and IQ of the model-assisted inputs (metrics_core/derived/assisted.py; test_derived_assisted.py)
+def test_cli_model_assisted_block_has_delta_recall_and_iq_from_its_own_inputs(files_with_unsure):
+    items, pairs, judgements, scores = files_with_unsure
+    out = run_json("estimate", items, pairs, judgements, "--scores", scores, "--seed", 5)
+    assert out == run_json("estimate", items, pairs, judgements, "--scores", scores, "--seed", 5)  # seeded
+    block = out["model_assisted"]["estimates"]
+    for name in mc.DERIVED_METRICS:
+        human, assisted = out["estimates"][name], block[name]
+        assert set(assisted) == set(human) | {"lambda", "verdicts_saved"}
+        assert assisted["lambda"] is None
+        assert assisted["verdicts_saved"] > 1.2, name  # a good score: the bootstrap's SE₀²/SE²
+        assert (assisted["recall_base_low"], assisted["recall_base_high"]) == (0.4, 0.8)
+        assert (
+            assisted["cs_low"] <= assisted["ci_low"] <= assisted["value"] <= assisted["ci_high"] <= assisted["cs_high"]
+        )
+        assert assisted["unsure_low"] <= assisted["value"] <= assisted["unsure_high"]
+        assert assisted["unsure_low"] < assisted["unsure_high"]  # unsure verdicts: a range
+        assert assisted["labelled_draws"] == human["labelled_draws"]
+        assert assisted["ci_high"] - assisted["ci_low"] < human["ci_high"] - human["ci_low"], name
+    # At a given Recall_Base the value is the diagram of the model-assisted inputs.
+    fixed = run_json("estimate", items, pairs, judgements, "--scores", scores, "--recall-base", 0.6)
+    inputs = fixed["model_assisted"]["estimates"]
+    exact = fixed["exact"]
+    diagram = mc.affected_item_diagram(
+        affected_weight_fraction=exact["AffectedWeightFraction"],
+        good_split_rate=inputs["GoodSplitRate"]["value"],
+        bad_split_rate=inputs["BadSplitRate"]["value"],
+        good_merge_rate=inputs["GoodMergeRate"]["value"],
+        bad_merge_rate=inputs["BadMergeRate"]["value"],
+        delta_precision=inputs["DeltaPrecision"]["value"],
+        weight_fraction_of_base_cluster=exact["WeightFractionOfBaseCluster"],
+        jaccard_distance=exact["JaccardDistance"],
+        recall_base=0.6,
+    )
+    assert inputs["DeltaRecall"]["value"] == pytest.approx(diagram.delta_recall, abs=1e-12)
+    assert inputs["IQ"]["value"] == pytest.approx(diagram.iq, abs=1e-12)
+    assert inputs["DeltaRecall"]["value"] != fixed["estimates"]["DeltaRecall"]["value"]
+
+
+def test_cli_score_lambda_zero_gives_the_human_only_delta_recall_and_iq(files_with_unsure):
+    items, pairs, judgements, scores = files_with_unsure
+    out = run_json("estimate", items, pairs, judgements, "--scores", scores, "--score-lambda", 0, "--seed", 9)
+    for name in mc.DERIVED_METRICS:
+        human, assisted = out["estimates"][name], out["model_assisted"]["estimates"][name]
+        for key, value in human.items():
+            assert assisted[key] == pytest.approx(value, abs=1e-12), (name, key)
+        assert assisted["verdicts_saved"] == 1.0 and assisted["lambda"] is None

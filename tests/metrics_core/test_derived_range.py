@@ -20,6 +20,7 @@ import metrics_core as mc
 from metrics_core.derived.equations import diagram_arrays
 from tests.metrics_core.helpers import (
     UNSURE_RATE,
+    binomial_floor,
     brute_force_truth,
     random_change,
     random_verdict_rows,
@@ -150,7 +151,9 @@ def test_a_given_recall_base_is_the_range_and_nothing_judged_stays_undefined():
         e = given[name]
         assert (e.recall_base_low, e.recall_base_high) == (0.467, 0.467)
         assert e.as_dict()["recall_base_low"] == 0.467
-    empty = mc.derived_metrics(pop, sample, mc.verdicts_from_judgements([], [], []), rng=np.random.default_rng(0), n_boot=20)
+    empty = mc.derived_metrics(
+        pop, sample, mc.verdicts_from_judgements([], [], []), rng=np.random.default_rng(0), n_boot=20
+    )
     for name in NAMES:
         e = empty[name].as_dict()
         assert [e[k] for k in ("value", "ci_low", "cs_low", "unsure_low")] == [None] * 4
@@ -160,15 +163,6 @@ def test_a_given_recall_base_is_the_range_and_nothing_judged_stays_undefined():
 # ------------------------------------------------------------------------------------------
 # Coverage (seeded simulation)
 # ------------------------------------------------------------------------------------------
-def binomial_floor(n: int, p: float, alpha: float = 0.001) -> int:
-    """The largest k with P(Binomial(n, p) < k) ≤ alpha: fewer successes than k reject "rate ≥ p"."""
-    cdf, k = 0.0, 0
-    while cdf + math.comb(n, k) * p**k * (1 - p) ** (n - k) <= alpha:
-        cdf += math.comb(n, k) * p**k * (1 - p) ** (n - k)
-        k += 1
-    return k
-
-
 COVERAGE_POPULATIONS = 300
 
 
@@ -216,8 +210,12 @@ def test_range_interval_covers_at_the_nominal_rate_when_the_true_recall_base_is_
             counts["limit"][name] += e.ci_low <= target <= e.ci_high
             counts["true"][name] += e.ci_low <= truth <= e.ci_high
             counts["true_at_rule"][name] += r.ci_low <= truth <= r.ci_high
-    print("\n" + "\n".join(f"{key:<13} " + "  ".join(f"{name} {c / n:.3f}" for name, c in row.items())
-                           for key, row in counts.items()))
+    print(
+        "\n"
+        + "\n".join(
+            f"{key:<13} " + "  ".join(f"{name} {c / n:.3f}" for name, c in row.items()) for key, row in counts.items()
+        )
+    )
     pooled = sum(counts["limit"].values())
     assert pooled >= binomial_floor(2 * n, 0.95), counts
     for name in NAMES:

@@ -18,10 +18,12 @@ from django.conf import settings
 from django.db import transaction
 
 from metrics_core import calibration_against_gold, derived_metrics
+from metrics_core.derived.assisted import derived_metrics_assisted
 from metrics_core.estimation.labelled import labelled_draws_by_metric
 from raterapp.models import DerivedEstimate, Experiment
 from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import judged_sample_get
+from raterapp.selectors.scores import model_assisted_scores
 from raterapp.services.refresh.live import experiment_change_publish
 from raterapp.services.refresh.slice_estimates import slice_estimates_compute
 from raterapp.services.scheduling import DERIVED_REFRESH
@@ -40,23 +42,36 @@ def derived_refresh(*, experiment_id: int) -> DerivedEstimate:
     truth = (experiment.ground_truth_metrics or {}).get("truth")
     known = _numbers(truth).get("RecallBase", float("nan")) if truth else float("nan")
     labelled = labelled_prefix_get(experiment=experiment, judged=judged)
-    derived = derived_metrics(
-        judged.source,
-        judged.sample,
-        judged.verdicts,
-        rng=np.random.default_rng(experiment.seed),
-        confidence=experiment.confidence,
-        n_boot=settings.DERIVED_BOOTSTRAP_REPLICATES,
+    arguments = {
+        "confidence": experiment.confidence,
+        "n_boot": settings.DERIVED_BOOTSTRAP_REPLICATES,
         # With a ground-truth clustering, its own Recall_Base; else the owner's range (abcde-spec §14).
-        recall_base=known if 0.0 < known <= 1.0 else None,
-        recall_base_range=(experiment.recall_base_low, experiment.recall_base_high),
-        labelled_draws=None if labelled is None else labelled.counts,  # draw order: the prefix (spec §14)
-    )
+        "recall_base": known if 0.0 < known <= 1.0 else None,
+        "recall_base_range": (experiment.recall_base_low, experiment.recall_base_high),
+        "labelled_draws": None if labelled is None else labelled.counts,  # draw order: the prefix (spec §14)
+    }
+    rng = np.random.default_rng(experiment.seed)
+    derived = derived_metrics(judged.source, judged.sample, judged.verdicts, rng=rng, **arguments)
     payload = derived.as_dict()
+    # ΔRecall and IQ of the model-assisted inputs (abcde-spec §15), with the same seed, as
+    # ``estimate --scores --seed`` gives them.
+    scores = model_assisted_scores(experiment=experiment, judged=judged, labelled=labelled)
+    if scores is not None:
+        assisted = derived_metrics_assisted(
+            judged.source,
+            judged.sample,
+            judged.verdicts,
+            scores,
+            rng=np.random.default_rng(experiment.seed),
+            human=derived,
+            **arguments,
+        )
+        payload["model_assisted"] = {"estimates": assisted.estimates_dict()}
     if labelled is not None:  # each estimate's labelled draws, as ``estimate`` reports them (metrics-cli.md)
         per_metric = labelled_draws_by_metric(judged.sample, labelled.counts, payload["estimates"])
-        for name, estimate in payload["estimates"].items():
-            estimate["labelled_draws"] = per_metric[name]
+        for estimates in (payload["estimates"], payload.get("model_assisted", {}).get("estimates", {})):
+            for name, estimate in estimates.items():
+                estimate["labelled_draws"] = per_metric[name]
     payload["recall_base_source"] = "ground_truth" if 0.0 < known <= 1.0 else "owner"
     if truth:
         payload["calibration"] = calibration_against_gold(derived.diagram, _numbers(truth))

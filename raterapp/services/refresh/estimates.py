@@ -22,6 +22,7 @@ from metrics_core.results import json_number
 from raterapp.models import EstimateSnapshot, Experiment, OutboxMessage
 from raterapp.selectors.draw_order import labelled_prefix_get
 from raterapp.selectors.samples import JudgedSample, judged_sample_get
+from raterapp.selectors.scores import model_assisted_scores
 from raterapp.services.outbox import outbox_add
 from raterapp.services.refresh.live import experiment_change_publish
 from raterapp.services.scheduling import ESTIMATES_REFRESH
@@ -100,17 +101,14 @@ def estimates_compute(*, experiment: Experiment, judged: JudgedSample | None = N
 def _model_assisted(experiment: Experiment, judged: JudgedSample, labelled) -> dict | None:
     """The model-assisted estimates (abcde-spec §15) as ``estimate --scores`` gives them, with what they
     assume: on when the owner's switch is, in draw order, once every non-self pair has a score."""
-    if not experiment.model_assisted or labelled is None or judged.scores is None:
-        return None
-    sample = judged.sample
-    scored = ~np.isnan(judged.scores) | (sample.i == sample.j)
-    if not scored.all():
+    scores = model_assisted_scores(experiment=experiment, judged=judged, labelled=labelled)
+    if scores is None:
         return None
     assisted = estimate_quality_assisted(
         judged.source,
-        sample,
+        judged.sample,
         judged.verdicts,
-        np.where(np.isnan(judged.scores), 0.0, judged.scores),
+        scores,
         confidence=experiment.confidence,
         horizon=experiment.n_draws,
         labelled_draws=labelled.counts,

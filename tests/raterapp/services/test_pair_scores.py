@@ -15,6 +15,13 @@ from tests.raterapp.helpers.scored import IDEAL, judge, scored_experiment
 pytestmark = pytest.mark.usefixtures("media")
 
 
+def _inputs(experiment):
+    """The population, sample, verdicts and scores the worker estimates from, and the labelled draws."""
+    judged = judged_sample_get(experiment=experiment)
+    labelled = labelled_prefix_get(experiment=experiment, judged=judged)
+    return (judged.source, judged.sample, judged.verdicts, judged.scores), labelled.counts
+
+
 def test_every_stored_pair_is_scored_with_the_card_similarity_of_its_items(users):
     experiment, _, _ = scored_experiment(users["engineer"])
     items = list(Item.objects.filter(experiment=experiment).order_by("pk"))
@@ -36,16 +43,12 @@ def test_a_snapshot_carries_the_model_assisted_estimates_metrics_core_gives(user
     experiment, _, _ = scored_experiment(users["engineer"])
     judge(experiment, 150)
     snapshot = estimates_refresh(experiment_id=experiment.pk)
-    judged = judged_sample_get(experiment=experiment)
-    labelled = labelled_prefix_get(experiment=experiment, judged=judged)
+    judged, counts = _inputs(experiment)
     expected = estimate_quality_assisted(
-        judged.source,
-        judged.sample,
-        judged.verdicts,
-        judged.scores,
+        *judged,
         confidence=experiment.confidence,
         horizon=experiment.n_draws,
-        labelled_draws=labelled.counts,
+        labelled_draws=counts,
     ).as_dict()
     block = snapshot.estimates["model_assisted"]
     assert block["classes"] == expected["classes"]
@@ -57,6 +60,39 @@ def test_a_snapshot_carries_the_model_assisted_estimates_metrics_core_gives(user
     human = snapshot.estimates["estimates"]["GoodMergeDistance"]
     assisted = block["estimates"]["GoodMergeDistance"]
     assert assisted["ci_high"] - assisted["ci_low"] < human["ci_high"] - human["ci_low"]
+
+
+def test_the_worker_adds_the_model_assisted_delta_recall_and_iq_and_the_card_shows_them(users, settings):
+    from metrics_core.derived.assisted import derived_metrics_assisted
+    from raterapp.selectors.dashboard import experiment_dashboard_get
+    from raterapp.services.refresh.derived import derived_refresh
+
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 200
+    experiment, _, _ = scored_experiment(users["engineer"])
+    judge(experiment, 150)
+    estimates_refresh(experiment_id=experiment.pk)
+    payload = derived_refresh(experiment_id=experiment.pk).payload
+    judged, counts = _inputs(experiment)
+    expected = derived_metrics_assisted(
+        *judged,
+        rng=np.random.default_rng(experiment.seed),
+        confidence=experiment.confidence,
+        n_boot=200,
+        recall_base_range=(experiment.recall_base_low, experiment.recall_base_high),
+        labelled_draws=counts,
+    ).estimates_dict()
+    stored = payload["model_assisted"]["estimates"]
+    assert set(stored) == {"DeltaRecall", "IQ"}
+    for name, estimate in expected.items():
+        assert {key: stored[name][key] for key in estimate} == estimate
+        assert stored[name]["labelled_draws"] == payload["estimates"][name]["labelled_draws"]
+    assert stored["DeltaRecall"]["value"] != payload["estimates"]["DeltaRecall"]["value"]  # the score moved it
+    rows = {row["metric"]: row for row in experiment_dashboard_get(experiment=experiment)["model_assisted"]["estimates"]}
+    assert rows["DeltaRecall"]["value"] == stored["DeltaRecall"]["value"]
+    assert rows["DeltaRecall"]["human"]["value"] == payload["estimates"]["DeltaRecall"]["value"]
+
+    Experiment.objects.filter(pk=experiment.pk).update(model_assisted=False)
+    assert "model_assisted" not in derived_refresh(experiment_id=experiment.pk).payload
 
 
 def test_no_model_assisted_estimates_when_the_owner_turns_them_off_or_a_pair_has_no_score(users):
