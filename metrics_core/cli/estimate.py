@@ -103,6 +103,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
             score_lambda=args.score_lambda,
             full=full,
             human=derived,
+            assisted=assisted if horizon == sample.n_draws else None,
             **bootstrap,
         )
         result["model_assisted"]["estimates"] |= assisted_derived.estimates_dict()

@@ -53,6 +53,7 @@ import numpy as np
 from ..context import SampleContext
 from ..estimation import Draws
 from ..estimation.assist import Assist
+from ..estimation.assisted import ModelAssistedEstimates
 from ..estimation.estimator import Estimator
 from ..estimation.schemes import STRATUM_OF, scheme_estimates
 from ..estimation.unsure import with_unsure_bounds
@@ -119,6 +120,7 @@ def derived_metrics_assisted(
     draws: Draws | None = None,
     full: Draws | None = None,
     human: DerivedMetrics | None = None,
+    assisted: ModelAssistedEstimates | None = None,
 ) -> AssistedDerivedMetrics:
     """ΔRecall and IQ of the model-assisted estimates (abcde-spec §15), with bootstrap intervals.
 
@@ -126,7 +128,9 @@ def derived_metrics_assisted(
     :func:`~metrics_core.estimate_quality_assisted`. ``draws`` and ``full``: the draws already built
     (``Draws.build`` with ``labelled_draws``, and without); ``human``: the human-only
     :func:`~metrics_core.derived_metrics` of the same arguments, else computed here with a copy of
-    ``rng`` as it was given (the same random numbers). The sequences are those at the default horizon.
+    ``rng`` as it was given (the same random numbers); ``assisted``: the model-assisted estimates of
+    the same arguments at the default horizon (``assisted_of_draws``), whose fitted assistance is then
+    not fitted again. The sequences are those at the default horizon.
 
     Examples
     --------
@@ -156,11 +160,14 @@ def derived_metrics_assisted(
         raise ValueError("draws must be built from these verdicts")
     if full is None:
         full = draws if draws.class_drawn is None else Draws.build(population, sample, verdicts, None, None)
-    assist = Assist(draws, full, sample, scores, score_lambda)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    estimator = Estimator(draws, z, confidence, sample.n_draws, assist=assist)
-    estimates = with_unsure_bounds(scheme_estimates(estimator, sample.scheme), estimator, sample.scheme)
-    quality = QualityEstimates(scheme=sample.scheme, confidence=confidence, estimates=estimates)
+    if assisted is not None and assisted.assist is not None:
+        assist, quality = assisted.assist, assisted.quality
+    else:
+        assist = Assist(draws, full, sample, scores, score_lambda)
+        z = NormalDist().inv_cdf(0.5 + confidence / 2)
+        estimator = Estimator(draws, z, confidence, sample.n_draws, assist=assist)
+        estimates = with_unsure_bounds(scheme_estimates(estimator, sample.scheme), estimator, sample.scheme)
+        quality = QualityEstimates(scheme=sample.scheme, confidence=confidence, estimates=estimates)
     replicates = assisted_replicate_inputs(
         draws, full, assist, sample.scheme, n_boot=n_boot, rng=rng, within=resampling
     )

@@ -60,6 +60,8 @@ class ModelAssistedEstimates:
     lambdas: Mapping[str, float] = field(default_factory=dict)
     verdicts_saved: Mapping[str, float] = field(default_factory=dict)
     classes: tuple[AssistedClass, ...] = ()
+    # The fitted assistance (λ and calibrated scores), for ΔRecall and IQ of the same draws.
+    assist: Assist | None = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, name: str):
         return self.quality[name]
@@ -146,7 +148,7 @@ def assisted_of_draws(
             else math.nan
         )
         saved[name] = _saved(human[name].stderr, estimate.stderr)
-    return ModelAssistedEstimates(quality, human, lambdas, saved, _classes(assist, scheme))
+    return ModelAssistedEstimates(quality, human, lambdas, saved, _classes(assist, scheme), assist)
 
 
 def _saved(human: float, assisted: float) -> float:
