@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import binom
@@ -116,12 +117,40 @@ def short_of(rate: float, n: int, level: float) -> bool:
     return binom.cdf(round(rate * n), n, level) < 0.01
 
 
+@dataclass
+class CoverageTally:
+    """Interval coverage of the model-assisted and the human-only estimates of the same runs, by cell,
+    and the model-assisted width over the human-only one, by (verdicts, metric)."""
+
+    covered: defaultdict = field(default_factory=lambda: defaultdict(int))
+    human_covered: defaultdict = field(default_factory=lambda: defaultdict(int))
+    trials: defaultdict = field(default_factory=lambda: defaultdict(int))
+    ratios: defaultdict = field(default_factory=lambda: defaultdict(list))
+
+    def add(self, result, truth: dict, verdicts: int, cell: tuple = ()) -> None:
+        """One run's estimates at ``verdicts``, counted in ``cell`` (then the metric)."""
+        for name in COVERED:
+            e, h = result[name], result.human[name]
+            self.trials[(*cell, name)] += 1
+            self.covered[(*cell, name)] += holds(e.ci_low, e.ci_high, truth[name])
+            self.human_covered[(*cell, name)] += holds(h.ci_low, h.ci_high, truth[name])
+            if h.ci_high > h.ci_low:
+                self.ratios[(verdicts, name)].append((e.ci_high - e.ci_low) / (h.ci_high - h.ci_low))
+
+    def pooled(self) -> tuple[float, float]:
+        """Pooled coverage, model-assisted and human-only."""
+        n = sum(self.trials.values())
+        return sum(self.covered.values()) / n, sum(self.human_covered.values()) / n
+
+    def medians(self) -> dict:
+        return {key: float(np.median(r)) for key, r in self.ratios.items()}
+
+
 def check_synthetic_coverage(kind: str) -> None:
     """The coverage test of one score ``kind`` on the synthetic lognormal population (its docstring is
     test_model_assisted_coverage.py's): simulated, printed, and asserted."""
     w = world("lognormal")
-    covered, human_covered, trials = defaultdict(int), defaultdict(int), defaultdict(int)
-    ratios = defaultdict(list)
+    tally = CoverageTally()
     for scheme in ("jaccard", "stratified"):
         for seed in range(300):
             run = DrawOrderRun.draw(w, scheme, N_DRAWS, seed)
@@ -129,19 +158,11 @@ def check_synthetic_coverage(kind: str) -> None:
             for verdicts in LEVELS:
                 judged, counts = run.judged(verdicts)
                 result = estimate_quality_assisted(w.population, run.sample, judged, scores, labelled_draws=counts)
-                for name in COVERED:
-                    e, h, truth = result[name], result.human[name], w.truth[name]
-                    cell = (scheme, verdicts, name)
-                    trials[cell] += 1
-                    covered[cell] += holds(e.ci_low, e.ci_high, truth)
-                    human_covered[cell] += holds(h.ci_low, h.ci_high, truth)
-                    if h.ci_high > h.ci_low:
-                        ratios[(verdicts, name)].append((e.ci_high - e.ci_low) / (h.ci_high - h.ci_low))
-    n = sum(trials.values())
-    pooled, human = sum(covered.values()) / n, sum(human_covered.values()) / n
-    rates = {cell: covered[cell] / trials[cell] for cell in trials}
+                tally.add(result, w.truth, verdicts, (scheme, verdicts))
+    (pooled, human), trials, ratios = tally.pooled(), tally.trials, tally.ratios
+    rates = {cell: tally.covered[cell] / trials[cell] for cell in trials}
     lowest = min(rates.items(), key=lambda item: item[1])
-    medians = {key: float(np.median(r)) for key, r in ratios.items()}
+    medians = tally.medians()
     print(f"\n{kind}: pooled coverage {pooled:.4f} (human-only {human:.4f}); lowest cell {lowest}")
     print("  median width ratio to human-only:", {k: round(v, 3) for k, v in sorted(medians.items())})
     assert pooled >= 0.93, pooled

@@ -18,6 +18,7 @@ from tests.metrics_core.model_assisted_simulation import (
     LEVELS,
     MERGE_METRICS,
     N_DRAWS,
+    CoverageTally,
     demo_card_scores,
     holds,
     simulated_scores,
@@ -56,31 +57,20 @@ def test_on_the_demo_data_the_built_in_score_covers_and_halves_the_merge_interva
     coverage ≥ 93% and within 1.5 points of the human-only one; the merge distances' median
     half-width at most 0.6× the human-only one at 200 and 400 verdicts (measured -s: 0.56-0.57)."""
     w, scores_of = demo_card_scores()
-    covered, human_covered, trials = defaultdict(int), defaultdict(int), defaultdict(int)
-    ratios = defaultdict(list)
+    tally = CoverageTally()
     runs = {
         (scheme, seed): DrawOrderRun.draw(w, scheme, N_DRAWS, seed)
         for scheme in ("jaccard", "stratified")
         for seed in range(300)
     }
     scores_of(*(np.concatenate([getattr(run.sample, side) for run in runs.values()]) for side in "ij"))
-    for scheme in ("jaccard", "stratified"):
-        for seed in range(300):
-            run = runs[(scheme, seed)]
-            scores = scores_of(run.sample.i, run.sample.j)
-            for verdicts in LEVELS:
-                judged, counts = run.judged(verdicts)
-                result = estimate_quality_assisted(w.population, run.sample, judged, scores, labelled_draws=counts)
-                for name in COVERED:
-                    e, h, truth = result[name], result.human[name], w.truth[name]
-                    trials[name] += 1
-                    covered[name] += holds(e.ci_low, e.ci_high, truth)
-                    human_covered[name] += holds(h.ci_low, h.ci_high, truth)
-                    if h.ci_high > h.ci_low:
-                        ratios[(verdicts, name)].append((e.ci_high - e.ci_low) / (h.ci_high - h.ci_low))
-    n = sum(trials.values())
-    pooled, human = sum(covered.values()) / n, sum(human_covered.values()) / n
-    medians = {key: float(np.median(r)) for key, r in ratios.items()}
+    for run in runs.values():
+        scores = scores_of(run.sample.i, run.sample.j)
+        for verdicts in LEVELS:
+            judged, counts = run.judged(verdicts)
+            result = estimate_quality_assisted(w.population, run.sample, judged, scores, labelled_draws=counts)
+            tally.add(result, w.truth, verdicts)
+    (pooled, human), medians = tally.pooled(), tally.medians()
     print(f"\nFebrl, built-in score: pooled coverage {pooled:.4f} (human-only {human:.4f})")
     print("  median width ratio:", {k: round(v, 3) for k, v in sorted(medians.items())})
     assert pooled >= 0.93 and pooled >= human - 0.015, (pooled, human)
