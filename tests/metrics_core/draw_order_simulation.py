@@ -22,6 +22,16 @@ import numpy as np
 import metrics_core as mc
 from tests.metrics_core.helpers import simulation_population
 
+# The class distances, Good−Bad and ΔPrecision: the metrics whose coverage the simulations judge.
+DISTANCE_METRICS = (
+    "GoodSplitDistance",
+    "BadSplitDistance",
+    "GoodMergeDistance",
+    "BadMergeDistance",
+    "GoodMinusBadDistance",
+    "DeltaPrecision",
+)
+
 
 @dataclass(frozen=True)
 class World:

@@ -18,21 +18,14 @@ from scipy.stats import binom
 
 import metrics_core as mc
 from metrics_core.estimation import estimate_quality_assisted
-from tests.metrics_core.draw_order_simulation import DrawOrderRun, World, demo_world, world
+from tests.metrics_core.draw_order_simulation import DISTANCE_METRICS, DrawOrderRun, World, demo_world, world
 
 SCORE_KINDS = ("auc95", "auc80", "random", "inverted", "inverted_merge")
 _SEPARATION = {"auc95": 1.163, "auc80": 0.595, "random": 0.0, "inverted": -1.163, "inverted_merge": 1.163}
 MERGE = mc.PAIR_CLASSES.index("merge")
 N_DRAWS = 4000
 LEVELS = (100, 200, 400)
-COVERED = (
-    "GoodSplitDistance",
-    "BadSplitDistance",
-    "GoodMergeDistance",
-    "BadMergeDistance",
-    "GoodMinusBadDistance",
-    "DeltaPrecision",
-)
+COVERED = DISTANCE_METRICS
 MERGE_METRICS = ("GoodMergeDistance", "BadMergeDistance")
 
 

@@ -15,20 +15,17 @@ import pytest
 from scipy.stats import binom
 
 import metrics_core as mc
-from tests.metrics_core.draw_order_simulation import DrawOrderRun, todays_delta_precision_stderr, todays_order, world
+from tests.metrics_core.draw_order_simulation import (
+    DISTANCE_METRICS,
+    DrawOrderRun,
+    todays_delta_precision_stderr,
+    todays_order,
+    world,
+)
 from tests.metrics_core.helpers import brute_force_truth, simulation_population
 
 N_DRAWS = 2000
-COVERED_METRICS = (
-    "GoodSplitDistance",
-    "BadSplitDistance",
-    "GoodMergeDistance",
-    "BadMergeDistance",
-    "GoodMinusBadDistance",
-    "DeltaPrecision",
-    "AffectedGoodIndex",
-    "AffectedBadIndex",
-)
+COVERED_METRICS = (*DISTANCE_METRICS, "AffectedGoodIndex", "AffectedBadIndex")
 # The metrics a headline can decide on (spec §9; ΔRecall: test_delta_recall_sequence_holds_from_the_first_verdict).
 DECIDING_METRICS = (
     "DeltaPrecision",
