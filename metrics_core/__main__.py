@@ -6,4 +6,4 @@ from .cli import REUSE_BELOW, lean_allocation, main
 
 if __name__ == "__main__":
     lean_allocation(reuse_below=REUSE_BELOW.get(sys.argv[1] if len(sys.argv) > 1 else "", 0))
-    raise SystemExit(main())
+    raise SystemExit(main(one_shot=True))
