@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..blas_threads import use_one_blas_thread
 from ..io import InputError
 from ..results import json_number
 from .arguments import build_parser
@@ -33,10 +34,13 @@ def main(argv: Sequence[str] | None = None, *, one_shot: bool = False) -> int:
     """Run one subcommand; returns the exit status (0 success, 2 bad input or usage).
 
     ``one_shot``: the process ends with the command (``python -m metrics_core``), so process-wide
-    settings that only serve the command may be made (``sample`` keeps pandas out, see below).
+    settings that only serve the command may be made (``sample`` keeps pandas out, see below; BLAS
+    runs on one thread, :mod:`metrics_core.blas_threads`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    if one_shot:
+        use_one_blas_thread()
     if one_shot and args.command == "sample" and args.engine != "dask":
         _keep_pandas_out()
     if args.command == "sample" and args.diff_share is not None and args.scheme != "stratified":

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -16,6 +17,9 @@ from ..masses import MERGE, SELF, SPLIT
 from ..population import Population
 from ..sampling import SCHEME_STRATA, PairSample
 from .units import Units, self_ranges
+
+# Below this many sample rows a thread costs more than the overlap it buys (a dashboard's sample).
+_THREAD_FROM_ROWS = 100_000
 
 
 class RowRatios:
@@ -171,15 +175,20 @@ class Draws:
             rows = rows[kept]
         if len(rows) == len(sample):
             rows = None  # every row, in order
-        # numpy releases the GIL: the rows' cells and the class totals are read while the rows are sorted.
-        gathering: Future[tuple[tuple[dict[str, np.ndarray], np.ndarray | None], dict]]
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            if isinstance(source, SampleContext):
-                gathering = pool.submit(_context_ratios, source, sample.scheme)
-            else:
-                gathering = pool.submit(_population_ratios, source, sample, rows, mask)
+        gather: Callable[[], tuple[tuple[dict[str, np.ndarray], np.ndarray | None], dict]]
+        if isinstance(source, SampleContext):
+            gather = lambda: _context_ratios(source, sample.scheme)  # noqa: E731
+        else:
+            gather = lambda: _population_ratios(source, sample, rows, mask)  # noqa: E731
+        if len(sample) < _THREAD_FROM_ROWS:
             units = Units.build(sample, rows, verdicts)
-            (per_cell, cell), context = gathering.result()
+            (per_cell, cell), context = gather()
+        else:
+            # numpy releases the GIL: the rows' cells and the class totals are read while the rows are sorted.
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                gathering = pool.submit(gather)
+                units = Units.build(sample, rows, verdicts)
+                (per_cell, cell), context = gathering.result()
         order, row_bounds, unit_bounds = units.order, units.row_bounds, units.unit_bounds
         if cell is None and kept is not None:
             cell = kept  # a context's ratios are per context row: those of the rows kept
