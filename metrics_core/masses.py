@@ -29,7 +29,7 @@ def class_masses(population: Population, scheme: str, items: np.ndarray) -> np.n
     cell = pop.cell[items]
     return item_class_masses(
         scheme,
-        sets={name: values[cell] for name, values in pop.cell_sets.items()},
+        sets=pop.cell_sets_at(cell),
         weight=pop.weight[items],
         affected=pop.cell_affected()[cell],
         cell_size=pop.cell_size[cell],
@@ -147,6 +147,27 @@ def cell_stratum_factor(population: Population, scheme: str, classes: tuple[int,
     w_i · weight(cell) · (stable factor).
     """
     return stratum_factor(scheme, classes, sets=population.cell_sets, affected=population.cell_affected())
+
+
+def cell_stratum_masses(population: Population, scheme: str, classes: tuple[int, ...], cells: np.ndarray) -> np.ndarray:
+    """weight(cell) · f of each of ``cells`` (affected ones), f of :func:`cell_stratum_factor`: its
+    values at ``cells``, computed a block of cells at a time (no cell-sized temporaries).
+
+    >>> from metrics_core import population_from_labels
+    >>> pop = population_from_labels(["a", "a", "b"], ["x", "y", "y"], [1.0, 2.0, 4.0])
+    >>> cells, classes = np.array([2, 0]), (SELF, SPLIT, MERGE, INTERSECTION)
+    >>> masses = (pop.cell_weight * cell_stratum_factor(pop, "jaccard", classes))[cells]
+    >>> bool(np.array_equal(cell_stratum_masses(pop, "jaccard", classes, cells), masses))
+    True
+    """
+    masses = np.empty(len(cells))
+    for start in range(0, len(cells), CELL_BLOCK):
+        block = cells[start : start + CELL_BLOCK]
+        factor = stratum_factor(
+            scheme, classes, sets=population.cell_sets_at(block), affected=population.cell_affected()[block]
+        )
+        np.multiply(population.cell_weight[block], factor, out=masses[start : start + CELL_BLOCK])
+    return masses
 
 
 def stratum_factor(

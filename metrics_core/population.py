@@ -24,6 +24,8 @@ from .group_sums import group_counts, group_sums
 # Integer labels spanning at most this many values per item are factorised by
 # direct indexing (one bincount), which is several times faster than hashing.
 _DENSE_RANGE_PER_ITEM = 4
+# Cells or items a block where a pass works by blocks (temporaries of 512 KiB at most).
+_CELL_BLOCK = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,14 +96,15 @@ class Population:
 
     @cached_property
     def _cell_affected(self) -> np.ndarray:
-        if self.unit_weights:
-            sets = self.cell_sets  # unit weights: the split and merge weights are item counts
-            return (sets["split"] != 0.0) | (sets["merge"] != 0.0)
-        return cells_affected(
-            base_size=np.take(self.base_size, self.cell_base),
-            exp_size=np.take(self.exp_size, self.cell_exp),
-            cell_size=self.cell_size,
-        )
+        affected = np.empty(len(self.cell_size), dtype=bool)
+        for start in range(0, len(affected), _CELL_BLOCK):  # no cell-sized temporaries
+            cells = slice(start, start + _CELL_BLOCK)
+            affected[cells] = cells_affected(
+                base_size=np.take(self.base_size, self.cell_base[cells]),
+                exp_size=np.take(self.exp_size, self.cell_exp[cells]),
+                cell_size=self.cell_size[cells],
+            )
+        return affected
 
     @cached_property
     def cell_sets(self) -> dict[str, np.ndarray]:
@@ -113,24 +116,33 @@ class Population:
         merge weights are exactly zero where the item counts say the set is empty,
         so that unchanged items never carry rounding noise.
         """
+        return self.cell_sets_at(slice(None))
+
+    def cell_sets_at(self, cells: Any) -> dict[str, np.ndarray]:
+        """:attr:`cell_sets` of ``cells`` only (codes or a slice): ``cell_sets[name][cells]``,
+        without the sets of every cell (cell-sized arrays) while they are not computed.
+
+        >>> pop = population_from_labels(["a", "a", "b"], ["x", "y", "y"], [1.0, 2.0, 4.0])
+        >>> pop.cell_sets_at(np.array([2, 0]))["union"].tolist()
+        [3.0, 7.0]
+        """
+        if "cell_sets" in self.__dict__:
+            return {name: values[cells] for name, values in self.cell_sets.items()}
+        base_of, exp_of, both = self.cell_base[cells], self.cell_exp[cells], self.cell_weight[cells]
+        base, exp = np.take(self.base_weight, base_of), np.take(self.exp_weight, exp_of)
         if self.unit_weights:
             # Weights are item counts, exact in float64: the differences are the counts'
             # differences, zero exactly where cell_set_weights finds the sizes equal.
-            base, exp, both = (
-                np.take(self.base_weight, self.cell_base),
-                np.take(self.exp_weight, self.cell_exp),
-                self.cell_weight,
-            )
             split, merge = base - both, exp - both
             union = both + split + merge
             return {"base": base, "exp": exp, "both": both, "split": split, "merge": merge, "union": union}
         return cell_set_weights(
-            base_weight=np.take(self.base_weight, self.cell_base),
-            exp_weight=np.take(self.exp_weight, self.cell_exp),
-            cell_weight=self.cell_weight,
-            base_size=np.take(self.base_size, self.cell_base),
-            exp_size=np.take(self.exp_size, self.cell_exp),
-            cell_size=self.cell_size,
+            base_weight=base,
+            exp_weight=exp,
+            cell_weight=both,
+            base_size=np.take(self.base_size, base_of),
+            exp_size=np.take(self.exp_size, exp_of),
+            cell_size=self.cell_size[cells],
         )
 
     @cached_property
@@ -260,18 +272,25 @@ def _cells(
     n_base = len(base_size)
     representative = np.empty(n_base, dtype=exp.dtype)
     representative[base] = exp
-    elsewhere = np.flatnonzero(exp != np.take(representative, base))  # take: twice the speed of [base]
+    step = _CELL_BLOCK  # by blocks: no item-sized temporaries; take: twice the speed of [base]
+    parts = [
+        k + np.flatnonzero(exp[k : k + step] != np.take(representative, base[k : k + step]))
+        for k in range(0, len(base), step)
+    ]
+    elsewhere = np.concatenate(parts)
     cell = base.copy()
-    cell_base, cell_exp = np.arange(n_base, dtype=np.int64), representative.astype(np.int64)
-    cell_size = base_size
-    if len(elsewhere):
-        moved = base[elsewhere]
-        keys = moved.astype(np.int64) * n_exp + exp[elsewhere]
-        codes, keys, counts = _factorize_keys_counted(keys, n_base * n_exp, dtype=cell.dtype)
-        cell[elsewhere] = codes + n_base
-        cell_base = np.concatenate((cell_base, keys // n_exp))
-        cell_exp = np.concatenate((cell_exp, keys % n_exp))
-        cell_size = np.concatenate((base_size - group_counts(moved, n_base), counts))
+    if not len(elsewhere):
+        return cell, np.arange(n_base, dtype=np.int64), representative.astype(np.int64), base_size
+    moved = base[elsewhere]
+    keys = moved.astype(np.int64) * n_exp + exp[elsewhere]
+    codes, keys, counts = _factorize_keys_counted(keys, n_base * n_exp, dtype=cell.dtype)
+    cell[elsewhere] = codes + n_base
+    cell_base = np.arange(n_base + len(keys), dtype=np.int64)  # each column written in place
+    cell_base[n_base:] = keys // n_exp
+    cell_exp, cell_size = np.empty_like(cell_base), np.empty_like(cell_base)
+    cell_exp[:n_base], cell_exp[n_base:] = representative, keys % n_exp
+    np.subtract(base_size, group_counts(moved, n_base), out=cell_size[:n_base])
+    cell_size[n_base:] = counts
     return cell, cell_base, cell_exp, cell_size
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._layout import Segments, affected_cells, cells_of_clusters, items_of_cells
 from .._validation import generator, one_of, open_unit_interval, positive_int
-from ..masses import INTERSECTION, MERGE, SPLIT, cell_stratum_factor, class_masses
+from ..masses import INTERSECTION, MERGE, SPLIT, cell_stratum_masses, class_masses
 from ..population import Population
 from .core import ALL, DIFF, SCHEME_STRATA, SCHEMES, STABLE, PairSample, distinct_rows
 
@@ -88,7 +88,7 @@ def draw_rows(
     pop: Population, scheme: str, classes: tuple[int, ...], count: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     affected = affected_cells(pop)
-    cell_mass = pop.cell_weight[affected] * cell_stratum_factor(pop, scheme, classes)[affected]
+    cell_mass = cell_stratum_masses(pop, scheme, classes, affected)
     cell = affected[_choose(np.cumsum(cell_mass), rng.random(count))]
     # Only the touched cells are laid out: the vantage cells and every affected cell of their
     # Base and Exp clusters (where the partners are).
