@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._layout import Segments, affected_cells, cells_of_clusters, items_of_cells
+from .._layout import Segments, affected_cells, cells_of_clusters, items_of_cells, ordered_searchsorted
 from .._validation import generator, one_of, open_unit_interval, positive_int
 from ..masses import INTERSECTION, MERGE, SPLIT, cell_stratum_masses, class_masses
 from ..population import Population
@@ -118,7 +118,7 @@ def pick_classes(masses: np.ndarray, classes: tuple[int, ...], u: np.ndarray) ->
 
 def _choose(cumulative: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Indices drawn ∝ the increments of ``cumulative``; zero increments never drawn."""
-    index = np.searchsorted(cumulative, u * cumulative[-1], side="right")
+    index = ordered_searchsorted(cumulative, u * cumulative[-1], "right")
     # The sums never decrease: the last positive increment is where the total is first reached.
     last_positive = int(np.searchsorted(cumulative, cumulative[-1], side="left"))
     return np.minimum(index, last_positive)
