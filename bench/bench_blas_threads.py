@@ -5,8 +5,9 @@ and with :func:`metrics_core.blas_threads.use_one_blas_thread`, as the product's
 Each round runs both, as processes of their own, in turns (A B A B); each process computes the
 rater-aware estimates of ``--reps`` simulated experiments (tests/metrics_core/rater_simulation.py:
 600 draws, three raters a pair, 5% gold). Printed: the median CPU seconds (user + sys, from
-``os.wait4``) and wall seconds of each, their ratios, and whether the two gave the same estimates
-(to 1e-9: the sums' order differs with the threads).
+``os.wait4``) and wall seconds of each, their ratios, and the largest difference between the two
+runs' estimates (the sums' order differs with the threads, and the EM stops at its tolerance: a
+few 1e-8 is expected).
 
 Run: .venv/bin/python bench/bench_blas_threads.py [--rounds 3] [--reps 5]
 """
@@ -55,9 +56,11 @@ def run(mode: str, reps: int) -> dict:
     return {**result, "cpu": usage.ru_utime + usage.ru_stime, "wall": time.perf_counter() - start}
 
 
-def same(a: list, b: list) -> bool:
+def largest_difference(a: list, b: list) -> float:
     pairs = [(x, y) for ra, rb in zip(a, b) for name in ra for x, y in zip(ra[name], rb[name])]
-    return all((x is None and y is None) or abs(x - y) <= 1e-9 * max(1.0, abs(x)) for x, y in pairs)
+    if any((x is None) != (y is None) for x, y in pairs):
+        return float("inf")
+    return max((abs(x - y) for x, y in pairs if x is not None), default=0.0)
 
 
 def main() -> None:
@@ -77,7 +80,7 @@ def main() -> None:
                 "blas_threads": {mode: rs[0]["threads"] for mode, rs in runs.items()},
                 "median_seconds": median,
                 "one_over_default": {k: median["one"][k] / median["default"][k] for k in ("cpu", "wall")},
-                "same_estimates": same(runs["default"][0]["values"], runs["one"][0]["values"]),
+                "largest_difference": largest_difference(runs["default"][0]["values"], runs["one"][0]["values"]),
             }
         )
     )
