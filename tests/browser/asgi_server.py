@@ -17,18 +17,30 @@ from tests.deploy.processes import http_status, wait_until
 from tests.e2e.conftest import ROOT, _database_url
 
 PORTS = range(17600, 17700)
+PORTS_PER_WORKER = 25
+
+
+def worker_ports() -> range:
+    """This pytest-xdist worker's own share of PORTS (gw0 the first 25, gw1 the next...). With one
+    range for all, two workers could both find the same port free before either server bound it,
+    and a test then talked to the other worker's server (on the other worker's database: 401)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    start = PORTS.start + PORTS_PER_WORKER * index % len(PORTS)
+    return range(start, start + PORTS_PER_WORKER)
 
 
 def port_in_range() -> int:
-    """The first port of PORTS nobody listens on (pytest-xdist workers each take another)."""
-    for port in PORTS:
+    """The first port of this worker's share of PORTS nobody listens on."""
+    ports = worker_ports()
+    for port in ports:
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
             return port
-    raise RuntimeError(f"no free port in {PORTS}")
+    raise RuntimeError(f"no free port in {ports}")
 
 
 @contextmanager
