@@ -3,8 +3,10 @@ new run, shows the failure's step and error id without a reload, and reaches rat
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from unittest import mock
+from urllib.parse import urlsplit
 
 import pytest
 from django.utils import timezone
@@ -21,6 +23,7 @@ from .conftest import record_problems, settle, sign_in
 pytestmark = pytest.mark.django_db(transaction=True)
 Status = Experiment.Status
 LAPTOP = {"width": 1280, "height": 800}
+LIVE = "document.querySelector('[data-dashboard]').dataset.live"
 
 
 def test_a_stalled_then_failed_preparation_is_rerun_from_the_page(
@@ -88,12 +91,22 @@ def test_a_failed_experiment_is_deleted_from_its_page(browser, live_server, sett
     problems: list[str] = []
     record_problems(page, problems)
     sign_in(page, live_server, "dee", "pw-dee", f"/experiments/{experiment.pk}/")
+    page.wait_for_function(f"{LIVE} === 'polling'", timeout=30_000)  # no stream from the test's server
     failure = page.locator("[data-failure]")
     failure.get_by_text("Delete this experiment").click()
     settle(page)
     page.screenshot(path=str(screenshots_dir / "experiment-delete-1280x800.png"), full_page=True)
+
+    # The delete takes 2.5 s on its way: the page, polling every second, sends no read once the
+    # form is submitted (a poll answered after the delete would be a 404).
+    sent: list[str] = []
+    page.on("request", lambda request: sent.append(f"{request.method} {urlsplit(request.url).path}"))
+    delete_path = f"/experiments/{experiment.pk}/delete/"
+    page.route(f"**{delete_path}", lambda route: (time.sleep(2.5), route.continue_()))
     failure.get_by_role("button", name="Delete “Broken upload”").click()
     page.wait_for_url(f"{live_server.url}/experiments/")
+    after_submit = sent[sent.index(f"POST {delete_path}") + 1 :]
+    assert not [request for request in after_submit if request.startswith("GET /api/")], sent
     assert "Deleted “Broken upload” with its uploaded files." in page.locator("main").inner_text()
     assert not Experiment.objects.filter(pk=experiment.pk).exists()
     assert not (tmp_path / "media" / "experiments" / str(experiment.pk)).exists()

@@ -169,6 +169,7 @@ def _delta_recall_on_the_page(browser, base: str, experiment_id: int, began: flo
 
 @pytest.mark.slow
 @pytest.mark.browser
+@pytest.mark.alone  # "within a minute of its start" is the demo's on a user's machine, not beside other tests
 def test_the_demo_runs_a_minute_with_no_task_raising_and_shows_delta_recall_in_words(browser, tmp_path):
     began = time.monotonic()  # `make demo` starts
     data_dir, port = tmp_path / "demo-data", free_port()

@@ -9,12 +9,24 @@ export function csrfToken() {
   return input ? input.value : "";
 }
 
-/** The Response, or null when the network failed. */
+// A form submitted the ordinary way (no script took it over, not a dialog's, not into another
+// tab) replaces the page: its reads stop there, in flight or not. A poll answered after the
+// form's change would describe what it changed (a deleted experiment's dashboard: 404).
+const leaving = new AbortController();
+document.addEventListener("submit", (event) => {
+  const { target: form, submitter } = event;
+  const method = submitter && submitter.hasAttribute("formmethod") ? submitter.formMethod : form.method;
+  const target = submitter && submitter.hasAttribute("formtarget") ? submitter.formTarget : form.target;
+  if (!event.defaultPrevented && method !== "dialog" && (!target || target === "_self")) leaving.abort();
+});
+
+/** The Response, or null when the network failed (or the page is leaving: a GET is not sent). */
 async function send(method, url, { body, headers = {}, cache } = {}) {
   const all = { ...headers };
   if (method !== "GET") all["X-CSRFToken"] = csrfToken();
+  const signal = method === "GET" ? leaving.signal : undefined;
   try {
-    return await fetch(url, { method, credentials: "same-origin", headers: all, body, cache });
+    return await fetch(url, { method, credentials: "same-origin", headers: all, body, cache, signal });
   } catch {
     return null;
   }
