@@ -85,6 +85,11 @@ class SampleContext:
         )
 
 
+def exact_metrics(population: Population | SampleContext) -> Mapping[str, float]:
+    """The impact metrics the derived metrics read: a context's own, or the population's."""
+    return population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
+
+
 def sample_context(population: Population, sample: PairSample, vantage=None) -> SampleContext:
     """The :class:`SampleContext` of ``sample`` in ``population`` (restricted to a ``vantage`` mask of items).
 

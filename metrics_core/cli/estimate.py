@@ -62,6 +62,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
     draws = Draws.build(population, sample, verdicts, None, counts)
     horizon = sample.n_draws if args.horizon is None else args.horizon
     quality = quality_of_draws(draws, sample.scheme, args.confidence, horizon)
+    impact = impact_metrics(population)
     # ΔRecall and IQ, human-only and of the model-assisted inputs: the same bootstrap, the same seed.
     bootstrap = {
         "confidence": args.confidence,
@@ -71,6 +72,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
         "n_boot": args.n_boot,
         "labelled_draws": counts,
         "draws": draws,
+        "exact": impact.metrics,
     }
     derived = derived_metrics(
         population,
@@ -83,7 +85,7 @@ def run_estimate(args: argparse.Namespace) -> dict:
     result = {
         "scheme": quality.scheme,
         "confidence": quality.confidence,
-        "exact": impact_json(impact_metrics(population), items.dropped_items)["metrics"],
+        "exact": impact_json(impact, items.dropped_items)["metrics"],
         "estimates": quality.as_dict()["estimates"] | {name: e.as_dict() for name, e in derived.estimates.items()},
         "derived": derived.details_dict(),
     }

@@ -50,14 +50,13 @@ from typing import Any
 
 import numpy as np
 
-from ..context import SampleContext
+from ..context import SampleContext, exact_metrics
 from ..estimation import Draws
 from ..estimation.assist import Assist
 from ..estimation.assisted import ModelAssistedEstimates
 from ..estimation.estimator import Estimator
 from ..estimation.schemes import STRATUM_OF, scheme_estimates
 from ..estimation.unsure import with_unsure_bounds
-from ..impact import impact_metrics
 from ..judgements import PairVerdicts
 from ..masses import MERGE, SPLIT
 from ..population import Population
@@ -121,6 +120,7 @@ def derived_metrics_assisted(
     full: Draws | None = None,
     human: DerivedMetrics | None = None,
     assisted: ModelAssistedEstimates | None = None,
+    exact: Mapping[str, float] | None = None,
 ) -> AssistedDerivedMetrics:
     """ΔRecall and IQ of the model-assisted estimates (abcde-spec §15), with bootstrap intervals.
 
@@ -130,7 +130,8 @@ def derived_metrics_assisted(
     :func:`~metrics_core.derived_metrics` of the same arguments, else computed here with a copy of
     ``rng`` as it was given (the same random numbers); ``assisted``: the model-assisted estimates of
     the same arguments at the default horizon (``assisted_of_draws``), whose fitted assistance is then
-    not fitted again. The sequences are those at the default horizon.
+    not fitted again; ``exact``: ``impact_metrics(population).metrics``. The sequences are those at the
+    default horizon.
 
     Examples
     --------
@@ -171,7 +172,7 @@ def derived_metrics_assisted(
     replicates = assisted_replicate_inputs(
         draws, full, assist, sample.scheme, n_boot=n_boot, rng=rng, within=resampling
     )
-    exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
+    exact = exact_metrics(population) if exact is None else exact
     derived = derived_of_replicates(
         quality,
         exact,
@@ -201,6 +202,7 @@ def derived_metrics_assisted(
             precision_grid=precision_grid,
             resampling=resampling,
             draws=draws,
+            exact=exact,
         )
     saved = {name: _saved(human[name].stderr, derived[name].stderr) for name in DERIVED_METRICS}
     return AssistedDerivedMetrics(derived, human, saved)

@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import generator, open_unit_interval, positive_int
-from ..context import SampleContext
+from ..context import SampleContext, exact_metrics
 from ..estimation import Draws, quality_of_draws
-from ..impact import impact_metrics
 from ..judgements import PairVerdicts
 from ..population import Population
 from ..results import Estimate, QualityEstimates
@@ -115,6 +114,7 @@ def derived_metrics(
     labelled_draws: Any = None,
     draws: Draws | None = None,
     quality: QualityEstimates | None = None,
+    exact: Mapping[str, float] | None = None,
 ) -> DerivedMetrics:
     """ΔRecall(T) (MQM §3.2) and IQ (MQM §4.2) of a judged sample, with bootstrap intervals.
 
@@ -153,11 +153,11 @@ def derived_metrics(
     labelled_draws : array-like of int, optional
         Each sample row's draws in its batch's labelled prefix (abcde-spec §14), as for
         :func:`~metrics_core.estimate_quality`; default every draw.
-    draws, quality : optional
+    draws, quality, exact : optional
         What a caller that also estimates the quality metrics has already computed from these
         arguments, not computed again: ``Draws.build(population, sample, verdicts, None,
-        labelled_draws)``, and ``quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)``
-        (the estimates at the default horizon).
+        labelled_draws)``, ``quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)``
+        (the estimates at the default horizon), and ``impact_metrics(population).metrics``.
 
     Returns
     -------
@@ -189,7 +189,7 @@ def derived_metrics(
         raise ValueError("draws must be built from these verdicts")
     if quality is None:
         quality = quality_of_draws(draws, sample.scheme, confidence, sample.n_draws)
-    exact = population.exact if isinstance(population, SampleContext) else impact_metrics(population).metrics
+    exact = exact_metrics(population) if exact is None else exact
     replicates = replicate_inputs(draws, sample.scheme, n_boot=n_boot, rng=rng, within=resampling)
     return derived_of_replicates(
         quality,

@@ -379,9 +379,15 @@ def test_derived_metrics_from_draws_and_estimates_already_computed_are_the_same(
     alone = mc.derived_metrics(pop, sample, verdicts, rng=np.random.default_rng(3), n_boot=200)
     draws = Draws.build(pop, sample, verdicts, None)
     quality = quality_of_draws(draws, sample.scheme, 0.95, sample.n_draws)
+    exact = mc.impact_metrics(pop).metrics
     given = mc.derived_metrics(pop, sample, verdicts, rng=np.random.default_rng(3), n_boot=200, draws=draws,
-                               quality=quality)
+                               quality=quality, exact=exact)
     assert repr(given.as_dict()) == repr(alone.as_dict())
+    # The impact metrics given are the ones used (not computed again): another affected fraction, another IQ.
+    other_exact = {**exact, "AffectedWeightFraction": exact["AffectedWeightFraction"] / 2}
+    other_sizes = mc.derived_metrics(pop, sample, verdicts, rng=np.random.default_rng(3), n_boot=200, draws=draws,
+                                     quality=quality, exact=other_exact)
+    assert other_sizes["IQ"].value != given["IQ"].value
     other = mc.verdicts_from_judgements([0], [1], ["equivalent"])
     with pytest.raises(ValueError, match="draws must be built from these verdicts"):
         mc.derived_metrics(pop, sample, other, rng=np.random.default_rng(3), draws=draws)

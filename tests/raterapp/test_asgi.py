@@ -81,7 +81,11 @@ def test_at_most_web_threads_requests_are_in_django_at_once():
     answers = asyncio.run(main())
     assert views.most == 3
     assert all(sent == ["http.response.start", "http.response.body"] for sent in answers)
-    assert sorted(views.finished[:3]) == ["/slow/0", "/slow/1", "/slow/2"]  # the quick ones waited their turn
+    # The quick ones waited their turn: none entered before a slow one had left (the order in which
+    # the slow ones' threads enter and leave is the machine's, not the product's).
+    quick_entered = [done for path, done in views.entered if path.startswith("/api/")]
+    assert len(quick_entered) == 10 and min(quick_entered) >= 1, views.entered
+    assert views.finished[0].startswith("/slow/"), views.finished
     unlimited, views = views_counted(limit=0)
 
     async def all_at_once():

@@ -25,6 +25,7 @@ class CountedViews:
 
     def __init__(self):
         self.inside, self.most, self.finished, self.bodies = 0, 0, [], []
+        self.entered: list[tuple[str, int]] = []  # each request's path and how many had finished then
         self.lock = threading.Lock()
 
     def __call__(self, environ, start_response):
@@ -32,6 +33,7 @@ class CountedViews:
         with self.lock:
             self.inside += 1
             self.most = max(self.most, self.inside)
+            self.entered.append((path, len(self.finished)))
         self.bodies.append(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))  # as Django reads it
         time.sleep(0.05 if path.startswith("/slow/") else 0.01)
         start_response("200 OK", [("Content-Type", "text/plain")])
