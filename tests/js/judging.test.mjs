@@ -7,6 +7,7 @@ import { beforeEach, test } from "node:test";
 
 // The browser globals the modules read: the cookie for the CSRF token, fetch, timers.
 globalThis.window = globalThis;
+globalThis.addEventListener = () => {};
 globalThis.document = { cookie: "csrftoken=t0k3n", querySelector: () => null, addEventListener: () => {} };
 
 const { enqueue, enqueueWrite, writesWaiting, postRetrying } = await import("../../static/raterapp/js/judging_net.js");

@@ -11,8 +11,12 @@ export function csrfToken() {
 
 // A form submitted the ordinary way (no script took it over, not a dialog's, not into another
 // tab) replaces the page: its reads stop there, in flight or not. A poll answered after the
-// form's change would describe what it changed (a deleted experiment's dashboard: 404).
-const leaving = new AbortController();
+// form's change would describe what it changed (a deleted experiment's dashboard: 404). A page
+// restored from the back-forward cache reads again.
+let leaving = new AbortController();
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) leaving = new AbortController();
+});
 document.addEventListener("submit", (event) => {
   const { target: form, submitter } = event;
   const method = submitter && submitter.hasAttribute("formmethod") ? submitter.formMethod : form.method;
