@@ -95,11 +95,14 @@ def _class_totals(pop: Population, scheme: str, weight: np.ndarray, weight_sq: n
 
     The terms are summed a block of cells at a time, each block's rows added after the sums so far:
     numpy sums the rows of one (cells, 4) array in that order, so the totals are the same to the bit.
+    Only affected cells are visited: an unaffected cell's terms are exactly 0.0 (no split or merge
+    weight, a zero stable factor), which leaves every sum unchanged.
     """
     sets, affected = pop.cell_sets, pop.cell_affected()
+    affected_cells = np.flatnonzero(affected)
     sums = np.zeros((0, 4))
-    for start in range(0, len(weight), CELL_BLOCK):
-        cells = slice(start, start + CELL_BLOCK)
+    for start in range(0, len(affected_cells), CELL_BLOCK):
+        cells = affected_cells[start : start + CELL_BLOCK]
         terms = cell_class_terms(
             scheme,
             sets={name: values[cells] for name, values in sets.items()},

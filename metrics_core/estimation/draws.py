@@ -24,26 +24,26 @@ _THREAD_FROM_ROWS = 100_000
 
 class RowRatios:
     """Each sorted row's weight(U)/weight(Base(i)) (``"base"``) and weight(U)/weight(Exp(i))
-    (``"exp"``), the importances of the rates: gathered from the per-cell values by the row's cell
-    when read, and only for the rows read (the estimates read those of the split or merge rows,
-    which ΔPrecision's label reads first)."""
+    (``"exp"``), the importances of the rates: gathered from the values computed per row in scope
+    (per context row for a SampleContext) when read, and only for the rows read (the estimates
+    read those of the split or merge rows, which ΔPrecision's label reads first)."""
 
-    def __init__(self, per_cell: dict[str, np.ndarray], cell: np.ndarray):
-        self.per_cell = per_cell
-        self.cell = cell  # each sorted row's cell (its context row for a SampleContext)
+    def __init__(self, values: dict[str, np.ndarray], index: np.ndarray):
+        self.values = values
+        self.index = index  # each sorted row's position in ``values``
         self._read: dict[tuple[str, int, int], np.ndarray] = {}
 
     def of_all(self, name: str) -> np.ndarray:
-        return self.of(name, slice(0, len(self.cell)))
+        return self.of(name, slice(0, len(self.index)))
 
     def of(self, name: str, rows: slice) -> np.ndarray:
         key = (name, rows.start, rows.stop)
         if key not in self._read:
-            self._read[key] = self.per_cell[name][self.cell[rows]]
+            self._read[key] = self.values[name][self.index[rows]]
         return self._read[key]
 
     def gather(self, name: str, rows: slice, out: np.ndarray) -> None:
-        np.take(self.per_cell[name], self.cell[rows], out=out, mode="clip")  # valid cells: no buffer
+        np.take(self.values[name], self.index[rows], out=out, mode="clip")  # valid positions: no buffer
 
 
 @dataclass(frozen=True)
@@ -177,23 +177,21 @@ class Draws:
             rows = None  # every row, in order
         gather: Callable[[], tuple[tuple[dict[str, np.ndarray], np.ndarray | None], dict]]
         if isinstance(source, SampleContext):
-            gather = lambda: _context_ratios(source, sample.scheme)  # noqa: E731
+            gather = lambda: _context_ratios(source, sample.scheme, kept)  # noqa: E731
         else:
             gather = lambda: _population_ratios(source, sample, rows, mask)  # noqa: E731
         if len(sample) < _THREAD_FROM_ROWS:
             units = Units.build(sample, rows, verdicts)
-            (per_cell, cell), context = gather()
+            (per_index, index), context = gather()
         else:
             # numpy releases the GIL: the rows' cells and the class totals are read while the rows are sorted.
             with ThreadPoolExecutor(max_workers=1) as pool:
                 gathering = pool.submit(gather)
                 units = Units.build(sample, rows, verdicts)
-                (per_cell, cell), context = gathering.result()
+                (per_index, index), context = gathering.result()
         order, row_bounds, unit_bounds = units.order, units.row_bounds, units.unit_bounds
-        if cell is None and kept is not None:
-            cell = kept  # a context's ratios are per context row: those of the rows kept
-        ratios = RowRatios(per_cell, order if cell is None else cell[order])
-        del cell
+        ratios = RowRatios(per_index, order if index is None else index[order])
+        del index
         totals = np.zeros((3, 4))
         stratum_mass = np.zeros(3)
         whole_totals = context["totals"] if context["sampling_totals"] is None else context["sampling_totals"]
@@ -279,7 +277,7 @@ def _unit_draws(draws: np.ndarray, units: Units) -> np.ndarray:
 
 def _precision_label(scheme: str, ratios: RowRatios, row_bounds: np.ndarray) -> np.ndarray:
     """ΔPrecision's ``l_ij`` of each sorted row, set one (stratum, class) range of rows at a time."""
-    label = np.empty(len(ratios.cell))
+    label = np.empty(len(ratios.index))
     for g in range(12):
         rows = slice(int(row_bounds[g]), int(row_bounds[g + 1]))
         if rows.start == rows.stop:
@@ -309,20 +307,24 @@ def _ratios_of(union: np.ndarray, base: np.ndarray, exp: np.ndarray, scheme: str
 
 def _population_ratios(
     population: Population, sample: PairSample, rows: np.ndarray | None, mask: np.ndarray | None
-) -> tuple[tuple[dict[str, np.ndarray], np.ndarray], dict]:
-    """The ratios of :func:`_ratios_of` per cell; the cell of each row (in scope, in order); and the
-    context's totals."""
-    sets = population.cell_sets
-    cell = population.cell[sample.i if rows is None else sample.i[rows]]
-    per_cell = _ratios_of(sets["union"], sets["base"], sets["exp"], sample.scheme)
-    return (per_cell, cell), context_class_totals(population, sample.scheme, mask)
+) -> tuple[tuple[dict[str, np.ndarray], None], dict]:
+    """The ratios of :func:`_ratios_of` of each row (in scope, in order; ``None``: no index into
+    them needed) and the context's totals. Per row, not per cell: a sample's rows are far fewer
+    than the population's cells, and each cell-sized array is memory the kernel zeroes."""
+    totals = context_class_totals(population, sample.scheme, mask)  # first: it computes the cell sets
+    sets = population.cell_sets_at(population.cell[sample.i if rows is None else sample.i[rows]])
+    per_row = _ratios_of(sets["union"], sets["base"], sets["exp"], sample.scheme)
+    return (per_row, None), totals
 
 
-def _context_ratios(context: SampleContext, scheme: str) -> tuple[tuple[dict[str, np.ndarray], None], dict]:
-    """:func:`_population_ratios` of a :class:`SampleContext`, per row (``None`` for the cells)."""
+def _context_ratios(
+    context: SampleContext, scheme: str, kept: np.ndarray | None
+) -> tuple[tuple[dict[str, np.ndarray], np.ndarray | None], dict]:
+    """:func:`_population_ratios` of a :class:`SampleContext`: per context row, and the context row of
+    each row kept (``kept``, ``None``: every row)."""
     ratios = _ratios_of(context.union, context.base, context.exp, scheme)
     fields = ("totals", "rate_totals", "sampling_totals")
-    return (ratios, None), {name: getattr(context, name) for name in fields}
+    return (ratios, kept), {name: getattr(context, name) for name in fields}
 
 
 def _judged_share(verdicts: PairVerdicts, judged: tuple[np.ndarray, np.ndarray], unit_bounds: np.ndarray) -> np.ndarray:
