@@ -1,4 +1,5 @@
-"""The exact class totals, summed a block of cells at a time, are the one (cells, 4) array's sums to the bit."""
+"""The exact class totals, summed a block of affected cells at a time, are the one (cells, 4) array's
+sums over every cell to the bit."""
 
 import numpy as np
 import pytest
@@ -24,6 +25,9 @@ def test_class_totals_by_blocks_are_the_whole_sum(scheme, weighted):
         weight_sq=pop.cell_weight_sq,
     )
     assert len(terms) > 2 * masses.CELL_BLOCK
+    unaffected = ~pop.cell_affected()
+    assert np.count_nonzero(~unaffected) > 2 * masses.CELL_BLOCK and unaffected.any()
+    assert not terms[unaffected].any()  # what lets the totals skip them
     assert masses.class_totals(pop, scheme).tolist() == (terms.sum(axis=0) / pop.total_weight).tolist()
     vantage = rng.random(n) < 0.5
     assert np.isfinite(masses.class_totals(pop, scheme, vantage)).all()
