@@ -17,8 +17,9 @@ import numpy as np
 
 from ._validation import as_1d
 from .estimation import ESTIMATED_METRICS
+from .factorize import factorize_keys, factorize_labels
 from .impact import cell_pointwise_metrics
-from .population import Population, factorize_keys, factorize_labels
+from .population import Population
 
 
 def quality_from_gold(population: Population, gold_labels: Any, *, vantage: Any = None) -> dict[str, float]:

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .population import Population, factorize_keys, factorize_labels
+from .factorize import factorize_keys, factorize_labels
+from .population import Population
 from .results import IMPACT_METRICS, ImpactMetrics, ImpactTable
 
 POINTWISE_METRICS: tuple[str, ...] = (

@@ -15,15 +15,11 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-from numpy.typing import DTypeLike
 
-from ._validation import as_1d, is_arrow, positive_weights, same_length, weight_rescaling
+from ._validation import positive_weights, same_length, weight_rescaling
+from .factorize import code_dtype, factorize_counted, factorize_keys_counted
 from .group_sums import group_counts, group_sums
 
-# Integer labels spanning at most this many values per item are factorised by
-# direct indexing (one bincount), which is several times faster than hashing.
-_DENSE_RANGE_PER_ITEM = 4
 # Cells or items a block where a pass works by blocks (temporaries of 512 KiB at most).
 _CELL_BLOCK = 1 << 16
 
@@ -223,8 +219,8 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
     dtype = code_dtype(n)
     # One after the other: two threads of random gathers on 2 cores took a third more CPU time
     # (10M items: 1.05 s against 0.67 s) for a tenth of a second of wall time.
-    base_codes, base_labels, base_size = _factorize_counted("base", base, dtype)
-    exp_codes, exp_labels, exp_size = _factorize_counted("exp", exp, dtype)
+    base_codes, base_labels, base_size = factorize_counted("base", base, dtype)
+    exp_codes, exp_labels, exp_size = factorize_counted("exp", exp, dtype)
     cell_codes, cell_base, cell_exp, cell_size = _cells(base_codes, exp_codes, base_size, len(exp_labels))
     sizes = [base_size, exp_size, cell_size]
     exponent = 0
@@ -283,7 +279,7 @@ def _cells(
         return cell, np.arange(n_base, dtype=np.int64), representative.astype(np.int64), base_size
     moved = base[elsewhere]
     keys = moved.astype(np.int64) * n_exp + exp[elsewhere]
-    codes, keys, counts = _factorize_keys_counted(keys, n_base * n_exp, dtype=cell.dtype)
+    codes, keys, counts = factorize_keys_counted(keys, n_base * n_exp, dtype=cell.dtype)
     cell[elsewhere] = codes + n_base
     cell_base = np.arange(n_base + len(keys), dtype=np.int64)  # each column written in place
     cell_base[n_base:] = keys // n_exp
@@ -294,104 +290,5 @@ def _cells(
     return cell, cell_base, cell_exp, cell_size
 
 
-def code_dtype(n_codes: int) -> type:
-    """The smallest integer type for the codes of ``n_codes`` things (indices, never multiplied)."""
-    return np.int32 if n_codes < 2**31 else np.int64
-
-
-def factorize_labels(name: str, labels: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes 0..K-1 for ``labels`` and the label of each code.
-
-    Missing labels (None, NaN, null) are an error naming ``name``.
-    """
-    return _factorize(name, labels)
-
-
 def _length(values: Any) -> np.ndarray:
     return np.empty(len(values), dtype=np.bool_)
-
-
-def _factorize_counted(name: str, labels: Any, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_factorize`, and the number of items of each code (int64)."""
-    if is_arrow(labels):
-        codes, uniques = _factorize_arrow(name, labels, dtype)
-    else:
-        array = as_1d(name, labels)
-        dense = _factorize_dense(array, dtype)
-        if dense is not None:
-            return dense
-        codes, uniques = _factorize_hashed(name, array, dtype)
-    return codes, uniques, group_counts(codes, len(uniques))
-
-
-def _factorize(name: str, labels: Any, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
-    if is_arrow(labels):
-        return _factorize_arrow(name, labels, dtype)
-    array = as_1d(name, labels)
-    dense = _factorize_dense(array, dtype)
-    return _factorize_hashed(name, array, dtype) if dense is None else dense[:2]
-
-
-def _factorize_dense(array: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Integers spanning few values an item, by direct indexing: (codes, labels, counts); else None."""
-    if array.dtype.kind not in "iu" or not len(array):
-        return None
-    low, high = int(array.min()), int(array.max())
-    if high - low >= _DENSE_RANGE_PER_ITEM * len(array) + 1024:
-        return None
-    keys = array.astype(np.int64, copy=False)
-    keys = keys - low if low else keys
-    codes, present, counts = _factorize_keys_counted(keys, high - low + 1, dtype=dtype)
-    return codes, present + low if low else present, counts
-
-
-def _factorize_hashed(name: str, array: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray]:
-    if array.dtype.kind in "iuUSO":
-        # Arrow's hash table factorises integers and strings faster than pandas'.
-        try:
-            return _factorize_arrow(name, pa.array(array, from_pandas=True), dtype)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            pass  # mixed types in an object array
-    import pandas as pd  # the last resort, for object arrays of mixed types: not imported otherwise
-
-    codes, uniques = pd.factorize(array, use_na_sentinel=True)
-    _reject_missing(name, codes)
-    return codes.astype(dtype, copy=False), np.asarray(uniques)
-
-
-def _factorize_arrow(name: str, labels: Any, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(labels, pa.ChunkedArray):
-        labels = labels.combine_chunks()
-    if labels.null_count:
-        _reject_missing(name, np.where(labels.is_null().to_numpy(zero_copy_only=False), -1, 0))
-    encoded = labels.dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
-    return codes, encoded.dictionary.to_numpy(zero_copy_only=False)
-
-
-def factorize_keys(keys: np.ndarray, key_range: int, dtype: DTypeLike = np.int64) -> tuple[np.ndarray, np.ndarray]:
-    """Factorise non-negative int64 keys; returns (codes of ``dtype``, the key of each code)."""
-    codes, present, _ = _factorize_keys_counted(keys, key_range, dtype)
-    return codes, present
-
-
-def _factorize_keys_counted(
-    keys: np.ndarray, key_range: int, dtype: DTypeLike = np.int64
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`factorize_keys`, and the number of keys of each code (int64)."""
-    if key_range <= _DENSE_RANGE_PER_ITEM * len(keys) + 1024:
-        counts = np.bincount(keys, minlength=key_range)
-        present = counts > 0
-        remap = np.cumsum(present, dtype=dtype)
-        remap -= 1
-        return np.take(remap, keys), np.flatnonzero(present), counts[present]
-    encoded = pa.array(keys).dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
-    return codes, encoded.dictionary.to_numpy(zero_copy_only=False), group_counts(codes, len(encoded.dictionary))
-
-
-def _reject_missing(name: str, codes: np.ndarray) -> None:
-    missing = codes < 0
-    if missing.any():
-        k = int(np.flatnonzero(missing)[0])
-        raise ValueError(f"{name}[{k}] is missing: every item needs a cluster label")

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_1d, same_length
+from ..factorize import factorize_keys, factorize_labels
 from ..judgements import VERDICTS, verdict_codes_of
-from ..population import factorize_keys, factorize_labels
 from .coefficients import Q
 
 

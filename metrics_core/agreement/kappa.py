@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._validation import same_length
-from ..population import factorize_keys
+from ..factorize import factorize_keys
 from .codes import pairs_within_units, rater_verdict_codes, verdict_codes
 from .coefficients import Q, cohen_from_tables
 
