@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,10 @@ def _missing(array: np.ndarray) -> np.ndarray:
     """Where ``array`` (floats or objects) holds a missing value (None, NaN, pandas' NA)."""
     if array.dtype.kind == "f":
         return np.isnan(array)
-    import pandas as pd  # imported here: only object arrays need it, and it costs 0.2 s at start-up
+    if "pandas" not in sys.modules:
+        # No pandas object (NA, NaT) can exist: None and the NaNs (unequal to themselves) are all.
+        return np.asarray((array == None) | (array != array), dtype=bool)  # noqa: E711 (elementwise)
+    import pandas as pd  # imported here: it costs 0.2 s at start-up, kept out of the command line
 
     return pd.isna(array)
 

@@ -34,14 +34,14 @@ def main(argv: Sequence[str] | None = None, *, one_shot: bool = False) -> int:
     """Run one subcommand; returns the exit status (0 success, 2 bad input or usage).
 
     ``one_shot``: the process ends with the command (``python -m metrics_core``), so process-wide
-    settings that only serve the command may be made (``sample`` keeps pandas out, see below; BLAS
-    runs on one thread, :mod:`metrics_core.blas_threads`).
+    settings that only serve the command may be made (the numpy engine keeps pandas out, see below;
+    BLAS runs on one thread, :mod:`metrics_core.blas_threads`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     if one_shot:
         use_one_blas_thread()
-    if one_shot and args.command == "sample" and args.engine != "dask":
+    if one_shot and getattr(args, "engine", None) != "dask":
         _keep_pandas_out()
     if args.command == "sample" and args.diff_share is not None and args.scheme != "stratified":
         args.subparser.error("--diff-share is only meaningful with --scheme stratified")
@@ -78,8 +78,11 @@ class _NoPandas(importlib.abc.MetaPathFinder):
 def _keep_pandas_out() -> None:
     """Make pandas unimportable in this process. pyarrow imports it, when installed, on its first
     conversion from or to numpy or Python values, only to recognise pandas objects, of which the
-    numpy engine's ``sample`` has none: 0.3 s of CPU, a tenth of the command's on 10M items.
-    pyarrow remembers that pandas is missing for the rest of the process, hence one-shot only."""
+    numpy engine's commands have none: 0.2-0.3 s of CPU a run (a tenth of ``sample``'s on 10M
+    items, most of a run on small files). pyarrow remembers that pandas is missing for the rest of
+    the process, hence one-shot only. Nothing the numpy engine runs needs pandas: its one use,
+    finding missing labels among Python objects (:mod:`metrics_core.agreement.codes`), has a numpy
+    path for a process without pandas."""
     if "pandas" not in sys.modules:
         sys.meta_path.insert(0, _NoPandas())
 

@@ -34,6 +34,34 @@ def run(*args, cwd=REPO):
     return _run_in_process(argv, cwd)
 
 
+def run_one_shot(*args, cwd=REPO) -> tuple[subprocess.CompletedProcess, bool]:
+    """``python -m metrics_core ARGS`` as its own one-shot process (``main(one_shot=True)``, which
+    keeps pandas out of the numpy engine), and whether pandas was imported in it after all."""
+    code = (
+        "import sys; from metrics_core.cli import main; status = main(sys.argv[1:], one_shot=True); "
+        "print('pandas' in sys.modules, file=sys.stderr); sys.exit(status)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    stderr, _, marker = done.stderr.rstrip("\n").rpartition("\n")
+    done.stderr = stderr + "\n" if stderr else ""
+    return done, marker == "True"
+
+
+def assert_same_one_shot(*args, outputs=(), cwd=REPO) -> None:
+    """The command gives the same status, stdout, stderr and output files in a one-shot process
+    without pandas as in this process (which has pandas)."""
+    here = run(*args, cwd=cwd)
+    files = {path: path.read_bytes() for path in outputs}
+    for path in outputs:
+        path.unlink()
+    done, pandas_loaded = run_one_shot(*args, cwd=cwd)
+    assert (done.returncode, done.stdout, done.stderr) == (here.returncode, here.stdout, here.stderr)
+    assert not pandas_loaded
+    assert {path: path.read_bytes() for path in outputs} == files
+
+
 def _run_in_process(argv: list[str], cwd) -> subprocess.CompletedProcess:
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.ExitStack() as stack:

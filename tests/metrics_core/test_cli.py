@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from metrics_core import IMPACT_METRICS
-from tests.metrics_core.cli_run import approx, assert_refused, read_table, run, run_json, write
+from tests.metrics_core.cli_run import approx, assert_refused, assert_same_one_shot, read_table, run, run_json, write
 from tests.metrics_core.helpers import TINY_JUDGEMENTS
 
 TINY = "item_id,base_cluster,exp_cluster\na,B1,E1\nb,B1,E1\nc,B1,E2\nd,B2,E2\n"
@@ -85,6 +85,13 @@ def test_impact_tiny_example(tiny):
     assert (result["items"], result["affected_items"], result["total_weight"], result["dropped_items"]) == (4, 4, 4.0, 0)
     assert list(result["metrics"]) == list(IMPACT_METRICS)
     assert result["metrics"] == {name: approx(value) for name, value in TINY_METRICS.items()}
+
+
+def test_a_one_shot_process_gives_the_same_impact_and_tables_without_pandas(tiny, tmp_path):
+    per_item, per_cluster = tmp_path / "per_item.csv", tmp_path / "per_cluster.parquet"
+    args = ("impact", tiny, "--per-item", per_item, "--per-cluster", per_cluster)
+    assert_same_one_shot(*args, outputs=[per_item, per_cluster])
+    assert_same_one_shot("impact", tmp_path / "absent.csv")  # a refusal: the same line on stderr
 
 
 def test_impact_weighted_with_an_unaffected_item(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.estimation import estimate_quality_assisted
-from tests.metrics_core.cli_run import run, run_json
+from tests.metrics_core.cli_run import assert_same_one_shot, run, run_json
 
 N = 400
 RNG = np.random.default_rng(8)
@@ -235,3 +235,8 @@ def test_cli_score_lambda_zero_gives_the_human_only_delta_recall_and_iq(files_wi
         for key, value in human.items():
             assert assisted[key] == pytest.approx(value, abs=1e-12), (name, key)
         assert assisted["verdicts_saved"] == 1.0 and assisted["lambda"] is None
+
+
+def test_a_one_shot_process_gives_the_same_model_assisted_estimates_without_pandas(files):
+    items, pairs, judgements, scores = files
+    assert_same_one_shot("estimate", items, pairs, judgements, "--scores", scores, "--n-boot", 50)

@@ -1,5 +1,6 @@
 """``python -m metrics_core`` runs its command as a one-shot process (``main(one_shot=True)``):
-``sample`` keeps pandas out of it, with the same PAIRS file as in a process that imports pandas."""
+the numpy engine keeps pandas out of it, with the same PAIRS file as in a process that imports
+pandas (every other command: ``assert_same_one_shot`` in its own test module)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.rater_aware import estimate_quality_rater_aware
-from tests.metrics_core.cli_run import REPO, approx, run, run_json, write_csv
+from tests.metrics_core.cli_run import REPO, approx, assert_same_one_shot, run, run_json, write_csv
 from tests.metrics_core.helpers import simulation_population
 
 from .rater_simulation import judged_experiment
@@ -175,3 +175,13 @@ def test_the_cli_reference_documents_the_option():
     text = (REPO / "docs" / "cli.md").read_text()
     for words in ("--raters dawid-skene", "--gold GOLD", '"rater_aware"', "optional\n`rater`", "`answer`"):
         assert words in text, words
+
+
+def test_a_one_shot_process_gives_the_same_rater_aware_estimates_without_pandas(files):
+    """Raters are Python strings, and a missing one is looked for without pandas; a refusal too."""
+    tail = ("--raters", "dawid-skene", "--gold", files["gold"], "--seed", SEED, "--n-boot", N_BOOT)
+    assert_same_one_shot("estimate", files["items"], files["pairs"], files["with_rater"], *tail)
+    holes = files["folder"] / "one_shot_holes.csv"
+    lines = files["with_rater"].read_text().splitlines()
+    holes.write_text("\n".join([*lines[:5], lines[5].rsplit(",", 1)[0] + ",", *lines[6:]]) + "\n")
+    assert_same_one_shot("estimate", files["items"], files["pairs"], holes, "--raters", "dawid-skene")

@@ -18,7 +18,7 @@ from metrics_core import card_similarity
 from metrics_core.io import read_catalogue, read_pairs, read_scores, read_scores_for_pairs
 from raterapp.services.demo import demo_files_write
 
-from .cli_run import assert_refused, run, run_json, write
+from .cli_run import assert_refused, assert_same_one_shot, run, run_json, write
 
 CATALOGUE = "item_id,title,description,image_url,url,colour,postcode\n"
 
@@ -208,3 +208,11 @@ def test_the_summary_is_one_json_line(tmp_path):
     done = run("score", catalogue, pairs, "--out", tmp_path / "s.parquet")
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.count("\n") == 1 and json.loads(done.stdout) == {"pairs": 1, "out": str(tmp_path / "s.parquet")}
+
+
+def test_a_one_shot_process_gives_the_same_scores_without_pandas(tmp_path, demo):
+    paths, ids, _ = demo
+    rows = np.random.default_rng(5).integers(0, len(ids), (500, 2))
+    pcsv.write_csv(pa.table({"i": ids[rows[:, 0]], "j": ids[rows[:, 1]]}), tmp_path / "pairs.csv")
+    out = tmp_path / "scores.parquet"
+    assert_same_one_shot("score", paths["catalogue"], tmp_path / "pairs.csv", "--out", out, outputs=[out])

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import metrics_core as mc
-from tests.metrics_core.cli_run import approx, run, run_json, write
+from tests.metrics_core.cli_run import approx, assert_same_one_shot, run, run_json, write
 
 CONTRACT_KEYS = [
     "BCubedPrecision", "BCubedRecall", "BCubedF1", "BCubedPrecisionByCategory", "BCubedRecallByCategory",
@@ -130,3 +130,7 @@ def test_missing_argument_is_a_usage_error(files):
     done = run("compare", files[0])
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.endswith("metrics_core compare: error: the following arguments are required: PRED\n")
+
+
+def test_a_one_shot_process_gives_the_same_measures_without_pandas(files):
+    assert_same_one_shot("compare", *files)
