@@ -9,6 +9,8 @@ printed to more decimals by a reference implementation are compared to all of th
 
 import json
 import math
+import subprocess
+import sys
 from itertools import combinations
 
 import numpy as np
@@ -468,6 +470,28 @@ def test_validation_errors_name_the_argument_and_row():
         mc.pairwise_cohens_kappa(unit=[1, 2, 1, 2], verdict=[E, N, E, U], rater=[1, 1, 2, 1])
     with pytest.raises(ValueError, match="one-dimensional"):
         mc.agreement_summary(unit=[[1, 2]], verdict=[E])
+
+
+def test_missing_labels_are_found_the_same_in_a_process_without_pandas():
+    """The command line keeps pandas out of its process: None and NaN among Python objects are
+    still missing there, named by their row (text is not)."""
+    code = (
+        "import importlib.abc, sys\n"
+        "class NoPandas(importlib.abc.MetaPathFinder):  # as the command line's process\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.partition('.')[0] == 'pandas':\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, NoPandas())\n"
+        "import numpy as np, metrics_core as mc\n"
+        "for unit in ([1, 'a', None], ['x', 0, float('nan')], ['u', 2.5, np.nan], ['a', 'b', 'a']):\n"
+        "    try:\n"
+        "        print(mc.agreement_summary(unit=np.array(unit, dtype=object), verdict=['equivalent'] * 3).replicated_pairs)\n"
+        "    except ValueError as exc:\n"
+        "        print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stderr == ""
+    assert done.stdout.splitlines() == ["unit[2] is missing: every verdict needs a unit"] * 3 + ["1"]
 
 
 def test_observed_agreement_core_ignores_single_rated_units():
