@@ -108,7 +108,10 @@ def _parquet_column(file: pq.ParquetFile, name: str, batch: int = 1 << 14) -> pa
         else:
             if at == len(out):
                 return pa.array(out)  # numpy's buffer, not copied
-    column = file.read(columns=[name]).column(0)
+    # On this thread: Arrow's pool threads, started under a worker's memory cap (RLIMIT_AS), abort
+    # the process when an allocation fails (std::bad_alloc, or glibc's thread-local data), where this
+    # thread raises MemoryError. One column gains little from them.
+    column = file.read(columns=[name], use_threads=False).column(0)
     return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 
