@@ -233,8 +233,7 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
         weight = positive_weights("weights", weights, n)
         exponent = weight_rescaling(weight)
         weight = np.ldexp(weight, exponent) if exponent else weight
-        codes = (base_codes, exp_codes, cell_codes)
-        sums = [group_sums(of_item, weight, len(size)) for of_item, size in zip(codes, sizes)]
+        sums = _sums_from_cells(group_sums(cell_codes, weight, len(cell_size)), cell_base, cell_exp, sizes)
     return Population(
         base=base_codes,
         exp=exp_codes,
@@ -252,6 +251,18 @@ def population_from_labels(base: Any, exp: Any, weights: Any = None) -> Populati
         cell_size=sizes[2],
         weight_exponent=exponent,
     )
+
+
+def _sums_from_cells(
+    cell_weight: np.ndarray, cell_base: np.ndarray, cell_exp: np.ndarray, sizes: list[np.ndarray]
+) -> list[np.ndarray]:
+    """The weight of every Base and Exp cluster and cell from the cells' weights alone: one pass over
+    the items instead of three (random-access passes, 0.1 s each at 10M items). A Base cluster's
+    first cells are numbered as the cluster (:func:`_cells`), so only the other cells are added."""
+    n_base = len(sizes[0])
+    base_weight = cell_weight[:n_base].copy()
+    np.add.at(base_weight, cell_base[n_base:], cell_weight[n_base:])
+    return [base_weight, group_sums(cell_exp, cell_weight, len(sizes[1])), cell_weight]
 
 
 def _cells(
