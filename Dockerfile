@@ -10,6 +10,10 @@ COPY raterapp ./raterapp
 COPY templates ./templates
 COPY static ./static
 COPY manage.py ./
+# Bytecode for the code every process imports from /app (the working directory, ahead of the
+# installed copy): PYTHONDONTWRITEBYTECODE keeps processes from caching it, and without it each
+# start compiles ours again (the command line: 0.09 CPU s a run, a fifth of a small `impact`).
+RUN python -m compileall -q metrics_core raterapp manage.py
 RUN pip install --no-cache-dir --no-deps .
 # Static files are baked into the image (STATIC_ROOT, outside the data volume), hashed for
 # whitenoise's manifest storage. The settings need a SECRET_KEY to load: this one exists for this

@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from importlib.util import cache_from_source
 from pathlib import Path
 
 import psycopg
@@ -103,6 +104,11 @@ def test_the_first_admin_and_engineer_made_as_readme_says_sign_in_to_production(
         if not command.startswith(("pip install", "useradd")):
             result = subprocess.run(["sh", "-c", command], cwd=clone, env=build_env, capture_output=True, text=True)
             assert result.returncode == 0, f"RUN {command}\n{result.stdout}\n{result.stderr}"
+    # The image's processes never write bytecode (PYTHONDONTWRITEBYTECODE): the build compiled ours.
+    assert image.env.get("PYTHONDONTWRITEBYTECODE") == "1", image.env
+    sources = [path for package in ("metrics_core", "raterapp") for path in (clone / package).rglob("*.py")]
+    uncompiled = [str(path.relative_to(clone)) for path in sources if not Path(cache_from_source(str(path))).exists()]
+    assert sources and not uncompiled, f"{len(uncompiled)} of {len(sources)} modules uncompiled: {uncompiled[:3]}"
 
     # docker compose up: the web service (migrations on the empty database, then gunicorn).
     port = free_port()
