@@ -258,7 +258,7 @@ def _sums_from_cells(
 ) -> list[np.ndarray]:
     """The weight of every Base and Exp cluster and cell from the cells' weights alone: one pass over
     the items instead of three (random-access passes, 0.1 s each at 10M items). A Base cluster's
-    first cells are numbered as the cluster (:func:`_cells`), so only the other cells are added."""
+    first cell is numbered as the cluster (:func:`_cells`), so only the other cells are added."""
     n_base = len(sizes[0])
     base_weight = cell_weight[:n_base].copy()
     np.add.at(base_weight, cell_base[n_base:], cell_weight[n_base:])
