@@ -5,7 +5,8 @@ workers; only O(#buckets + S) values reach the driver. The formulas are the in-m
 backend's, executed on Dask: one definition of each metric, two executions. Results do not
 depend on the number of partitions or workers (see :mod:`.items` and :mod:`.sampling`).
 Computations run on the current ``dask.distributed`` client when there is one, else on
-Dask's local scheduler.
+Dask's local scheduler; a scheduler set in ``dask.config`` (``synchronous``, ``threads``) wins
+over a client, as everywhere in Dask. Both give the same results.
 
 Example: four items in one Parquet file, Base {a,b,c},{d} and Exp {a,b},{c,d}. SplitDistance
 is 1/3 for a and b, 2/4 for c (its union is {a,b,c,d}) and 0 for d; MergeDistance is 1/4 for

@@ -24,15 +24,23 @@ SKIP_PREFIX = "skip_"  # request columns naming a row to leave out: skip_<order 
 
 
 def shared(value, *, broadcast: bool = False):
-    """``value`` for tasks to read: scattered to the workers under ``dask.distributed`` (rather
-    than shipped inside the task graph), else a delayed constant."""
-    try:
-        from distributed import default_client
-
-        client = default_client()
-    except (ImportError, ValueError):
+    """``value`` for tasks to read: scattered to the workers when the computation runs on
+    ``dask.distributed`` (rather than shipped inside the task graph), else a delayed constant."""
+    client = _distributed_client()
+    if client is None:
         return dask.delayed(value)
     return client.scatter(value, broadcast=broadcast, hash=False)
+
+
+def _distributed_client():
+    """The client that computes, or None: a scheduler chosen in ``dask.config`` (``synchronous``,
+    ``threads``) wins over a default client, and could not read its scattered data."""
+    try:
+        from distributed import Client
+    except ImportError:
+        return None
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    return client if isinstance(client, Client) else None
 
 
 def key_hash(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:

@@ -1,16 +1,23 @@
-"""Shared pieces of the Dask backend tests: a small cluster and items written as Parquet parts."""
+"""Shared pieces of the Dask backend tests: a small cluster, the synchronous scheduler and items
+written as Parquet parts."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 
+import dask
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 logging.getLogger("distributed").setLevel(logging.ERROR)
+
+
+def synchronous_scheduler():
+    """Dask's synchronous scheduler, with the task-based shuffle it needs (the cluster's is P2P)."""
+    return dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"})
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ def random_frame(seed, n=600):
 
 
 @pytest.mark.parametrize("scheme", mc.SCHEMES)
-def test_context_of_a_dask_sample_equals_the_in_memory_one(client, tmp_path, scheme):
+def test_context_of_a_dask_sample_equals_the_in_memory_one(synchronous, tmp_path, scheme):
     frame = random_frame(4)
     items = dask_backend.read_items(str(write_parts(frame, tmp_path / "items", 5)))
     pairs = dask_backend.sample_pairs(items, n_draws=3000, scheme=scheme, rng=np.random.default_rng(2))
@@ -46,7 +46,7 @@ def test_context_of_a_dask_sample_equals_the_in_memory_one(client, tmp_path, sch
             assert from_dask[name][key] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, key)
 
 
-def test_items_rows_returns_every_column_of_the_wanted_items(client, tmp_path):
+def test_items_rows_returns_every_column_of_the_wanted_items(synchronous, tmp_path):
     frame = random_frame(5, n=200)
     items = dask_backend.read_items(str(write_parts(frame, tmp_path / "items", 3)))
     wanted = ["id-00007", "id-00150", "id-00007", "id-00003"]

@@ -23,7 +23,7 @@ from metrics_core.dask_backend.sampling import pairs_table
 from metrics_core.sampling import allocate_draws
 from metrics_core.sampling.coupling import CouplingLaws, coupled_stratum_draws
 from tests.metrics_core import reference as ref
-from tests.metrics_core.dask_run import items_frame, write_parts
+from tests.metrics_core.dask_run import items_frame, synchronous_scheduler, write_parts
 
 SCHEMES = mc.SCHEMES
 
@@ -43,17 +43,20 @@ def on_dask(tmp_path, name, base, exp, weight, n_parts=3):
 
 
 @pytest.fixture(scope="module")
-def populations(tmp_path_factory, dask_cluster_client):
+def populations(tmp_path_factory):
+    """On the synchronous scheduler, as the tests that take them (coupling on a cluster: the app's
+    tests, tests/raterapp/services/test_dask_batches.py)."""
     tmp_path = tmp_path_factory.mktemp("coupling")
     earlier, new = two_populations()
-    return {
-        "earlier": (mc.population_from_labels(*earlier), on_dask(tmp_path, "earlier", *earlier)),
-        "new": (mc.population_from_labels(*new), on_dask(tmp_path, "new", *new, n_parts=2)),
-    }
+    with synchronous_scheduler():
+        return {
+            "earlier": (mc.population_from_labels(*earlier), on_dask(tmp_path, "earlier", *earlier)),
+            "new": (mc.population_from_labels(*new), on_dask(tmp_path, "new", *new, n_parts=2)),
+        }
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_pair_probabilities_on_dask_are_the_in_memory_ones(populations, scheme):
+def test_pair_probabilities_on_dask_are_the_in_memory_ones(synchronous, populations, scheme):
     pop, items = populations["new"]
     pairs = dask_backend.sample_pairs(items, n_draws=2000, scheme=scheme, rng=np.random.default_rng(3))
     rng = np.random.default_rng(4)
@@ -103,7 +106,7 @@ def in_memory_rule(populations, scheme, source_pairs, n_draws, rng):
 
 
 @pytest.mark.parametrize("scheme", ["stratified"])  # both strata; the schemes' probabilities are checked above
-def test_a_coupled_sample_on_dask_is_the_in_memory_rule_draw_for_draw(populations, scheme):
+def test_a_coupled_sample_on_dask_is_the_in_memory_rule_draw_for_draw(synchronous, populations, scheme):
     _, source_items = populations["earlier"]
     pop, items = populations["new"]
     source = dask_backend.sample_pairs(source_items, n_draws=3000, scheme=scheme, rng=mc.batch_rng(seed=1, batch=0))
@@ -143,7 +146,7 @@ def small_items(tmp_path, rows, name):
 
 
 @pytest.mark.parametrize("scheme", ["stratified"])
-def test_coupled_draws_on_dask_follow_the_new_distribution(client, tmp_path, scheme):
+def test_coupled_draws_on_dask_follow_the_new_distribution(synchronous, tmp_path, scheme):
     earlier, _, _ = small_items(tmp_path, EARLIER, "earlier")
     new, reference, ids = small_items(tmp_path, NEW, "new")
     source = dask_backend.sample_pairs(earlier, n_draws=20_000, scheme=scheme, rng=np.random.default_rng(1))
@@ -163,7 +166,7 @@ def test_coupled_draws_on_dask_follow_the_new_distribution(client, tmp_path, sch
         assert chisquare(f_obs, p / p.sum() * f_obs.sum()).pvalue > 0.001, stratum
 
 
-def test_batches_on_dask_are_their_own_streams_and_estimate_as_in_memory(populations):
+def test_batches_on_dask_are_their_own_streams_and_estimate_as_in_memory(synchronous, populations):
     pop, items = populations["new"]
     batches = [
         dask_backend.sample_pairs(items, n_draws=2000, scheme="jaccard", rng=mc.batch_rng(seed=7, batch=b))

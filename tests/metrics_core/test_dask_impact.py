@@ -1,9 +1,10 @@
 """The Dask backend's impact metrics against the in-memory backend (issue #8, part 1).
 
 On random populations (``reference.random_case``: unit, mild, lognormal and extreme weights;
-int and text cluster ids) written as Parquet parts, the Dask backend on a LocalCluster of 2
-workers gives the in-memory metrics to 1e-12 overall, per Base cluster, per Exp cluster, per
-slice and per item; and the same numbers, bit for bit, for 1, 3 or 7 partitions.
+int and text cluster ids) written as Parquet parts, the Dask backend gives the in-memory metrics
+to 1e-12 overall, per Base cluster, per Exp cluster, per slice and per item (on the synchronous
+scheduler); and the same numbers, bit for bit, for 1, 3 or 7 partitions on a LocalCluster of 2
+workers, and on the synchronous scheduler.
 """
 
 import numpy as np
@@ -14,7 +15,7 @@ import metrics_core as mc
 from metrics_core import dask_backend
 from metrics_core.io import InputError
 from tests.metrics_core import reference as ref
-from tests.metrics_core.dask_run import items_frame, write_parts
+from tests.metrics_core.dask_run import items_frame, synchronous_scheduler, write_parts
 
 SEEDS = [s for s in range(1, 14) if s != 10]  # seed 10 has nothing affected: tested apart
 REL = 1e-12
@@ -32,7 +33,7 @@ def close(got, want):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_impact_equals_in_memory(client, tmp_path, seed):
+def test_impact_equals_in_memory(synchronous, tmp_path, seed):
     frame, pop, groups = case(seed)
     items = dask_backend.read_items(str(write_parts(frame, tmp_path / "items", 3, seed)))
     got, want = dask_backend.impact_metrics(items), mc.impact_metrics(pop)
@@ -72,18 +73,21 @@ def test_impact_equals_in_memory(client, tmp_path, seed):
 def test_impact_does_not_depend_on_the_partitioning(client, tmp_path):
     frame, _, _ = case(7)
     big = pd.concat([frame.assign(item_id=frame["item_id"] + 100 * k) for k in range(20)], ignore_index=True)
-    results = []
-    for n_parts in (1, 3, 7):
-        items = dask_backend.read_items(str(write_parts(big, tmp_path / f"p{n_parts}", n_parts, seed=n_parts)))
+    def impact_of(folder):
+        items = dask_backend.read_items(str(folder))
         per_cluster = dask_backend.impact_per_cluster(items).compute()
         per_cluster = per_cluster.sort_values(["clustering", "cluster_id"], ignore_index=True)
-        results.append((dask_backend.impact_metrics(items), per_cluster))
+        return dask_backend.impact_metrics(items), per_cluster
+
+    results = [impact_of(write_parts(big, tmp_path / f"p{n_parts}", n_parts, seed=n_parts)) for n_parts in (1, 3, 7)]
+    with synchronous_scheduler():
+        results.append(impact_of(tmp_path / "p3"))  # the scheduler of the tests above
     for metrics, per_cluster in results[1:]:
         assert metrics == results[0][0]  # exact sums: the same floats, not just close ones
         pd.testing.assert_frame_equal(per_cluster, results[0][1], check_exact=True)
 
 
-def test_nothing_affected_and_unit_weights(client, tmp_path):
+def test_nothing_affected_and_unit_weights(synchronous, tmp_path):
     items = dask_backend.read_items(str(write_parts(items_frame([1, 1, 2], [5, 5, 6]), tmp_path / "x", 2)))
     m = dask_backend.impact_metrics(items)
     assert (m.items, m.affected_items, m.total_weight) == (3, 0, 3.0)

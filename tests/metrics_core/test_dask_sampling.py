@@ -4,7 +4,8 @@
   Dask sample pass the chi-square test of ``test_sampling_distribution`` against the pair
   probabilities of each scheme (fixed seed, p > 0.001), with classes and strata as enumerated.
 * For a fixed seed the sample is identical for 1, 3 and 7 partitions (rows shuffled between
-  the files) and for 1 or 2 workers.
+  the files), for 1 or 2 workers and on the synchronous scheduler, on which the other tests
+  here run.
 """
 
 from collections import defaultdict
@@ -12,12 +13,15 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 import pytest
+from dask.delayed import Delayed
+from distributed import Future
 from scipy.stats import chisquare
 
 import metrics_core as mc
 from metrics_core import dask_backend
+from metrics_core.dask_backend.segments import shared
 from tests.metrics_core import reference as ref
-from tests.metrics_core.dask_run import items_frame, local_client, write_parts
+from tests.metrics_core.dask_run import items_frame, local_client, synchronous_scheduler, write_parts
 from tests.metrics_core.helpers import N_DRAWS, P_MIN, POPULATIONS
 
 SCHEMES = mc.SCHEMES
@@ -36,7 +40,7 @@ def observed(pairs):
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("name", sorted(POPULATIONS))
-def test_pair_frequencies_match_sampling_probabilities(client, tmp_path, name, scheme):
+def test_pair_frequencies_match_sampling_probabilities(synchronous, tmp_path, name, scheme):
     base, exp, weights = POPULATIONS[name]
     folder = write_parts(items_frame(base, exp, weights), tmp_path / "items", 3)
     items = dask_backend.read_items(str(folder))
@@ -87,16 +91,27 @@ def test_same_sample_for_any_partitioning_and_number_of_workers(client, tmp_path
     samples = {n_parts: samples_of(write_parts(frame, tmp_path / f"p{n_parts}", n_parts, seed=n_parts)) for n_parts in (1, 3, 7)}
     with local_client(1):
         samples["one worker"] = samples_of(tmp_path / "p3")
+    with synchronous_scheduler():  # the scheduler of the other tests here
+        samples["synchronous"] = samples_of(tmp_path / "p3")
     for scheme in SCHEMES:
-        for other in (3, 7, "one worker"):
+        for other in (3, 7, "one worker", "synchronous"):
             pd.testing.assert_frame_equal(samples[other][scheme], samples[1][scheme], check_exact=True, obj=f"{scheme}, {other}")
     other_seed = samples_of(tmp_path / "p3", seed=6)
     for scheme in SCHEMES:
         assert not other_seed[scheme][["i", "j"]].equals(samples[1][scheme][["i", "j"]])
 
 
+def test_data_is_scattered_to_the_cluster_only_when_the_cluster_computes(client):
+    """A scheduler chosen in ``dask.config`` wins over the default client: its tasks could not read
+    data scattered to the cluster's workers."""
+    assert isinstance(shared(np.arange(3)), Future)
+    with synchronous_scheduler():
+        value = shared(np.arange(3))
+        assert isinstance(value, Delayed) and value.compute().tolist() == [0, 1, 2]
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_sample_rows_are_pairs_of_the_population(client, tmp_path, scheme):
+def test_sample_rows_are_pairs_of_the_population(synchronous, tmp_path, scheme):
     frame = random_items(seed=3)
     if scheme == "jaccard":  # 64-bit integer ids, beyond what a float holds exactly
         frame["item_id"] = np.random.default_rng(0).choice(np.iinfo(np.int64).max, len(frame), replace=False)
@@ -118,13 +133,13 @@ def test_sample_rows_are_pairs_of_the_population(client, tmp_path, scheme):
     assert pairs.duplicated(["stratum", "i", "j"]).sum() == 0
 
 
-def test_nothing_to_sample(client, tmp_path):
+def test_nothing_to_sample(synchronous, tmp_path):
     items = dask_backend.read_items(str(write_parts(items_frame([1, 1, 2], [3, 3, 4]), tmp_path / "x", 2)))
     with pytest.raises(ValueError, match="nothing to sample"):
         dask_backend.sample_pairs(items, n_draws=10, rng=np.random.default_rng(0))
 
 
-def test_bad_arguments(client, tmp_path):
+def test_bad_arguments(synchronous, tmp_path):
     items = dask_backend.read_items(str(write_parts(items_frame([1, 1, 2], [3, 4, 4]), tmp_path / "x", 1)))
     with pytest.raises(ValueError):
         dask_backend.sample_pairs(items, n_draws=0, rng=np.random.default_rng(0))

@@ -41,7 +41,9 @@ def same_metrics(got, want):
 
 
 @pytest.mark.parametrize("weight", [1e-320, 5e-324, 1e300])
-def test_equal_weights_of_any_magnitude_give_the_equal_weight_numbers_on_dask_and_in_memory(client, tmp_path, weight):
+def test_equal_weights_of_any_magnitude_give_the_equal_weight_numbers_on_dask_and_in_memory(
+    synchronous, tmp_path, weight
+):
     extreme, equal = items_file(tmp_path, "extreme", [weight] * 6), items_file(tmp_path, "equal")
     on_dask = dask_backend.impact_metrics(dask_backend.read_items(str(extreme)))
     in_memory = mc.impact_metrics(read_items(extreme).to_population())
@@ -56,7 +58,7 @@ def test_equal_weights_of_any_magnitude_give_the_equal_weight_numbers_on_dask_an
     assert on_dask.affected_weight == in_memory.affected_weight
 
 
-def test_dask_rescales_by_the_in_memory_power_of_two(client, tmp_path):
+def test_dask_rescales_by_the_in_memory_power_of_two(synchronous, tmp_path):
     for scale in (1e-320, 1e-250, 1.0, 1e250, 1e305):
         weights = RATIOS * scale
         folder = str(write_parts(items_frame(BASE, EXP, weights), tmp_path / f"{scale}", 3))
@@ -67,7 +69,7 @@ def test_dask_rescales_by_the_in_memory_power_of_two(client, tmp_path):
     assert items.weight_exponent != 0
 
 
-def test_rescaled_results_keep_the_ratios_and_report_the_files_units(client, tmp_path):
+def test_rescaled_results_keep_the_ratios_and_report_the_files_units(synchronous, tmp_path):
     frame = items_frame(BASE, EXP, RATIOS * 1e-250, ids=list("abcdef"), segment=["x", "y", "x", "y", "x", "y"])
     items = dask_backend.read_items(str(write_parts(frame, tmp_path / "scaled", 2)))
     plain = dask_backend.read_items(str(write_parts(frame.assign(weight=RATIOS), tmp_path / "plain", 2)))
@@ -91,7 +93,7 @@ def test_rescaled_results_keep_the_ratios_and_report_the_files_units(client, tmp
     assert rows["weight"].tolist() == [1e-250, 5e-250]
 
 
-def test_a_sample_of_tiny_weights_is_the_sample_of_their_ratios(client, tmp_path):
+def test_a_sample_of_tiny_weights_is_the_sample_of_their_ratios(synchronous, tmp_path):
     """Weights 2**-1070 (subnormal) rescale to 0.5 exactly: the very draws of unit weights. Without
     the rescaling their products vanish and the class masses with them."""
     results = []
