@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+import dask
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -43,9 +44,11 @@ BATCH = 5000
 @contextlib.contextmanager
 def dask_session() -> Iterator[object | None]:
     """A client of the configured cluster for a whole preparation run (what the steps persist on
-    the workers lives as long as it), or None for Dask's local scheduler."""
+    the workers lives as long as it), or None for Dask's local scheduler: threads, with the
+    task-based shuffle, even where this process holds a default client of another cluster."""
     if not settings.DASK_SCHEDULER_ADDRESS:
-        yield None
+        with dask.config.set({"scheduler": "threads", "dataframe.shuffle.method": "tasks"}):
+            yield None
         return
     from distributed import Client
 

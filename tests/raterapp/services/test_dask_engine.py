@@ -4,6 +4,7 @@ estimates from the stored sample context equal to metrics_core's on the whole po
 
 import uuid
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +16,7 @@ from raterapp.selectors.explorer_pair import explorer_pair_get
 from raterapp.selectors.samples import sampled_pairs_rows
 from raterapp.selectors.slices import experiment_slices_get
 from raterapp.services.judging import assignment_next, judgement_submit
+from raterapp.services.preparation.dask_engine import dask_session
 from raterapp.services.preparation.pipeline import experiment_prepare
 from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
@@ -256,3 +258,15 @@ def test_a_catalogue_location_needs_an_items_location_and_no_upload(engineer, se
             owner=engineer, name="x", files={}, items_location=f"{tmp_path}/items", catalogue_location="/etc/cards"
         )
     assert raised.value.message_dict["catalogue_location"] == [f"must be under one of: {tmp_path}/"]
+
+
+def test_without_a_scheduler_address_a_preparation_computes_on_local_threads(dask_cluster_client, settings):
+    """Even where the process holds a default client of another cluster (the session's here): the
+    preparation's data must not go to a cluster nobody configured."""
+    settings.DASK_SCHEDULER_ADDRESS = ""
+    with dask_session() as client:
+        assert client is None
+        assert dask.base.get_scheduler() is dask.threaded.get
+    settings.DASK_SCHEDULER_ADDRESS = dask_cluster_client.scheduler.address
+    with dask_session() as client:
+        assert dask.base.get_scheduler() == client.get
