@@ -7,7 +7,7 @@ from tests.metrics_core.dask_run import synchronous_scheduler
 
 @pytest.fixture
 def client(dask_cluster_client):
-    """The session's LocalCluster client (the Dask backend's tests)."""
+    """The module's LocalCluster client (the Dask backend's tests)."""
     return dask_cluster_client
 
 

@@ -31,7 +31,7 @@ N = 400
 
 @pytest.fixture
 def scheduler(dask_cluster_client):
-    """A real Dask scheduler with two workers (the session's), reached by address as a deployment would."""
+    """A real Dask scheduler with two workers (the module's), reached by address as a deployment would."""
     return dask_cluster_client.scheduler.address
 
 
@@ -261,7 +261,7 @@ def test_a_catalogue_location_needs_an_items_location_and_no_upload(engineer, se
 
 
 def test_without_a_scheduler_address_a_preparation_computes_on_local_threads(dask_cluster_client, settings):
-    """Even where the process holds a default client of another cluster (the session's here): the
+    """Even where the process holds a default client of another cluster (the module's here): the
     preparation's data must not go to a cluster nobody configured."""
     settings.DASK_SCHEDULER_ADDRESS = ""
     with dask_session() as client:
