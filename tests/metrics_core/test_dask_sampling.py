@@ -93,10 +93,10 @@ def test_same_sample_for_any_partitioning_and_number_of_workers(client, tmp_path
         samples["one worker"] = samples_of(tmp_path / "p3")
     with synchronous_scheduler():  # the scheduler of the other tests here
         samples["synchronous"] = samples_of(tmp_path / "p3")
+        other_seed = samples_of(tmp_path / "p3", seed=6)
     for scheme in SCHEMES:
         for other in (3, 7, "one worker", "synchronous"):
             pd.testing.assert_frame_equal(samples[other][scheme], samples[1][scheme], check_exact=True, obj=f"{scheme}, {other}")
-    other_seed = samples_of(tmp_path / "p3", seed=6)
     for scheme in SCHEMES:
         assert not other_seed[scheme][["i", "j"]].equals(samples[1][scheme][["i", "j"]])
 
