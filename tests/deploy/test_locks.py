@@ -45,4 +45,9 @@ def test_the_image_runs_the_versions_the_tests_ran():
 def test_make_install_and_the_image_install_from_the_locks():
     makefile, dockerfile = (ROOT / "Makefile").read_text(), (ROOT / "Dockerfile").read_text()
     assert "LOCK := requirements/dev.lock" in makefile and "--require-hashes -r $(LOCK)" in makefile
+    # The installer too: uv, pinned with its hashes, installed by pip before it installs anything.
+    assert "UV_LOCK := requirements/uv.lock" in makefile
+    assert "$(BIN)/pip install --quiet --require-hashes -r $(UV_LOCK)" in makefile
+    assert [name for name, _ in lock_read("uv.lock")] == ["uv"]
+    assert "$(LOCK_COMPILE) requirements/uv.in" in makefile  # and make lock pins it again
     assert "pip install --no-cache-dir --require-hashes -r requirements/image.lock" in dockerfile
