@@ -1,9 +1,12 @@
 """The hashed locks: every pin hashed, the image's set the same versions as the tested set, and
 every dependency of pyproject.toml's extras in them (run `make lock` after changing one)."""
 
+import importlib.util
 import re
 import tomllib
 from pathlib import Path
+
+import django
 
 ROOT = Path(__file__).resolve().parents[2]
 PIN = re.compile(r"^([A-Za-z0-9._-]+)==([^\s;]+)(?:\s*;\s*([^\\]+?))?\s*\\?$")
@@ -51,3 +54,10 @@ def test_make_install_and_the_image_install_from_the_locks():
     assert [name for name, _ in lock_read("uv.lock")] == ["uv"]
     assert "$(LOCK_COMPILE) requirements/uv.in" in makefile  # and make lock pins it again
     assert "pip install --no-cache-dir --require-hashes -r requirements/image.lock" in dockerfile
+
+
+def test_make_install_compiles_the_bytecode():
+    """As pip does: a process that may not write bytecode (PYTHONDONTWRITEBYTECODE) would otherwise
+    compile every module it imports, at every start. A module that nothing imports shows it."""
+    never_imported = Path(django.__file__).parent / "contrib" / "admin" / "tests.py"
+    assert Path(importlib.util.cache_from_source(str(never_imported))).exists()
