@@ -49,21 +49,35 @@ def test_the_embedded_sqlite_has_no_pool_under_asgi(tmp_path):
     assert "pool" not in asgi["db"]["OPTIONS"]
 
 
-async def _served(app, path: str, *, body_after: float = 0.0, body_sent_in: float = 0.0) -> list[str]:
-    """One request through ``app``: its body arrives after ``body_after`` s, and the client takes
-    ``body_sent_in`` s to read each chunk of the response's body. The ASGI messages sent, by type."""
+class Gate:
+    """Where a client holds a request up (its body still on the way, the response not yet read)
+    until the test opens it; ``reached`` once the request waits there."""
+
+    def __init__(self):
+        self.reached, self.opened = asyncio.Event(), asyncio.Event()
+
+    async def passed(self):
+        self.reached.set()
+        await self.opened.wait()
+
+
+async def _served(app, path: str, *, body_gate: Gate | None = None, read_gate: Gate | None = None) -> list[str]:
+    """One request through ``app``: its body arrives once ``body_gate`` opens, and the client reads
+    each chunk of the response's body once ``read_gate`` opens (at once without them). The ASGI
+    messages sent, by type."""
     sent, asked = [], []
 
     async def receive():
         if not asked:
             asked.append(True)
-            await asyncio.sleep(body_after)
+            if body_gate is not None:
+                await body_gate.passed()
             return {"type": "http.request", "body": b"", "more_body": False}
         await asyncio.Event().wait()  # no disconnect: the handler stops listening once it answered
 
     async def send(message):
-        if message["type"] == "http.response.body" and message.get("body"):
-            await asyncio.sleep(body_sent_in)
+        if message["type"] == "http.response.body" and message.get("body") and read_gate is not None:
+            await read_gate.passed()
         sent.append(message["type"])
 
     await app(asgi_scope(path), receive, send)
@@ -97,24 +111,31 @@ def test_at_most_web_threads_requests_are_in_django_at_once():
 
 def test_a_slow_upload_or_download_holds_up_no_other_request():
     """A request takes its turn once its body has arrived, and a streamed response (an export)
-    goes out without one; a plain response keeps the turn until it is sent."""
+    goes out without one; a plain response keeps the turn until it is sent. The slow clients are
+    held at gates, not by timers: another request is served while they wait, however loaded the
+    machine (held up, it would wait for the gate, which opens only after it)."""
     app, views = views_counted(limit=1)
+    patience = 10  # seconds: a request that waits this long waits for the gate
 
-    async def beside(first):
-        task = asyncio.create_task(first)
-        await asyncio.sleep(0.05)
-        await asyncio.wait_for(_served(app, "/api/judgements/"), timeout=0.15)
-        assert not task.done()
-        return await task
+    async def beside(path: str, **gates: Gate):
+        (gate,) = gates.values()
+        slow = asyncio.create_task(_served(app, path, **gates))
+        await asyncio.wait_for(gate.reached.wait(), timeout=patience)
+        await asyncio.wait_for(_served(app, "/api/judgements/"), timeout=patience)
+        assert not slow.done()
+        gate.opened.set()
+        return await slow
 
     async def main():
-        await beside(_served(app, "/upload/", body_after=0.3))  # the client still uploading
-        exported = await beside(_served(app, "/export/", body_sent_in=0.3))  # the client still downloading
-        plain = asyncio.create_task(_served(app, "/answer/", body_sent_in=0.3))
-        await asyncio.sleep(0.05)
+        await beside("/upload/", body_gate=Gate())  # the client still uploading
+        exported = await beside("/export/", read_gate=Gate())  # the client still downloading
+        gate = Gate()
+        plain = asyncio.create_task(_served(app, "/answer/", read_gate=gate))
+        await asyncio.wait_for(gate.reached.wait(), timeout=patience)
         waiting = asyncio.create_task(_served(app, "/api/judgements/"))
         await asyncio.sleep(0.15)
         assert not waiting.done()  # a plain answer is sent within its turn
+        gate.opened.set()
         await asyncio.gather(plain, waiting)
         return exported
 
