@@ -18,7 +18,7 @@ import numpy as np
 
 from ._validation import as_1d
 from .impact import impact_metrics
-from .masses import class_totals
+from .masses import class_totals, class_totals_of_schemes
 from .population import Population
 from .sampling.core import PairSample
 
@@ -134,9 +134,9 @@ def context_totals(population: Population, scheme: str, mask: np.ndarray | None)
 def context_class_totals(population: Population, scheme: str, mask: np.ndarray | None) -> dict:
     """The class totals of a :class:`SampleContext`, all the estimates need of the population
     (the impact metrics are for the derived metrics)."""
-    totals = class_totals(population, scheme, mask)
+    totals = class_totals_of_schemes(population, (scheme, "precision"), mask)
     return {
-        "totals": totals,
-        "rate_totals": totals if scheme == "precision" else class_totals(population, "precision", mask),
+        "totals": totals[scheme],
+        "rate_totals": totals["precision"],
         "sampling_totals": None if mask is None else class_totals(population, scheme),
     }

@@ -70,16 +70,25 @@ def class_totals(population: Population, scheme: str, vantage: np.ndarray | None
     intersection AffectedJaccardIndex(T); for ``precision`` split and merge are
     SplitRate(T) and MergeRate(T).
     """
-    pop = population
-    if vantage is None:
-        cached = _TOTALS.setdefault(pop, {})
-        if scheme not in cached:
-            cached[scheme] = _class_totals(pop, scheme, pop.cell_weight, pop.cell_weight_sq)
-        return cached[scheme]
-    kept = np.where(vantage, pop.weight, 0.0)
-    weight = np.bincount(pop.cell, weights=kept, minlength=len(pop.cell_weight))
-    weight_sq = np.bincount(pop.cell, weights=kept * pop.weight, minlength=len(pop.cell_weight))
-    return _class_totals(pop, scheme, weight, weight_sq)
+    return class_totals_of_schemes(population, (scheme,), vantage)[scheme]
+
+
+def class_totals_of_schemes(
+    population: Population, schemes: tuple[str, ...], vantage: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """:func:`class_totals` of each of ``schemes``, in one pass over the cells for all of them (the
+    estimates need their scheme's totals and the precision ones for the rates)."""
+    pop, schemes = population, tuple(dict.fromkeys(schemes))
+    if vantage is not None:
+        kept = np.where(vantage, pop.weight, 0.0)
+        weight = np.bincount(pop.cell, weights=kept, minlength=len(pop.cell_weight))
+        weight_sq = np.bincount(pop.cell, weights=kept * pop.weight, minlength=len(pop.cell_weight))
+        return _class_totals(pop, schemes, weight, weight_sq)
+    cached = _TOTALS.setdefault(pop, {})
+    missing = tuple(scheme for scheme in schemes if scheme not in cached)
+    if missing:
+        cached.update(_class_totals(pop, missing, pop.cell_weight, pop.cell_weight_sq))
+    return {scheme: cached[scheme] for scheme in schemes}
 
 
 _TOTALS: weakref.WeakKeyDictionary[Population, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
@@ -90,29 +99,36 @@ _TOTALS: weakref.WeakKeyDictionary[Population, dict[str, np.ndarray]] = weakref.
 CELL_BLOCK = 1 << 14
 
 
-def _class_totals(pop: Population, scheme: str, weight: np.ndarray, weight_sq: np.ndarray) -> np.ndarray:
-    """Class totals from per-cell sums of the vantage items' weights and squared weights.
+def _class_totals(
+    pop: Population, schemes: tuple[str, ...], weight: np.ndarray, weight_sq: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Class totals of each scheme from per-cell sums of the vantage items' weights and squared weights.
 
     The terms are summed a block of cells at a time, each block's rows added after the sums so far:
     numpy sums the rows of one (cells, 4) array in that order, so the totals are the same to the bit.
     Only affected cells are visited: an unaffected cell's terms are exactly 0.0 (no split or merge
-    weight, a zero stable factor), which leaves every sum unchanged.
+    weight, a zero stable factor), which leaves every sum unchanged. Each block's cells are gathered
+    once for every scheme.
     """
     sets, affected = pop.cell_sets, pop.cell_affected()
     affected_cells = np.flatnonzero(affected)
-    sums = np.zeros((0, 4))
+    sums = {scheme: np.zeros((0, 4)) for scheme in schemes}
     for start in range(0, len(affected_cells), CELL_BLOCK):
         cells = affected_cells[start : start + CELL_BLOCK]
-        terms = cell_class_terms(
-            scheme,
-            sets={name: values[cells] for name, values in sets.items()},
-            affected=affected[cells],
-            cell_size=pop.cell_size[cells],
-            weight=weight[cells],
-            weight_sq=weight_sq[cells],
-        )
-        sums = np.concatenate([sums, terms]).sum(axis=0, keepdims=True)
-    return sums.sum(axis=0) / pop.total_weight
+        block_sets = {name: values[cells] for name, values in sets.items()}
+        block_affected, block_size = affected[cells], pop.cell_size[cells]
+        block_weight, block_weight_sq = weight[cells], weight_sq[cells]
+        for scheme in schemes:
+            terms = cell_class_terms(
+                scheme,
+                sets=block_sets,
+                affected=block_affected,
+                cell_size=block_size,
+                weight=block_weight,
+                weight_sq=block_weight_sq,
+            )
+            sums[scheme] = np.concatenate([sums[scheme], terms]).sum(axis=0, keepdims=True)
+    return {scheme: total.sum(axis=0) / pop.total_weight for scheme, total in sums.items()}
 
 
 def cell_class_terms(
