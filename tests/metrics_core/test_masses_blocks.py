@@ -31,3 +31,24 @@ def test_class_totals_by_blocks_are_the_whole_sum(scheme, weighted):
     assert masses.class_totals(pop, scheme).tolist() == (terms.sum(axis=0) / pop.total_weight).tolist()
     vantage = rng.random(n) < 0.5
     assert np.isfinite(masses.class_totals(pop, scheme, vantage)).all()
+
+
+@pytest.mark.parametrize("vantage", [False, True])
+def test_the_totals_of_several_schemes_in_one_pass_are_each_schemes_own(vantage):
+    """The estimates take their scheme's totals and the precision ones in one pass over the cells:
+    each is the bit-for-bit total of that scheme alone, on a fresh population (nothing cached)."""
+    rng = np.random.default_rng(12)
+    n = 3 * masses.CELL_BLOCK + 77
+    base = rng.integers(0, n // 3, n)
+    exp = np.where(rng.random(n) < 0.3, rng.integers(0, n, n), base)
+    weights, mask = rng.lognormal(size=n), (rng.random(n) < 0.5 if vantage else None)
+
+    def population():
+        return mc.population_from_labels(base, exp, weights)
+
+    together = masses.class_totals_of_schemes(population(), ("stratified", "precision", "stratified"), mask)
+    assert list(together) == ["stratified", "precision"]
+    for scheme in ("stratified", "precision"):
+        alone = masses.class_totals(population(), scheme, mask)
+        assert together[scheme].tolist() == alone.tolist()
+    assert together["stratified"].tolist() != together["precision"].tolist()
