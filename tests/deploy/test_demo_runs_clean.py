@@ -29,6 +29,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.conftest import SCREENSHOTS, record_problems, settle
 
@@ -139,6 +140,28 @@ def _state(serve: list[str], experiment_id: int, env: dict) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def _what_the_page_showed(page, base: str, experiment_id: int, began: float, problems: list) -> str:
+    """Why ΔRecall and IQ were not on the page in time: its decision and ΔRecall cards, its live
+    state, what went wrong in it, and what the API's dashboard held at that moment (a screenshot too)."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "demo-words-not-shown-1280.png"), full_page=True)
+    shown = page.evaluate(
+        """() => Object.fromEntries([["decision", "[data-decision]"], ["derived", "[data-derived]"],
+        ["dashboard", "[data-dashboard]"]].map(([name, selector]) => {
+          const node = document.querySelector(selector);
+          return [name, node ? {hidden: node.hidden, live: node.dataset.live || null,
+                                text: node.innerText.slice(0, 600)} : null];
+        }))"""
+    )
+    response = page.request.get(f"{base}/api/experiments/{experiment_id}/dashboard/")
+    dashboard = response.json() if response.ok else {"status": response.status}
+    api = {key: dashboard.get(key) for key in ("judgements", "decision", "derived") if key in dashboard}
+    return (
+        f"ΔRecall and IQ not on the page {time.monotonic() - began:.1f} s after the start; the page: "
+        f"{json.dumps(shown)[:3000]}; its problems: {problems}; the API's dashboard: {json.dumps(api)[:3000]}"
+    )
+
+
 def _delta_recall_on_the_page(browser, base: str, experiment_id: int, began: float, problems: list) -> dict:
     """The engineer's experiment page once it shows ΔRecall and IQ (within WORDS_WITHIN_SECONDS of
     ``began``): what it shows of them, and the API's dashboard's ``derived``."""
@@ -154,7 +177,10 @@ def _delta_recall_on_the_page(browser, base: str, experiment_id: int, began: flo
         page.wait_for_url(re.compile(rf"{re.escape(path)}$"))
         left = WORDS_WITHIN_SECONDS - (time.monotonic() - began)
         # The page follows the worker by itself (the embedded demo polls): no reload.
-        page.wait_for_function(SHOWN, timeout=max(left, 0.001) * 1000)
+        try:
+            page.wait_for_function(SHOWN, timeout=max(left, 0.001) * 1000)
+        except PlaywrightTimeout:
+            raise AssertionError(_what_the_page_showed(page, base, experiment_id, began, problems)) from None
         seen = {"seconds": round(time.monotonic() - began, 1), **page.evaluate(READ)}
         derived = page.request.get(f"{base}/api/experiments/{experiment_id}/dashboard/").json()["derived"]
         page.locator("[data-decision]").scroll_into_view_if_needed()
