@@ -22,14 +22,19 @@ function schedule() {
 }
 
 async function tick() {
-  if (checkPreparation && Date.now() >= nextPreparation) {
-    const again = await checkPreparation();
-    if (!again) checkPreparation = null;
-    nextPreparation = Date.now() + PREPARATION_MS;
+  try {
+    if (checkPreparation && Date.now() >= nextPreparation) {
+      const again = await checkPreparation();
+      if (!again) checkPreparation = null;
+      nextPreparation = Date.now() + PREPARATION_MS;
+    }
+    if (pollDashboard) await fetchDashboard();
+  } finally {
+    // Whatever one tick met (an answer the page could not draw), the next one is scheduled: the
+    // error still reaches the console, and the page keeps following the experiment.
+    timer = 0;
+    schedule();
   }
-  if (pollDashboard) await fetchDashboard();
-  timer = 0;
-  schedule();
 }
 
 startDashboard({
