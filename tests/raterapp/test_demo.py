@@ -74,3 +74,30 @@ def test_demo_users_are_made_once_and_a_second_start_signs_no_one_out(client):
     assert {name: user_roles(user) for name, user in users.items()} == {n: {r} for n, r in DEMO_USERS.items()}
     assert [u.username for u in User.objects.filter(is_staff=True)] == ["admin"]
     assert client.get("/api/experiments/").status_code == 200  # still signed in
+
+
+@pytest.mark.django_db
+def test_every_make_demo_simulates_the_same_verdicts(monkeypatch, settings, tmp_path):
+    """`make demo` shows everyone the same minute: its simulated raters' unsure verdicts come from a
+    fixed seed. Unseeded, one run in twenty put an unsure verdict on the demo's 25th pair in draw
+    order, the first that ΔRecall and IQ need: they came 80 verdicts later, past the minute."""
+    import io
+
+    from django.core.management import call_command
+
+    from raterapp.management.commands import demo as command
+
+    settings.DATA_DIR = tmp_path
+    streams = []
+    monkeypatch.setattr(command.Command, "_wait_until_ready", lambda self, experiment, seconds: experiment)
+
+    def simulate(*, rng, **options):
+        streams.append(rng.random(200).tolist())
+        return 0
+
+    monkeypatch.setattr(command, "demo_raters_simulate", simulate)
+    for _ in range(2):
+        call_command("demo", "--simulate", "--pace", "0", stdout=io.StringIO())
+    assert len(streams) == 2 and streams[0] == streams[1]
+    call_command("demo", "--simulate", "--pace", "0", "--seed", "2", stdout=io.StringIO())
+    assert streams[2] != streams[0]
