@@ -250,15 +250,16 @@ def experiment_list_rows(*, experiments) -> list[dict]:
     for experiment in experiments:
         snapshot = snapshots.get(snapshot_of.get(experiment.pk))
         stored = snapshot.estimates if snapshot is not None else None
-        headline = stored["estimates"].get(HEADLINE) if stored else None
-        deciding = deciding_estimates(experiment, stored).get(HEADLINE)
+        # Every number of the row rests on the estimates its headline decides on.
+        assisted = decides_model_assisted(experiment, stored)
+        headline = deciding_estimates(experiment, stored).get(HEADLINE)
         total = totals.get(experiment.pk, {"tasks": 0, "wanted": 0, "verdicts": 0})
         progress = {"wanted": total["wanted"], "verdicts": total["verdicts"], "tasks": total["tasks"]}
         rows.append(
             {
                 "experiment": experiment,
                 "badge": experiment_badge_get(
-                    experiment=experiment, estimate=deciding, progress=progress, waiting=waiting.get(experiment.pk)
+                    experiment=experiment, estimate=headline, progress=progress, waiting=waiting.get(experiment.pk)
                 ),
                 "progress": progress,
                 "progress_percent": round(100 * total["verdicts"] / total["wanted"]) if total["wanted"] else 0,
@@ -267,7 +268,8 @@ def experiment_list_rows(*, experiments) -> list[dict]:
                 "delta_precision_half_width": _half_width(headline),
                 "reading": _reading(HEADLINE, headline),
                 "decision": experiment_list_decision(experiment=experiment, stored=stored),
-                "derived_text": derived_cell_text(derived.get(experiment.pk)),
+                "model_assisted": assisted,
+                "derived_text": derived_cell_text(derived.get(experiment.pk), model_assisted=assisted),
             }
         )
     return rows

@@ -9,11 +9,13 @@ undecided, the plan (§10) says how many more verdicts, and what they cost, shou
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from metrics_core import QualityEstimates, decide, deciding_metric, settle_plan
 from metrics_core.results import json_number
 from raterapp.models import Experiment
 from raterapp.selectors.batches import sample_batch_proposal
+from raterapp.selectors.derived import deciding_derived
 from raterapp.vocabulary import DECISION_LABELS, METRIC_HELP, metric_label
 
 # The numbers behind the decision, in the order the headline shows them.
@@ -42,7 +44,7 @@ def experiment_decision_get(
     if experiment.kind == Experiment.Kind.ABSOLUTE or experiment.status not in ("rating", "done"):
         return None
     metric = experiment_decision_metric(experiment)
-    numbers = _numbers(quality, derived)
+    numbers = _numbers(quality, derived, model_assisted)
     if quality is None or metric not in quality:
         return {
             **_outcome("not_enough_data"),
@@ -122,7 +124,8 @@ def experiment_list_decision(*, experiment: Experiment, stored: dict | None) -> 
     )
     if decision is None:
         return None
-    return {key: decision[key] for key in ("key", "label", "metric_label", "value", "cs_low", "cs_high", "fragile")}
+    keys = ("key", "label", "metric_label", "value", "cs_low", "cs_high", "fragile", "model_assisted")
+    return {key: decision.get(key, False) for key in keys}
 
 
 def _sentence(decision, label: str, confidence: float) -> str:
@@ -170,14 +173,18 @@ def _outcome(key: str) -> dict:
     return {"key": key, "label": DECISION_LABELS[key]}
 
 
-def _numbers(quality: QualityEstimates | None, derived: dict | None) -> list[dict]:
+def _numbers(quality: QualityEstimates | None, derived: dict | None, model_assisted: bool) -> list[dict]:
+    basis = "model_assisted" if model_assisted else "human_only"
+    derived_estimates, derived_basis = deciding_derived(
+        (derived or {}).get("estimates"), (derived or {}).get("model_assisted_estimates"), model_assisted=model_assisted
+    )
     rows = []
     for name in HEADLINE_METRICS:
-        source = None
+        source, source_basis = None, basis
         if quality is not None and name in quality:
             source = quality[name].as_dict()
-        elif derived is not None and name in (derived.get("estimates") or {}):
-            source = derived["estimates"][name]
+        elif name in (derived_estimates or {}):
+            source, source_basis = cast(dict, derived_estimates)[name], derived_basis
         if source is None:
             continue
         rows.append(
@@ -188,6 +195,7 @@ def _numbers(quality: QualityEstimates | None, derived: dict | None) -> list[dic
                 **{key: source.get(key) for key in ("value", "ci_low", "ci_high", "cs_low", "cs_high")},
                 # ΔRecall and IQ: the Recall_Base they assume, in words (abcde-spec §14).
                 "assumption": source.get("assumption"),
+                "basis": source_basis,
             }
         )
     return rows

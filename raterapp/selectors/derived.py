@@ -50,20 +50,26 @@ def derived_latest_id(*, experiment: Experiment) -> int | None:
 
 def derived_latest_of(*, experiment_ids: list[int]) -> dict[int, dict]:
     """The latest ΔRecall and IQ of each experiment, in two queries whatever their number:
-    ``{"estimates": ..., "assumption": the Recall_Base assumed, in words}``."""
+    ``{"estimates": ..., "model_assisted": those of the model-assisted estimates or None,
+    "assumption": the Recall_Base assumed, in words}``."""
     latest = DerivedEstimate.objects.filter(experiment=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
     ids = dict(Experiment.objects.filter(pk__in=experiment_ids).annotate(d=Subquery(latest)).values_list("pk", "d"))
     rows = DerivedEstimate.objects.filter(pk__in=[d for d in ids.values() if d]).values_list(
-        "experiment", "payload__estimates", "payload__recall_base", "payload__recall_base_source"
+        "experiment",
+        "payload__estimates",
+        "payload__model_assisted__estimates",
+        "payload__recall_base",
+        "payload__recall_base_source",
     )
     return {
         experiment: {
             "estimates": estimates,
+            "model_assisted": assisted,
             "assumption": recall_base_assumption(
                 {"estimates": estimates, "recall_base": recall_base, "recall_base_source": source}
             ),
         }
-        for experiment, estimates, recall_base, source in rows
+        for experiment, estimates, assisted, recall_base, source in rows
     }
 
 
@@ -84,21 +90,38 @@ def recall_base_assumption(payload: dict) -> str:
     return f"assuming Recall_Base {_percent(low)}–{_percent(cast(float, high))}%"
 
 
-def derived_cell_text(latest: dict | None) -> str | None:
-    """The experiment list's ΔRecall and IQ: each number with its interval when there is one, then the
-    assumption; None when neither has a value (never an empty "[, ]")."""
+def deciding_derived(human: dict | None, assisted: dict | None, *, model_assisted: bool) -> tuple[dict | None, str]:
+    """The ΔRecall and IQ that stand beside a headline (its page and the list): the model-assisted ones
+    when it decides on model-assisted estimates and the worker has computed them, else the human-only
+    ones; and which they are, ``"model_assisted"`` or ``"human_only"`` (said beside them when they are
+    not the headline's own kind: the moment between a snapshot with scores and its ΔRecall)."""
+    if model_assisted and assisted:
+        return assisted, "model_assisted"
+    return human, "human_only"
+
+
+def derived_cell_text(latest: dict | None, *, model_assisted: bool = False) -> str | None:
+    """The experiment list's ΔRecall and IQ (of :func:`derived_latest_of`) beside a headline that decides
+    on model-assisted estimates or not (:func:`deciding_derived`): each number with its interval when
+    there is one, then the assumption; None when neither has a value (never an empty "[, ]")."""
     if not latest:
         return None
+    estimates, basis = deciding_derived(
+        latest.get("estimates"), latest.get("model_assisted"), model_assisted=model_assisted
+    )
     parts = []
     for name, digits in (("DeltaRecall", 3), ("IQ", 2)):
-        e = (latest.get("estimates") or {}).get(name) or {}
+        e = (estimates or {}).get(name) or {}
         if e.get("value") is None:
             continue
         text = f"{metric_label(name)} {_signed(e['value'], digits)}"
         if e.get("ci_low") is not None and e.get("ci_high") is not None:
             text += f" [{_signed(e['ci_low'], digits)}, {_signed(e['ci_high'], digits)}]"
         parts.append(text)
-    return f"{' · '.join(parts)}, {latest['assumption']}" if parts else None
+    if not parts:
+        return None
+    kind = " (human-only)" if model_assisted and basis == "human_only" else ""
+    return f"{' · '.join(parts)}{kind}, {latest['assumption']}"
 
 
 def _percent(share: float) -> str:
@@ -122,14 +145,11 @@ def derived_panel_get(*, derived: DerivedEstimate | None) -> dict | None:
         "created_at": derived.created_at.isoformat(),
         "judgements": derived.judgements,
         "seconds": derived.seconds,
-        "estimates": {
-            name: {
-                **estimate_reading(name, p["estimates"][name]),
-                **_range_of(p["estimates"][name]),
-                "assumption": assumption,
-            }
-            for name in ("DeltaRecall", "IQ")
-        },
+        "estimates": _readings(p["estimates"], assumption),
+        # Those of the model-assisted estimates (abcde-spec §15), when the worker computed them.
+        "model_assisted_estimates": _readings(p["model_assisted"]["estimates"], assumption)
+        if "model_assisted" in p
+        else None,
         "assumption": assumption,
         "recall_base_source": p.get("recall_base_source", "owner"),
         "meanings": MEANINGS,
@@ -202,6 +222,14 @@ def estimate_reading(name: str, stored: dict) -> dict:
         "half_width": json_number(estimate.half_width),
         "direction": "higher_is_better" if direction > 0 else "lower_is_better",
         "reading": interval_reading(estimate, direction=direction),
+    }
+
+
+def _readings(estimates: dict, assumption: str) -> dict:
+    """ΔRecall and IQ with their readings, the Recall_Base range they assumed, and that in words."""
+    return {
+        name: {**estimate_reading(name, estimates[name]), **_range_of(estimates[name]), "assumption": assumption}
+        for name in ("DeltaRecall", "IQ")
     }
 
 

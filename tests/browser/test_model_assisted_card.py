@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from raterapp.models import DerivedEstimate
 from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
@@ -66,6 +67,14 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     delta_recall.wait_for()
     assert delta_recall.locator("th").inner_text().startswith("ΔRecall")
     assert card.locator('tr[data-metric="IQ"]').is_visible()
+    # The headline's ΔRecall is the card's model-assisted one, not the human-only one beside it.
+    headline = page.locator('[data-decision-number="DeltaRecall"]')
+    assisted, human = (delta_recall.locator("td").nth(k).inner_text() for k in (2, 0))
+    assert assisted != human
+    page.wait_for_function(
+        "text => document.querySelector('[data-decision-number=\"DeltaRecall\"] td').textContent === text", arg=assisted
+    )
+    assert headline.locator("[data-basis]").count() == 0
     settle(page)
     page.screenshot(path=str(screenshots_dir / "model-assisted-card-1280.png"), full_page=True)
     card.screenshot(path=str(screenshots_dir / "model-assisted-card-only-1280.png"))
@@ -74,6 +83,16 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     card.screenshot(path=str(screenshots_dir / "model-assisted-card-390.png"))
 
     page.set_viewport_size(LAPTOP)
+    # A ΔRecall of the worker's pass before the score (the payload without its model-assisted block)
+    # beside the model-assisted headline says it is human-only.
+    stored = DerivedEstimate.objects.filter(experiment=experiment).latest("pk")
+    stored.payload.pop("model_assisted")
+    stored.save(update_fields=["payload"])
+    page.reload()
+    headline.locator('[data-basis="human_only"]').wait_for()
+    assert headline.locator("td").first.inner_text() == human
+    assert headline.locator("th").inner_text().endswith("human-only")
+    page.locator("[data-decision]").screenshot(path=str(screenshots_dir / "decision-human-only-delta-recall-1280.png"))
     form = card.locator("[data-model-assisted-form]")
     form.get_by_label("Use the score in every estimate and the headline").uncheck()
     form.get_by_role("button", name="Save").click()

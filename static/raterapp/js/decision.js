@@ -33,6 +33,10 @@ export function renderDecision(decision) {
     name.append(glossaryTerm(row.label, row.help, `decision:${row.metric}`));
     // ΔRecall and IQ rest on an assumed Recall_Base: said beside their numbers (abcde-spec §14).
     if (row.assumption) name.append(el("span", { text: ` ${row.assumption}`, className: "small muted", attrs: { "data-assumption": "" } }));
+    // Beside a model-assisted headline, a number that is not (ΔRecall before the worker's next pass).
+    if (decision.model_assisted && row.basis === "human_only") {
+      name.append(el("span", { text: " · human-only", className: "small muted", attrs: { "data-basis": row.basis } }));
+    }
     tr.append(
       name,
       el("td", { text: fmt(row.value), className: "num" }),

@@ -168,3 +168,54 @@ def test_the_planners_count_the_scores_saving(users):
     assert with_score["GoodMergeDistance"]["more_verdicts"] < without["GoodMergeDistance"]["more_verdicts"]
     assert with_score["DeltaPrecision"]["more_verdicts"] < without["DeltaPrecision"]["more_verdicts"]
     assert experiment_dashboard_get(experiment=experiment)["badge"]["reasons"][0].startswith("ΔPrecision is ±")
+
+
+def test_every_number_beside_a_model_assisted_headline_is_model_assisted_or_says_it_is_not(users, settings):
+    """The headline's numbers and the experiment list's row rest on the estimates the headline decides
+    on: with a score, ΔPrecision, Good and Bad distance, ΔRecall and IQ are all model-assisted (they were
+    human-only ΔRecall and IQ, and a human-only ΔPrecision in the list, beside a model-assisted
+    decision); a human-only ΔRecall still there (the worker's pass after the snapshot) says so."""
+    from raterapp.models import DerivedEstimate
+    from raterapp.selectors.dashboard import experiment_dashboard_get, experiment_list_rows
+    from raterapp.services.refresh.derived import derived_refresh
+
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 200
+    experiment, _, _ = scored_experiment(users["engineer"])
+    judge(experiment, 150)
+    stored = estimates_refresh(experiment_id=experiment.pk).estimates
+    derived = derived_refresh(experiment_id=experiment.pk)
+    assisted = {**stored["model_assisted"]["estimates"], **derived.payload["model_assisted"]["estimates"]}
+    human = {**stored["estimates"], **derived.payload["estimates"]}
+
+    def headline():
+        rows = experiment_dashboard_get(experiment=experiment)["decision"]["numbers"]
+        return {row["metric"]: (row["value"], row["ci_low"], row["ci_high"], row["basis"]) for row in rows}
+
+    def expected(estimates, basis):
+        return {name: (*(estimates[name][key] for key in ("value", "ci_low", "ci_high")), basis) for name in names}
+
+    def listed():
+        return experiment_list_rows(experiments=[experiment])[0]
+
+    names = ("DeltaPrecision", "DeltaRecall", "IQ", "GoodDistance", "BadDistance")
+    assert assisted["DeltaRecall"]["value"] != human["DeltaRecall"]["value"]
+    assert headline() == expected(assisted, "model_assisted")
+    row = listed()
+    assert row["delta_precision"]["value"] == assisted["DeltaPrecision"]["value"]
+    assert row["decision"]["model_assisted"]
+    assert f"ΔRecall {assisted['DeltaRecall']['value']:.3f}".replace("-", "−") in row["derived_text"]
+    assert "human-only" not in row["derived_text"]
+
+    DerivedEstimate.objects.filter(pk=derived.pk).update(
+        payload={key: value for key, value in derived.payload.items() if key != "model_assisted"}
+    )
+    assert headline()["DeltaRecall"] == expected(human, "human_only")["DeltaRecall"]
+    assert headline()["DeltaPrecision"] == expected(assisted, "model_assisted")["DeltaPrecision"]
+    assert "(human-only)" in listed()["derived_text"]
+
+    Experiment.objects.filter(pk=experiment.pk).update(model_assisted=False)
+    experiment.refresh_from_db()
+    assert headline() == expected(human, "human_only")
+    row = listed()
+    assert row["delta_precision"]["value"] == human["DeltaPrecision"]["value"]
+    assert not row["decision"]["model_assisted"] and "human-only" not in row["derived_text"]
