@@ -53,28 +53,46 @@ def pool_summary_get(*, pool: BudgetPool) -> dict:
 
 
 def budget_plan_get(*, experiment: Experiment, cost_per_verdict: float, target: float | None = None) -> dict:
-    """For each estimated metric: its interval half-width now, and the further verdicts (and
-    their cost) expected to bring it to ``target`` (the experiment's target half-width)."""
-    target = target or experiment.target_half_width
+    """:func:`budget_plan_of` the latest snapshot."""
     snapshot = estimate_snapshot_latest(experiment=experiment)
+    return budget_plan_of(
+        experiment=experiment,
+        stored=snapshot.estimates if snapshot is not None else None,
+        judgements=snapshot.judgements if snapshot is not None else 0,
+        cost_per_verdict=cost_per_verdict,
+        target=target,
+    )
+
+
+def budget_plan_of(
+    *,
+    experiment: Experiment,
+    stored: dict | None,
+    judgements: int,
+    cost_per_verdict: float,
+    target: float | None = None,
+) -> dict:
+    """For each metric of a snapshot's estimates (``stored``, from ``judgements`` verdicts): its interval
+    half-width now, and the further verdicts (and their cost) expected to bring it to ``target`` (the
+    experiment's target half-width), with the estimates the headline decides on."""
+    target = target or experiment.target_half_width
     rows = []
-    if snapshot is not None:
-        for name, estimate in deciding_estimates(experiment, snapshot.estimates).items():
-            low, high = estimate.get("ci_low"), estimate.get("ci_high")
-            half_width = (high - low) / 2 if low is not None and high is not None else math.nan
-            more = judgements_to_target(half_width=half_width, judgements=snapshot.judgements, target_half_width=target)
-            rows.append(
-                {
-                    "metric": name,
-                    "half_width": json_number(half_width),
-                    "more_verdicts": json_number(more),
-                    "cost": json_number(more * cost_per_verdict),
-                }
-            )
+    for name, estimate in deciding_estimates(experiment, stored).items():
+        low, high = estimate.get("ci_low"), estimate.get("ci_high")
+        half_width = (high - low) / 2 if low is not None and high is not None else math.nan
+        more = judgements_to_target(half_width=half_width, judgements=judgements, target_half_width=target)
+        rows.append(
+            {
+                "metric": name,
+                "half_width": json_number(half_width),
+                "more_verdicts": json_number(more),
+                "cost": json_number(more * cost_per_verdict),
+            }
+        )
     return {
         "target_half_width": target,
-        "judgements": snapshot.judgements if snapshot else 0,
-        "model_assisted": decides_model_assisted(experiment, snapshot.estimates if snapshot else None),
+        "judgements": judgements if stored else 0,
+        "model_assisted": decides_model_assisted(experiment, stored),
         "metrics": rows,
     }
 

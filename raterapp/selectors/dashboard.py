@@ -27,6 +27,7 @@ from metrics_core import (
 )
 from metrics_core.results import json_number
 from raterapp.models import PREPARING, EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
+from raterapp.selectors.budgets import budget_plan_of
 from raterapp.selectors.batches import sample_batches_list
 from raterapp.selectors.decision import (
     decides_model_assisted,
@@ -171,6 +172,12 @@ def experiment_dashboard_get(*, experiment: Experiment) -> dict:
         "estimates": metric_readings(quality) if quality is not None else None,
         "situation": situation.as_dict() if situation is not None else None,
         "progress": progress,
+        "budget_plan": budget_plan_of(
+            experiment=experiment,
+            stored=stored,
+            judgements=snapshot.judgements if snapshot is not None else 0,
+            cost_per_verdict=progress["cost_per_verdict"],
+        ),
         "agreement": stored.get("agreement") if stored else None,
         "derived": derived_panel,
         "absolute": absolute_panel_get(experiment=experiment, quality=quality, derived=derived_panel),

@@ -51,9 +51,19 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     assert card.locator('[data-model-assisted-state="waiting"]').is_visible()
     assert "built-in card similarity" in card.locator("[data-model-assisted-line]").inner_text()
 
+    plan = page.locator("[data-plan-block]")
+    assert plan.is_hidden()  # no estimates yet: nothing to plan
+
     judge(experiment, 150)
-    estimates_refresh(experiment_id=experiment.pk)
+    snapshot = estimates_refresh(experiment_id=experiment.pk)
     card.locator("[data-model-assisted-value]").first.wait_for(state="visible")  # live, no reload
+    # The budget card's plan follows the same snapshot, with the model-assisted intervals.
+    plan.wait_for(state="visible")
+    assert plan.locator("[data-plan-judgements]").inner_text() == str(snapshot.judgements)
+    assert plan.locator("[data-plan-assisted]").is_visible()
+    assisted = snapshot.estimates["model_assisted"]["estimates"]["DeltaPrecision"]
+    row = plan.locator("tr").filter(has=page.locator("th", has_text=re.compile("^DeltaPrecision$")))
+    assert row.locator("td").first.inner_text() == f"{(assisted['ci_high'] - assisted['ci_low']) / 2:.4f}"
     merge = card.locator('tr[data-metric="GoodMergeDistance"]')
     cells = merge.locator("td").all_inner_texts()
     human_low, human_high = (float(x) for x in cells[1].strip("[]").split(","))

@@ -22,7 +22,7 @@ import { bindBatchForm, renderBatches } from "./batches.js";
 import { chartMaker } from "./numbers.js";
 import { renderDecomposition, renderEstimates, renderSituation, renderStale } from "./dashboard_charts.js";
 import { convergenceChart } from "./dashboard_convergence.js";
-import { renderAgreement, renderBadge, renderProgress } from "./dashboard_progress.js";
+import { renderAgreement, renderBadge, renderBudgetPlan, renderProgress } from "./dashboard_progress.js";
 import { slicesTable } from "./dashboard_slices.js";
 import { eventStream } from "./event_stream.js";
 
@@ -56,6 +56,7 @@ function render(data) {
   renderDecomposition(root, chart, data.estimates, data.experiment.scheme);
   renderSituation(root, chart, data.situation);
   renderProgress(root, data.progress);
+  renderBudgetPlan(root, data.budget_plan);
   renderAgreement(root, data.agreement);
   renderDerivedPanels(root, data);
   renderRaterAware(root, data);

@@ -86,6 +86,28 @@ export function renderProgress(root, progress) {
   bar.value = progress.half_width ? Math.min(progress.target_half_width / progress.half_width, 1) : 0;
 }
 
+// The budget card's "What more precision costs", from the same snapshot as the progress above.
+export function renderBudgetPlan(root, plan) {
+  const block = root.querySelector("[data-plan-block]");
+  if (!block || !plan) return;
+  block.hidden = plan.metrics.length === 0;
+  setText(block, "[data-plan-target]", String(plan.target_half_width));
+  setText(block, "[data-plan-judgements]", count(plan.judgements));
+  block.querySelector("[data-plan-assisted]").hidden = !plan.model_assisted;
+  const more = (value) => (value === null ? "—" : value === 0 ? "reached" : count(value));
+  const rows = plan.metrics.map((row) => {
+    const tr = el("tr");
+    tr.append(
+      el("th", { text: row.metric, attrs: { scope: "row" } }),
+      el("td", { text: fmt(row.half_width), className: "num" }),
+      el("td", { text: more(row.more_verdicts), className: "num" }),
+      el("td", { text: money(row.cost), className: "num" }),
+    );
+    return tr;
+  });
+  block.querySelector("[data-plan-rows]").replaceChildren(...rows);
+}
+
 export function renderAgreement(root, agreement) {
   const has = agreement && agreement.replicated_pairs > 0;
   root.querySelector("[data-agreement-empty]").hidden = has;
