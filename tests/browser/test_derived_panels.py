@@ -109,6 +109,8 @@ def test_derived_panels_and_calibration(browser, live_server, screenshots_dir, s
     assert exact == f"{first['exact']:.4f}"
     parameters = page.locator("[data-calibration-parameters]").inner_text()
     assert "True Recall_Base(AffectedItems)" in parameters and "Variant 2 gives" in parameters
+    # A human-only headline: no word on the calibration's kind (test_model_assisted_card has the other case).
+    assert not body["decision"]["model_assisted"] and page.locator("[data-calibration-basis]").is_hidden()
     page.locator("#derived-heading").scroll_into_view_if_needed()
     settle(page)
     page.screenshot(path=str(screenshots_dir / "derived-1280.png"), full_page=True)

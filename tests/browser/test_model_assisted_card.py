@@ -8,11 +8,13 @@ import re
 
 import pytest
 
+import metrics_core as mc
 from raterapp.models import DerivedEstimate
 from raterapp.services.refresh.derived import derived_refresh
 from raterapp.services.refresh.estimates import estimates_refresh
 from tests.raterapp.factories import UserFactory
-from tests.raterapp.helpers.scored import judge, scored_experiment
+from tests.raterapp.helpers.scored import IDEAL, judge, scored_experiment
+from tests.raterapp.prepared import sample_of
 
 from .conftest import record_problems, settle, sign_in
 
@@ -46,6 +48,12 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     browser, live_server, screenshots_dir, settings, tmp_path
 ):
     experiment = _owners_experiment(settings, tmp_path)
+    population, _ = sample_of(experiment)
+    experiment.ground_truth_metrics = {
+        "quality": {k: float(v) for k, v in mc.quality_from_gold(population, IDEAL).items()},
+        "truth": mc.truth_from_gold(population, IDEAL),
+    }
+    experiment.save()
     context, page, problems = _signed_in(browser, live_server, experiment)
     card = page.locator("[data-model-assisted]")
     assert card.locator('[data-model-assisted-state="waiting"]').is_visible()
@@ -61,6 +69,11 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     plan.wait_for(state="visible")
     assert plan.locator("[data-plan-judgements]").inner_text() == str(snapshot.judgements)
     assert plan.locator("[data-plan-assisted]").is_visible()
+    # The calibration against the ground truth is of the human-only estimates, and says so.
+    calibration_basis = page.locator("[data-calibration-basis]")
+    assert calibration_basis.is_visible() and "human-only estimates" in calibration_basis.inner_text()
+    human = snapshot.estimates["estimates"]["DeltaPrecision"]["value"]
+    assert page.locator("[data-calibration-metric='DeltaPrecision'] td").first.inner_text() == f"{human:.4f}"
     assisted = snapshot.estimates["model_assisted"]["estimates"]["DeltaPrecision"]
     row = plan.locator("tr").filter(has=page.locator("th", has_text=re.compile("^DeltaPrecision$")))
     assert row.locator("td").first.inner_text() == f"{(assisted['ci_high'] - assisted['ci_low']) / 2:.4f}"
@@ -111,6 +124,7 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     experiment.refresh_from_db()
     assert experiment.model_assisted is False
     assert card.locator("[data-model-assisted-block]").is_hidden()
+    calibration_basis.wait_for(state="hidden")  # the headline is human-only now, as the calibration is
     assert not problems, problems
     context.close()
 
