@@ -61,6 +61,12 @@ def test_a_refused_upload_lists_its_errors_and_keeps_the_files(browser, live_ser
     problems: list[str] = []
     record_problems(page, problems, expected=lambda url: url.endswith("/experiments/new/"))  # refused: 400
     sign_in(page, live_server, "erin", "pw-erin", "/experiments/new/")
+    # A checkbox stands before its label, on its line (it was alone in the middle of the line below it).
+    box, label = page.locator("#id_reuse_verdicts").bounding_box(), page.locator("label[for=id_reuse_verdicts]").bounding_box()
+    assert label["x"] <= box["x"] < box["x"] + box["width"] < label["x"] + 60
+    assert label["y"] <= box["y"] and box["y"] + box["height"] <= label["y"] + label["height"]
+    page.get_by_label("Reuse verdicts").uncheck()  # the label is the checkbox's
+    page.get_by_label("Reuse verdicts").check()
     page.evaluate("window.notReloaded = true")
     page.locator("#id_items").set_input_files(_file("items.csv", ITEMS))
     page.locator("#id_question").fill("")
