@@ -69,9 +69,13 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     plan.wait_for(state="visible")
     assert plan.locator("[data-plan-judgements]").inner_text() == str(snapshot.judgements)
     assert plan.locator("[data-plan-assisted]").is_visible()
-    # The calibration against the ground truth is of the human-only estimates, and says so.
-    calibration_basis = page.locator("[data-calibration-basis]")
-    assert calibration_basis.is_visible() and "human-only estimates" in calibration_basis.inner_text()
+    # The cards of human-only estimates (quality, its two charts, ΔRecall and IQ, the calibration
+    # against the ground truth) say so beside the model-assisted headline.
+    notes = page.locator("[data-human-only-note]")
+    assert notes.count() == 5
+    for k in range(5):
+        assert notes.nth(k).is_visible() and "human-only estimates" in notes.nth(k).inner_text()
+    assert page.locator("[data-calibration] [data-human-only-note]").is_visible()
     human = snapshot.estimates["estimates"]["DeltaPrecision"]["value"]
     assert page.locator("[data-calibration-metric='DeltaPrecision'] td").first.inner_text() == f"{human:.4f}"
     assisted = snapshot.estimates["model_assisted"]["estimates"]["DeltaPrecision"]
@@ -124,7 +128,8 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     experiment.refresh_from_db()
     assert experiment.model_assisted is False
     assert card.locator("[data-model-assisted-block]").is_hidden()
-    calibration_basis.wait_for(state="hidden")  # the headline is human-only now, as the calibration is
+    for k in range(5):  # the headline is human-only now, as those cards are
+        notes.nth(k).wait_for(state="hidden")
     assert not problems, problems
     context.close()
 

@@ -49,6 +49,11 @@ function render(data) {
   root.hidden = !ready;
   renderBadge(data.badge, data.experiment.status);
   renderDecision(data.decision);
+  // The cards of human-only estimates say so while the headline is model-assisted.
+  const assisted = Boolean(data.decision && data.decision.model_assisted);
+  document.querySelectorAll("[data-human-only-note]").forEach((note) => {
+    note.hidden = !assisted;
+  });
   if (!ready) return;
   renderBatches(data.batches);
   renderEstimates(root, chart, data.estimates, data.snapshot);

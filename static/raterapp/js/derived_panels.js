@@ -31,7 +31,7 @@ export function renderDerivedPanels(root, data) {
   last = data;
   renderAbsolute(root, data.absolute);
   renderDerived(root, data.derived);
-  renderCalibration(root, data.calibration, data.derived, Boolean(data.decision && data.decision.model_assisted));
+  renderCalibration(root, data.calibration, data.derived);
 }
 
 // ---- absolute quality -------------------------------------------------------------------
@@ -310,11 +310,9 @@ function renderTriangle(root, d) {
 
 // ---- calibration against a ground-truth clustering --------------------------------------
 
-// The calibration is of the human-only estimates; beside a model-assisted headline it says so.
-function renderCalibration(root, calibration, derived, modelAssistedHeadline) {
+function renderCalibration(root, calibration, derived) {
   const card = root.querySelector("[data-calibration]");
   if (!card || !calibration) return;
-  card.querySelector("[data-calibration-basis]").hidden = !modelAssistedHeadline;
   const rows = [...calibration.quality, ...calibration.derived].map((row) => {
     const tr = el("tr", { attrs: { "data-calibration-metric": row.metric } });
     const held = el("td");
