@@ -34,6 +34,7 @@ from .serializers.experiments import SampledPairSerializer
 ESTIMATE_FIELDS = (
     "metric", "value", "stderr", "ci_low", "ci_high", "judged_draws", "drawn_draws",
     "cs_low", "cs_high", "unsure_low", "unsure_high", "recall_base_low", "recall_base_high", "assumption",
+    "estimator", "lambda", "verdicts_saved",
 )  # fmt: skip
 
 
@@ -99,7 +100,9 @@ class ExperimentImpactExportApi(ExportApi):
 
 class ExperimentEstimatesExportApi(ExportApi):
     """The latest estimates: JSON as /estimates/ (the metrics_core ``estimate`` output plus ids
-    and counts), CSV one row per metric. DeltaRecall and IQ join the metrics, as in the
+    and counts), CSV one row per metric and estimator (``human_only``, then ``model_assisted``
+    with the score's ``lambda`` and ``verdicts_saved`` when the experiment has them). DeltaRecall
+    and IQ join the metrics (and the model-assisted ones those of ``model_assisted``), as in the
     ``estimate`` command's output, when the derived metrics were computed from the same
     verdicts as the estimates (they follow them by a few seconds while rating goes on), with the
     Recall_Base range they assume and that assumption in words.
@@ -118,10 +121,19 @@ class ExperimentEstimatesExportApi(ExportApi):
         derived = derived_latest(experiment=experiment)
         if derived is not None and derived.judgements == snapshot.judgements:
             assumption = recall_base_assumption(derived.payload)
-            body["estimates"] |= {
-                name: {**derived.payload["estimates"][name], "assumption": assumption} for name in DERIVED_METRICS
-            }
+            for part, stored in (
+                (body, derived.payload),
+                (body.get("model_assisted"), derived.payload.get("model_assisted")),
+            ):
+                if part and stored:  # the model-assisted ones beside the model-assisted estimates, as the CLI's
+                    part["estimates"] = part["estimates"] | {
+                        name: {**stored["estimates"][name], "assumption": assumption} for name in DERIVED_METRICS
+                    }
         if request.accepted_renderer.format == "csv":
-            rows = [{"metric": name, **values} for name, values in body["estimates"].items()]
+            rows = [
+                {"metric": name, "estimator": estimator, **values}
+                for estimator, part in (("human_only", body), ("model_assisted", body.get("model_assisted") or {}))
+                for name, values in (part.get("estimates") or {}).items()
+            ]
             return Response(EstimateRowSerializer(rows, many=True).data)
         return Response(body)

@@ -106,6 +106,24 @@ class EstimateSnapshotSerializer(serializers.Serializer):
 
 class EstimateRowSerializer(EstimateSerializer):
     metric = serializers.CharField()
+    estimator = serializers.ChoiceField(
+        choices=["human_only", "model_assisted"],
+        help_text="human_only: from the verdicts alone; model_assisted: a score of every drawn pair corrected by "
+        "the verdicts (abcde-spec §15), the estimates the headline decides on while the owner keeps them on.",
+    )
+    verdicts_saved = serializers.FloatField(
+        allow_null=True, required=False, help_text="model_assisted: how many times the verdicts the score is worth."
+    )
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # "lambda" is a Python keyword: the field is added by name.
+        fields["lambda"] = serializers.FloatField(
+            allow_null=True,
+            required=False,
+            help_text="model_assisted: the weight given to the score (null for ΔRecall and IQ).",
+        )
+        return fields
 
 
 class JudgementExportSerializer(serializers.Serializer):

@@ -114,3 +114,36 @@ def test_a_rater_is_never_shown_a_score(client_of, judged):
     assert "score" not in text.lower()
     scores = {str(round(s, 6)) for s in SampledPair.objects.filter(experiment=judged).values_list("score", flat=True)}
     assert not any(value in text for value in scores if len(value) > 4)
+
+
+def test_the_estimates_export_holds_the_model_assisted_estimates_beside_the_human_only_ones(client_of, judged, settings):
+    """The JSON is the command line's output: ΔRecall and IQ join both ``estimates`` and
+    ``model_assisted.estimates`` (the latter were missing); the CSV has a row per metric and
+    estimator, each saying which it is, so the headline's numbers are in the file too."""
+    from raterapp.services.refresh.derived import derived_refresh
+
+    settings.DERIVED_BOOTSTRAP_REPLICATES = 200
+    derived = derived_refresh(experiment_id=judged.pk).payload
+    client = client_of("owner")
+    body = export(client, judged, "estimates", "json").json()
+    snapshot = client.get(f"/api/experiments/{judged.pk}/estimates/").json()
+    for name in ("DeltaRecall", "IQ"):
+        assert body["estimates"][name]["value"] == derived["estimates"][name]["value"]
+        assert body["model_assisted"]["estimates"][name]["value"] == derived["model_assisted"]["estimates"][name]["value"]
+        assert body["model_assisted"]["estimates"][name]["assumption"] == body["estimates"][name]["assumption"]
+    assert body["model_assisted"]["estimates"]["DeltaRecall"]["value"] != body["estimates"]["DeltaRecall"]["value"]
+    assert "DeltaRecall" not in snapshot["model_assisted"]["estimates"]  # the export's copy, not the snapshot
+
+    rows = csv_rows(export(client, judged, "estimates", "csv"))
+    by = {(row["estimator"], row["metric"]): row for row in rows}
+    assert len(by) == len(rows) == len(body["estimates"]) + len(body["model_assisted"]["estimates"])
+    assert [row["estimator"] for row in rows] == sorted(row["estimator"] for row in rows)  # human-only first
+    for estimator, part in (("human_only", body), ("model_assisted", body["model_assisted"])):
+        for name, estimate in part["estimates"].items():
+            row = by[(estimator, name)]
+            assert float(row["value"]) == pytest.approx(estimate["value"], rel=1e-12, abs=1e-15), (estimator, name)
+            expected_saved = estimate.get("verdicts_saved")
+            assert (row["verdicts_saved"] == "") == (expected_saved is None), (estimator, name)
+    merge = by[("model_assisted", "GoodMergeDistance")]
+    assert float(merge["lambda"]) == body["model_assisted"]["estimates"]["GoodMergeDistance"]["lambda"]
+    assert by[("human_only", "GoodMergeDistance")]["lambda"] == ""
