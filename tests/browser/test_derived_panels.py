@@ -111,8 +111,8 @@ def test_derived_panels_and_calibration(browser, live_server, screenshots_dir, s
     assert "True Recall_Base(AffectedItems)" in parameters and "Variant 2 gives" in parameters
     # A human-only headline: no word on the calibration's kind (test_model_assisted_card has the other case).
     notes = page.locator("[data-human-only-note]")
-    assert not body["decision"]["model_assisted"] and notes.count() == 5
-    assert all(notes.nth(k).is_hidden() for k in range(5))
+    assert not body["decision"]["model_assisted"] and notes.count() == 7
+    assert all(notes.nth(k).is_hidden() for k in range(7))
     page.locator("#derived-heading").scroll_into_view_if_needed()
     settle(page)
     page.screenshot(path=str(screenshots_dir / "derived-1280.png"), full_page=True)

@@ -69,11 +69,11 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     plan.wait_for(state="visible")
     assert plan.locator("[data-plan-judgements]").inner_text() == str(snapshot.judgements)
     assert plan.locator("[data-plan-assisted]").is_visible()
-    # The cards of human-only estimates (quality, its two charts, ΔRecall and IQ, the calibration
-    # against the ground truth) say so beside the model-assisted headline.
+    # The cards of human-only estimates (quality, its two charts, convergence, slices,
+    # ΔRecall and IQ, the calibration against the ground truth) say so beside the model-assisted headline.
     notes = page.locator("[data-human-only-note]")
-    assert notes.count() == 5
-    for k in range(5):
+    assert notes.count() == 7
+    for k in range(7):
         assert notes.nth(k).is_visible() and "human-only estimates" in notes.nth(k).inner_text()
     assert page.locator("[data-calibration] [data-human-only-note]").is_visible()
     human = snapshot.estimates["estimates"]["DeltaPrecision"]["value"]
@@ -128,7 +128,7 @@ def test_the_card_shows_both_estimates_and_the_saving_and_follows_new_verdicts(
     experiment.refresh_from_db()
     assert experiment.model_assisted is False
     assert card.locator("[data-model-assisted-block]").is_hidden()
-    for k in range(5):  # the headline is human-only now, as those cards are
+    for k in range(7):  # the headline is human-only now, as those cards are
         notes.nth(k).wait_for(state="hidden")
     assert not problems, problems
     context.close()
