@@ -164,6 +164,15 @@ TERMS: tuple[tuple[str, str], ...] = (
         ),
     ),
     (
+        "Model-assisted estimate",
+        (
+            "An estimate from a cheap score of every drawn pair (the built-in card similarity, or your own "
+            "model's) corrected by the human verdicts: as valid as the human-only estimate from the verdicts "
+            "alone, and narrower when the score predicts the verdicts. The headline decides on it unless the "
+            "owner turns it off; cards of human-only estimates then say that they are."
+        ),
+    ),
+    (
         "Equivalence margin",
         ("Changes smaller than this either way count as no meaningful difference."),
     ),

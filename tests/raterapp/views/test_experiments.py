@@ -294,5 +294,5 @@ def test_the_glossary_defines_the_words_and_every_metric_once(sign_in):
         assert text.replace("'", "&#x27;") in content
     for name in METRIC_HELP:
         assert content.count(f'id="metric-{name}"') == 1, name
-    for anchor in ("decision", "confidence-sequence", "batch"):  # the pages link these
+    for anchor in ("decision", "confidence-sequence", "batch", "model-assisted-estimate"):  # the pages link these
         assert f'id="{anchor}"' in content
