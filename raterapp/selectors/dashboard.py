@@ -27,8 +27,8 @@ from metrics_core import (
 )
 from metrics_core.results import json_number
 from raterapp.models import PREPARING, EstimateSnapshot, Experiment, ExperimentBudget, PairTask, SampleBatch
-from raterapp.selectors.budgets import budget_plan_of
 from raterapp.selectors.batches import sample_batches_list
+from raterapp.selectors.budgets import budget_plan_of
 from raterapp.selectors.decision import (
     decides_model_assisted,
     deciding_estimates,
