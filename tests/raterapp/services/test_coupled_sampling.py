@@ -72,7 +72,9 @@ def test_a_second_experiment_draws_most_of_the_first_ones_pairs_and_estimates_on
     population, population2 = read_items(first_path).to_population(), read_items(second_path).to_population()
     ordinary = sample_pairs(population2, n_draws=DRAWS, scheme="jaccard", rng=batch_rng(seed=2, batch=0))
     independent = keys_of(first) & pair_keys(ids_of(second_path), ordinary)
-    assert len(shared) / len(keys_of(second)) > 0.7 > 0.4 > len(independent) / len(pair_keys(ids_of(second_path), ordinary))
+    # The coupled draws depend on first.pk (coupling_rng's source), which the database gives: over
+    # sources 1-400 the shared share ran 0.69-0.81 (median 0.75); drawn independently it is 0.21.
+    assert len(shared) / len(keys_of(second)) > 0.6 > 0.4 > len(independent) / len(pair_keys(ids_of(second_path), ordinary))
     batch = SampleBatch.objects.get(experiment=second, index=0)
     assert batch.coupled_to_id == first.pk and 0.6 * DRAWS < batch.coupled_kept < DRAWS
     assert SampleBatch.objects.get(experiment=first, index=0).coupled_to_id is None
