@@ -62,6 +62,7 @@ def experiment_decision_get(
             "numbers": numbers,
             "settle": None,
             "sentence": "No judged draws yet: the decision appears once verdicts come in.",
+            "model_assisted": model_assisted,
         }
     decision = decide(quality, metric=metric, margin=experiment.equivalence_margin)
     estimate = quality[metric]
@@ -125,7 +126,7 @@ def experiment_list_decision(*, experiment: Experiment, stored: dict | None) -> 
     if decision is None:
         return None
     keys = ("key", "label", "metric_label", "value", "cs_low", "cs_high", "fragile", "model_assisted")
-    return {key: decision.get(key, False) for key in keys}
+    return {key: decision[key] for key in keys}
 
 
 def _sentence(decision, label: str, confidence: float) -> str:
